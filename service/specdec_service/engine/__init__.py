@@ -1,0 +1,38 @@
+"""The speculative decoding engine: pure Python, no Flask, no I/O.
+
+It follows ``SPEC.md`` to the letter (models and exact rationals, the
+SplitMix64 draw stream, the order of draws, speculative / greedy /
+autoregressive blocks, EOS, counters) and records every row, draw and
+decision, so that any trace it produces can be reproduced from the rules
+alone. The public names:
+
+- models: :data:`TOY`, :data:`ALIGNED`, :data:`BIASED`, :func:`parse_model`,
+  :func:`builtin_models`;
+- draws: :func:`draw`, :func:`draw_slice`;
+- sessions: :func:`parse_config`, :func:`parse_state`, :class:`Config`,
+  :class:`State`, :class:`Counters`;
+- blocks: :func:`draft`, :func:`verify`, :func:`step`;
+- whole runs: :func:`run`, :func:`run_json`, :data:`TRACE_FORMAT`.
+
+Errors: :class:`InvalidInput` (bad input, with the path of each fault) and
+:class:`SessionDone` (a block asked of an ended session).
+"""
+
+from .block import StepResult, draft, draft_room, step, verify
+from .distributions import Dist, accepts, argmax, residual, sample
+from .draws import MAX_DRAWS_SLICE, MAX_POSITION, MAX_SEED, Draw, draw, draw_slice
+from .errors import Fault, InvalidInput, SessionDone, SpecdecError, pointer
+from .models import ALIGNED, BIASED, TOY, Model, builtin_models, parse_model
+from .state import (
+    COUNTER_NAMES, MAX_LIMIT, MAX_WIDTH, MODES, Config, Counters, State, parse_config, parse_state,
+)
+from .trace import TRACE_FORMAT, TRACE_SCHEMA_PATH, run, run_json, trace_of, trace_schema
+
+__all__ = [
+    "ALIGNED", "BIASED", "COUNTER_NAMES", "Config", "Counters", "Dist", "Draw", "Fault", "InvalidInput",
+    "MAX_DRAWS_SLICE", "MAX_LIMIT", "MAX_POSITION", "MAX_SEED", "MAX_WIDTH", "MODES", "Model",
+    "SessionDone", "SpecdecError", "State", "StepResult", "TOY", "TRACE_FORMAT", "TRACE_SCHEMA_PATH",
+    "accepts", "argmax", "builtin_models", "draft", "draft_room", "draw", "draw_slice", "parse_config",
+    "parse_model", "parse_state", "pointer", "residual", "run", "run_json", "sample", "step",
+    "trace_of", "trace_schema", "verify",
+]

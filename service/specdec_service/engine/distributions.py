@@ -1,0 +1,109 @@
+"""Exact next-token distributions and the sampling rules that read them.
+
+A :class:`Dist` holds integer weights over a common denominator, so every
+rule of SPEC sections 3-5 is an exact integer comparison: no float ever
+decides a token. Floats appear only when a distribution is published.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
+from math import lcm
+from typing import Sequence
+
+from .draws import Draw
+
+_TWO_53 = 2**53
+
+
+@dataclass(frozen=True)
+class Dist:
+    """A distribution over a vocabulary: token ``i`` has probability
+    ``weights[i] / total``.
+
+    ``weights`` are non-negative integers and ``total`` is their sum (> 0);
+    a row is thus always normalised exactly (SPEC section 1).
+    """
+
+    weights: tuple[int, ...]
+    total: int
+
+    @classmethod
+    def from_fractions(cls, probabilities: Sequence[Fraction]) -> "Dist":
+        """The exact normalisation of ``probabilities`` (non-negative, positive
+        sum): each is divided by their exact sum (SPEC section 1)."""
+        denominator = lcm(*(p.denominator for p in probabilities))
+        weights = tuple(int(p * denominator) for p in probabilities)
+        return cls(weights, sum(weights))
+
+    def probability(self, token: int) -> Fraction:
+        """The exact probability of token index ``token``."""
+        return Fraction(self.weights[token], self.total)
+
+    @cached_property
+    def floats(self) -> list[float]:
+        """Each probability as the nearest float64 (Python's int / int is
+        correctly rounded, so 1/2 is 0.5 and never 0.4999999999999999)."""
+        return [w / self.total for w in self.weights]
+
+    def to_json(self) -> list[float]:
+        """A fresh list of :attr:`floats`, safe to hand to a caller."""
+        return list(self.floats)
+
+
+def sample(dist: Dist, draw: Draw) -> int:
+    """SPEC section 3: the first token ``i`` with ``u < d[0] + ... + d[i]``.
+
+    With ``u = m / 2**53`` this is ``m * total < cumulative * 2**53``. A token
+    of probability 0 is never returned, and since ``u < 1`` one always is.
+    """
+    threshold = draw.mantissa * dist.total
+    cumulative = 0
+    for token, weight in enumerate(dist.weights):
+        cumulative += weight
+        if threshold < cumulative * _TWO_53:
+            return token
+    raise AssertionError("unreachable: u < 1 and the weights sum to total")
+
+
+def argmax(dist: Dist) -> int:
+    """The most probable token; ties go to the earliest in vocabulary order
+    (SPEC section 5)."""
+    weights = dist.weights
+    return weights.index(max(weights))
+
+
+def accepts(draw: Draw, p: Dist, q: Dist, token: int) -> bool:
+    """The acceptance test of speculative sampling (SPEC section 4.2;
+    Leviathan et al. 2023, Chen et al. 2023): accept iff
+    ``u < p(x) / q(x)``, evaluated exactly as ``u * q(x) < p(x)``.
+
+    ``q(x)`` must be positive (a proposal the draft could have produced).
+    """
+    return draw.mantissa * q.weights[token] * p.total < p.weights[token] * q.total * _TWO_53
+
+
+def acceptance_ratio(p: Dist, q: Dist, token: int) -> Fraction:
+    """``p(x) / q(x)`` exactly; ``q(x)`` must be positive."""
+    return Fraction(p.weights[token] * q.total, p.total * q.weights[token])
+
+
+def residual(p: Dist, q: Dist) -> Dist:
+    """The correction distribution after a rejection (SPEC section 4.3):
+    ``r(y) = max(p(y) - q(y), 0) / sum_z max(p(z) - q(z), 0)``.
+
+    The sum is positive whenever a rejection is possible (some ``p(x) < q(x)``
+    implies some ``p(y) > q(y)``); ``ValueError`` is raised otherwise.
+    """
+    weights = tuple(max(wp * q.total - wq * p.total, 0) for wp, wq in zip(p.weights, q.weights))
+    total = sum(weights)
+    if total == 0:
+        raise ValueError("p equals q: no rejection is possible, so there is no residual")
+    return Dist(weights, total)
+
+
+def to_float(value: Fraction) -> float:
+    """The nearest float64 of an exact value (correctly rounded)."""
+    return value.numerator / value.denominator

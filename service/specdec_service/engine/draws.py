@@ -1,0 +1,95 @@
+"""The SplitMix64 draw stream (SPEC section 2).
+
+Draw number ``n`` of a seed is computed directly from ``(seed, n)``, so any
+position is reachable in O(1). The stream equals the successive
+``nextDouble()`` calls of ``java.util.SplittableRandom(seed)``
+(``tests/fixtures/splittable_random.json`` proves it against the JDK).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import Fault, InvalidInput
+
+MAX_SEED = 2**53 - 1
+"""Largest seed: every seed is exact in any JSON parser (SPEC section 2)."""
+MAX_POSITION = 2**53 - 1
+"""Largest position of a draw (SPEC section 2)."""
+MAX_DRAWS_SLICE = 4096
+"""Most draws one call of :func:`draw_slice` returns (the API's bound)."""
+
+_MASK = (1 << 64) - 1
+_GAMMA = 0x9E3779B97F4A7C15
+_DOUBLE_UNIT = 2.0**-53
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One draw of the stream.
+
+    ``mantissa`` is the 53-bit integer ``m`` with ``u = m * 2**-53`` exactly;
+    the rules compare with ``mantissa`` so that no rounding enters a decision.
+    ``raw`` is the 64-bit value ``z`` before the final shift.
+    """
+
+    position: int
+    mantissa: int
+    raw: int
+
+    @property
+    def u(self) -> float:
+        """The draw as a double in [0, 1), a multiple of 2**-53 (exact)."""
+        return self.mantissa * _DOUBLE_UNIT
+
+    @property
+    def hex(self) -> str:
+        """``raw`` as 16 lower-case hex digits."""
+        return f"{self.raw:016x}"
+
+    def to_json(self) -> dict:
+        """``{"position": n, "u": float, "hex": "16 hex digits"}``."""
+        return {"position": self.position, "u": self.u, "hex": self.hex}
+
+
+def raw_value(seed: int, position: int) -> int:
+    """SplitMix64 ``z`` for draw ``position`` of ``seed`` (SPEC section 2), before
+    the final ``>> 11``; an unsigned 64-bit integer."""
+    z = (seed + (position + 1) * _GAMMA) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+def draw(seed: int, position: int) -> Draw:
+    """Draw number ``position`` (0-based) of ``seed``, in O(1).
+
+    Both arguments must lie in 0..2**53-1; callers validate them.
+    """
+    z = raw_value(seed, position)
+    return Draw(position, z >> 11, z)
+
+
+def draw_slice(seed: int, position: int, count: int) -> list[Draw]:
+    """``count`` consecutive draws starting at ``position``.
+
+    Raises :class:`InvalidInput` (paths ``seed``, ``position``, ``count``)
+    unless 0 <= seed <= MAX_SEED, 1 <= count <= MAX_DRAWS_SLICE and
+    0 <= position <= position + count - 1 <= MAX_POSITION.
+    """
+    faults = []
+    if not _is_int(seed) or not 0 <= seed <= MAX_SEED:
+        faults.append(Fault(("seed",), f"must be an integer from 0 to 2^53-1 ({MAX_SEED})"))
+    if not _is_int(count) or not 1 <= count <= MAX_DRAWS_SLICE:
+        faults.append(Fault(("count",), f"must be an integer from 1 to {MAX_DRAWS_SLICE}"))
+    if not _is_int(position) or not 0 <= position <= MAX_POSITION:
+        faults.append(Fault(("position",), f"must be an integer from 0 to 2^53-1 ({MAX_POSITION})"))
+    elif not faults and position + count - 1 > MAX_POSITION:
+        faults.append(Fault(("position",), f"position + count - 1 must not exceed 2^53-1 ({MAX_POSITION})"))
+    if faults:
+        raise InvalidInput(faults)
+    return [draw(seed, n) for n in range(position, position + count)]
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -1,0 +1,67 @@
+"""Errors raised by the decoding engine.
+
+The engine never raises a bare ``ValueError`` for bad input: it raises
+:class:`InvalidInput`, which lists every fault with the path of the field at
+fault, so that the HTTP layer can turn it into an RFC 9457 problem document
+without knowing anything about the rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence, Union
+
+PathPart = Union[str, int]
+Path = tuple[PathPart, ...]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One invalid field: ``path`` into the caller's JSON (keys and list
+    indices, outermost first) and ``message``, a sentence that says why."""
+
+    path: Path
+    message: str
+
+
+class SpecdecError(Exception):
+    """Base class of every error the engine raises on purpose."""
+
+
+class InvalidInput(SpecdecError):
+    """Input that is well formed but breaks a rule (HTTP 422).
+
+    ``faults`` lists each bad field; ``str(error)`` joins them.
+    """
+
+    def __init__(self, faults: Iterable[Fault]):
+        self.faults: tuple[Fault, ...] = tuple(faults)
+        super().__init__("; ".join(f"{pointer(f.path)}: {f.message}" for f in self.faults))
+
+    @classmethod
+    def at(cls, path: Sequence[PathPart], message: str) -> "InvalidInput":
+        """A single fault at ``path``."""
+        return cls([Fault(tuple(path), message)])
+
+    def prefixed(self, *prefix: PathPart) -> "InvalidInput":
+        """The same faults with ``prefix`` put before each path (used when a
+        value is validated on its own and then reported inside a larger body)."""
+        return InvalidInput(Fault(tuple(prefix) + f.path, f.message) for f in self.faults)
+
+
+class SessionDone(SpecdecError):
+    """A block was asked of a session that has ended (HTTP 409).
+
+    ``reason`` is ``"limit"`` or ``"eos"`` (SPEC section 6).
+    """
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        why = "the committed output reached the limit" if reason == "limit" else "an EOS token was committed"
+        super().__init__(f"the session is done: {why} (SPEC section 6); start a new session")
+
+
+def pointer(path: Sequence[PathPart]) -> str:
+    """The RFC 6901 JSON Pointer of ``path`` as a URI fragment, e.g. ``#/config/width``."""
+    escaped = (str(p).replace("~", "~0").replace("/", "~1") for p in path)
+    return "#/" + "/".join(escaped) if path else "#"

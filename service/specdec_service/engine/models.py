@@ -1,0 +1,233 @@
+"""Bigram models: the built-in toy and custom tables (SPEC section 1).
+
+A model is a ``start`` row (the distribution after the empty prefix) and one
+row per token (the distribution after a prefix ending in that token). Custom
+models arrive as plain JSON-shaped dicts::
+
+    {"vocab": ["A", "B", "C", "D"],
+     "start": [0.25, 0.25, 0.25, 0.25],
+     "next": {"A": [...], "B": [...], "C": [...], "D": [...]}}
+
+Numbers are read as the decimal the caller wrote: a ``decimal.Decimal`` (how
+the service parses JSON) or an ``int`` exactly, a ``float`` through its
+shortest repr (``0.1`` is 1/10, not the nearest double).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import Context, Decimal
+from fractions import Fraction
+from typing import Any, Mapping, Optional, Sequence
+
+from .distributions import Dist
+from .errors import Fault, InvalidInput
+
+MIN_VOCAB = 2
+MAX_VOCAB = 64
+MAX_LABEL = 16
+ROW_TOLERANCE = Fraction(1, 10**9)
+"""A row must sum to 1 within this (SPEC section 1); it is then normalised exactly."""
+
+
+@dataclass(frozen=True)
+class Model:
+    """A bigram next-token table.
+
+    ``rows[i]`` is the distribution after a prefix ending in token ``i``;
+    ``start`` the one after the empty prefix. ``name`` is the built-in name,
+    or ``None`` for a custom model; ``spec`` is the JSON form a caller sent
+    (or the published form of a built-in), echoed in configs and traces.
+    """
+
+    vocab: tuple[str, ...]
+    start: Dist
+    rows: tuple[Dist, ...]
+    name: Optional[str] = None
+    spec: Any = None
+
+    def row(self, prefix: Sequence[int]) -> Dist:
+        """The next-token distribution after ``prefix`` (token indices); only
+        its last token matters (SPEC section 1)."""
+        return self.rows[prefix[-1]] if prefix else self.start
+
+    def to_json(self) -> Any:
+        """The model as a config names it: its built-in name, or the custom table."""
+        return self.name if self.name is not None else self.spec
+
+    def table(self) -> dict:
+        """``{"vocab", "start", "next"}`` with each probability as the nearest
+        float64, e.g. for ``GET /v1/models``."""
+        return {
+            "vocab": list(self.vocab),
+            "start": self.start.to_json(),
+            "next": {label: row.to_json() for label, row in zip(self.vocab, self.rows)},
+        }
+
+
+def _builtin(name: str, start: str, rows: Sequence[str]) -> Model:
+    def parse(text: str) -> Dist:
+        return Dist.from_fractions([Fraction(x) for x in text.split()])
+
+    vocab = ("A", "B", "C")
+    return Model(vocab, parse(start), tuple(parse(r) for r in rows), name=name)
+
+
+TOY = _builtin("toy", "0.50 0.30 0.20", ["0.20 0.60 0.20", "0.55 0.15 0.30", "0.25 0.25 0.50"])
+"""The built-in target (SPEC section 1)."""
+ALIGNED = _builtin("aligned", "0.50 0.30 0.20", ["0.20 0.60 0.20", "0.55 0.15 0.30", "0.25 0.25 0.50"])
+"""The draft equal to the target: every proposal is accepted (ratio 1)."""
+BIASED = _builtin("biased", "0.80 0.15 0.05", ["0.80 0.15 0.05"] * 3)
+"""The draft that strongly favours A after every prefix."""
+
+BUILTIN_TARGETS: Mapping[str, Model] = {"toy": TOY}
+BUILTIN_DRAFTS: Mapping[str, Model] = {"aligned": ALIGNED, "biased": BIASED}
+BUILTIN_ROLES = {"toy": "target", "aligned": "draft", "biased": "draft"}
+
+
+def builtin_models() -> list[dict]:
+    """Every built-in model as ``{"name", "role", "vocab", "start", "next"}``."""
+    models = {**BUILTIN_TARGETS, **BUILTIN_DRAFTS}
+    return [{"name": name, "role": BUILTIN_ROLES[name], **m.table()} for name, m in models.items()]
+
+
+def resolve_model(value: Any, role: str) -> Model:
+    """A model from a config field: a built-in name for ``role`` (``"target"``
+    or ``"draft"``) or a custom table (see :func:`parse_model`).
+
+    Raises :class:`InvalidInput` with paths relative to ``value``.
+    """
+    builtins = BUILTIN_TARGETS if role == "target" else BUILTIN_DRAFTS
+    if isinstance(value, str):
+        if value in builtins:
+            return builtins[value]
+        known = ", ".join(sorted(builtins))
+        raise InvalidInput.at((), f"unknown {role} model {value!r}: use one of {known}, or a custom table")
+    return parse_model(value)
+
+
+def parse_model(spec: Any) -> Model:
+    """Validate and read a custom bigram model (SPEC section 1).
+
+    ``spec`` is ``{"vocab": [...], "start": [...], "next": {token: [...]}}``:
+    2-64 distinct labels of 1-16 characters; a row for ``start`` and for every
+    token, each as long as the vocabulary, every entry a finite non-negative
+    number, each row summing to 1 within 1e-9 (then normalised exactly).
+
+    Raises :class:`InvalidInput` listing every fault, with paths relative to
+    ``spec`` (e.g. ``("next", "A", 2)``).
+    """
+    if not isinstance(spec, Mapping):
+        raise InvalidInput.at((), "must be a built-in model name or an object with vocab, start and next")
+    faults: list[Fault] = []
+    for key in spec:
+        if key not in ("vocab", "start", "next"):
+            faults.append(Fault((key,), "unknown field: a model has only vocab, start and next"))
+    for key in ("vocab", "start", "next"):
+        if key not in spec:
+            faults.append(Fault((key,), "is required"))
+    if faults:
+        raise InvalidInput(faults)
+
+    vocab = _parse_vocab(spec["vocab"], faults)
+    if faults:
+        raise InvalidInput(faults)
+    start = _parse_row(spec["start"], len(vocab), ("start",), faults)
+    nexts = spec["next"]
+    rows: list[Optional[Dist]] = []
+    if not isinstance(nexts, Mapping):
+        faults.append(Fault(("next",), "must be an object with one row per vocabulary token"))
+    else:
+        for label in nexts:
+            if label not in vocab:
+                faults.append(Fault(("next", label), f"{label!r} is not in the vocabulary"))
+        for label in vocab:
+            if label not in nexts:
+                faults.append(Fault(("next", label), f"missing the row after {label!r}"))
+            else:
+                rows.append(_parse_row(nexts[label], len(vocab), ("next", label), faults))
+    if faults:
+        raise InvalidInput(faults)
+    return Model(tuple(vocab), start, tuple(rows), name=None, spec=_plain(spec))
+
+
+def _parse_vocab(vocab: Any, faults: list[Fault]) -> list[str]:
+    if not isinstance(vocab, list):
+        faults.append(Fault(("vocab",), "must be a list of token labels"))
+        return []
+    if not MIN_VOCAB <= len(vocab) <= MAX_VOCAB:
+        faults.append(Fault(("vocab",), f"must hold {MIN_VOCAB} to {MAX_VOCAB} labels, not {len(vocab)}"))
+    seen: set[str] = set()
+    for i, label in enumerate(vocab):
+        if not isinstance(label, str) or not 1 <= len(label) <= MAX_LABEL:
+            faults.append(Fault(("vocab", i), f"must be a string of 1 to {MAX_LABEL} characters"))
+        elif label in seen:
+            faults.append(Fault(("vocab", i), f"duplicate label {label!r}: labels must be distinct"))
+        else:
+            seen.add(label)
+    return list(vocab)
+
+
+def _parse_row(row: Any, size: int, path: tuple, faults: list[Fault]) -> Optional[Dist]:
+    if not isinstance(row, list):
+        faults.append(Fault(path, f"must be a list of {size} probabilities"))
+        return None
+    if len(row) != size:
+        faults.append(Fault(path, f"must have one probability per vocabulary token ({size}), not {len(row)}"))
+        return None
+    values: list[Fraction] = []
+    for i, entry in enumerate(row):
+        value = exact_number(entry)
+        if value is None:
+            faults.append(Fault(path + (i,), "must be a finite number"))
+        elif value < 0:
+            faults.append(Fault(path + (i,), "must not be negative"))
+        else:
+            values.append(value)
+    if len(values) != size:
+        return None
+    total = sum(values)
+    if abs(total - 1) > ROW_TOLERANCE:
+        faults.append(Fault(path, f"must sum to 1 within 1e-9, not {float(total)!r}"))
+        return None
+    return Dist.from_fractions(values)
+
+
+_FINEST = Decimal("1e-400")
+_WIDE = Context(prec=500)
+
+
+def exact_number(value: Any) -> Optional[Fraction]:
+    """The exact rational a JSON number was written as, or ``None`` when
+    ``value`` is not a finite number (booleans are not numbers).
+
+    Decimals finer than 1e-400 (below every float64) are rounded to 1e-400 and
+    those above 999 read as 1000, so that no input can make a huge rational;
+    neither changes any verdict on a probability row.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            return None
+        if value.adjusted() > 2:  # above 999: surely not a probability; keeps the rational small
+            return Fraction(1000)
+        return Fraction(value.quantize(_FINEST, context=_WIDE)) if value.as_tuple().exponent < -400 else Fraction(value)
+    if isinstance(value, float):
+        return Fraction(repr(value)) if math.isfinite(value) else None
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """A copy of a JSON-shaped value with every Decimal as the nearest float,
+    so that configs and traces serialise with any JSON library."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, Decimal):
+        return float(value)
+    return value
