@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
-from .distributions import Dist, acceptance_ratio, accepts, argmax, residual, sample, to_float
+from .distributions import Dist, acceptance_ratio, accepts, argmax, residual, sample
 from .draws import MAX_POSITION, Draw, draw
 from .errors import Fault, InvalidInput, SessionDone
 from .models import Model
@@ -165,7 +165,7 @@ def _speculative(state: State, proposal: list[int], n: int):
         else:
             d = draw(cfg.seed, n)
             n += 1
-            ok, ratio = accepts(d, p, q, token), to_float(acceptance_ratio(p, q, token))
+            ok, ratio = accepts(d, p, q, token), acceptance_ratio(p, q, token)
         verification.append({
             "index": i + 1,
             "context": context_label(state, context),

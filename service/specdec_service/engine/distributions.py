@@ -85,9 +85,10 @@ def accepts(draw: Draw, p: Dist, q: Dist, token: int) -> bool:
     return draw.mantissa * q.weights[token] * p.total < p.weights[token] * q.total * _TWO_53
 
 
-def acceptance_ratio(p: Dist, q: Dist, token: int) -> Fraction:
-    """``p(x) / q(x)`` exactly; ``q(x)`` must be positive."""
-    return Fraction(p.weights[token] * q.total, p.total * q.weights[token])
+def acceptance_ratio(p: Dist, q: Dist, token: int) -> float:
+    """The acceptance ratio ``p(x) / q(x)`` as the nearest float64 (for
+    display only: :func:`accepts` decides exactly); ``q(x)`` must be positive."""
+    return (p.weights[token] * q.total) / (p.total * q.weights[token])
 
 
 def residual(p: Dist, q: Dist) -> Dist:

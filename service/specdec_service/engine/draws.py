@@ -8,7 +8,7 @@ position is reachable in O(1). The stream equals the successive
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import Fault, InvalidInput
 
@@ -19,14 +19,12 @@ MAX_POSITION = 2**53 - 1
 MAX_DRAWS_SLICE = 4096
 """Most draws one call of :func:`draw_slice` returns (the API's bound)."""
 
-_MASK = (1 << 64) - 1
-_GAMMA = 0x9E3779B97F4A7C15
 _DOUBLE_UNIT = 2.0**-53
 
 
-@dataclass(frozen=True)
-class Draw:
-    """One draw of the stream.
+class Draw(NamedTuple):
+    """One draw of the stream (an immutable value; a named tuple because
+    blocks create many and it is the cheapest immutable record).
 
     ``mantissa`` is the 53-bit integer ``m`` with ``u = m * 2**-53`` exactly;
     the rules compare with ``mantissa`` so that no rounding enters a decision.
@@ -49,15 +47,16 @@ class Draw:
 
     def to_json(self) -> dict:
         """``{"position": n, "u": float, "hex": "16 hex digits"}``."""
-        return {"position": self.position, "u": self.u, "hex": self.hex}
+        position, mantissa, raw = self
+        return {"position": position, "u": mantissa * _DOUBLE_UNIT, "hex": f"{raw:016x}"}
 
 
 def raw_value(seed: int, position: int) -> int:
     """SplitMix64 ``z`` for draw ``position`` of ``seed`` (SPEC section 2), before
     the final ``>> 11``; an unsigned 64-bit integer."""
-    z = (seed + (position + 1) * _GAMMA) & _MASK
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    z = (seed + (position + 1) * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
     return z ^ (z >> 31)
 
 
