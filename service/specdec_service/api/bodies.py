@@ -1,0 +1,75 @@
+"""Reading request bodies and query strings: JSON in, validated dicts out.
+
+- :func:`read_json` reads the body as JSON: ``Content-Type`` must be
+  ``application/json`` (else 415); the size is capped by
+  ``MAX_CONTENT_LENGTH`` (werkzeug raises 413); floats are parsed as
+  :class:`decimal.Decimal` so a custom model's ``0.1`` is exactly 1/10
+  (SPEC section 1); ``NaN``/``Infinity`` literals, invalid UTF-8, integers
+  of more than 4300 digits and nesting too deep for the parser are 400.
+- :func:`load` checks a parsed body with a marshmallow schema and raises a
+  422 :class:`~.problems.ApiProblem` whose ``errors`` point at each bad field.
+- :func:`load_query` does the same for a query string (``errors`` name the
+  ``parameter``); a repeated parameter is an error too.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+from flask import request
+from marshmallow import Schema, ValidationError
+
+from ..engine import pointer
+from .problems import MALFORMED_JSON, ApiProblem, invalid, marshmallow_faults
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_json(data: bytes) -> Any:
+    """Parse ``data`` as JSON with floats as Decimal. Raises :class:`ApiProblem` (400)."""
+    try:
+        return json.loads(data, parse_float=Decimal, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ApiProblem(400, "The JSON body is nested too deeply.", type=MALFORMED_JSON) from None
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, int digit limit, NaN
+        raise ApiProblem(400, f"The body is not valid JSON: {error}.", type=MALFORMED_JSON) from None
+
+
+def read_json() -> Any:
+    """The request body as JSON (see the module docstring).
+
+    Raises :class:`ApiProblem` (415, 400) or werkzeug's
+    ``RequestEntityTooLarge`` (413).
+    """
+    if request.mimetype != "application/json":
+        got = request.mimetype or "no Content-Type"
+        raise ApiProblem(415, f"The body must be JSON with Content-Type application/json, not {got}.")
+    return parse_json(request.get_data(cache=False))
+
+
+def load(schema: Schema, data: Any) -> dict:
+    """``schema.load(data)``; a 422 :class:`ApiProblem` naming each bad field
+    by its JSON pointer when the structure is wrong."""
+    try:
+        return schema.load(data)
+    except ValidationError as error:
+        raise invalid([{"pointer": pointer(f.path), "detail": f.message}
+                       for f in marshmallow_faults(error.messages)]) from None
+
+
+def load_query(schema: Schema) -> dict:
+    """The query string checked by ``schema``; a 422 :class:`ApiProblem`
+    naming each bad ``parameter``."""
+    args = request.args
+    repeated = [key for key in args if len(args.getlist(key)) > 1]
+    if repeated:
+        raise invalid([{"parameter": key, "detail": "is given more than once"} for key in repeated])
+    try:
+        return schema.load(args.to_dict())
+    except ValidationError as error:
+        raise invalid([{"parameter": str(f.path[0]) if f.path else "", "detail": f.message}
+                       for f in marshmallow_faults(error.messages)]) from None

@@ -1,0 +1,161 @@
+"""The OpenAPI 3.1 contract, generated from the marshmallow schemas.
+
+:func:`build_spec` makes an ``apispec.APISpec``, registers the shared
+components (the problem document and the error responses below) and then
+calls ``document(spec)`` of every API module in
+:data:`specdec_service.api.API_MODULES`, which adds that module's paths
+with :func:`operation`. :func:`openapi_yaml` is the document as YAML text:
+``GET /openapi.yaml`` serves it and ``openapi.yaml`` at the repository root
+holds the same bytes (``specdec-service openapi --write`` regenerates it,
+``--check`` and ``tests/test_openapi.py`` fail when it is out of date).
+
+Shared error responses, referenced by name from an operation's
+``problems``: ``MalformedJson`` (400), ``SessionDone`` (409),
+``BodyTooLarge`` (413), ``NotJson`` (415), ``InvalidInput`` (422).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+from apispec import APISpec
+from apispec.ext.marshmallow import MarshmallowPlugin
+
+from .. import __version__
+from . import api_modules
+from .problems import INVALID_INPUT, MALFORMED_JSON, PROBLEM_MIMETYPE, SESSION_DONE
+from .schemas import ModelTableIn, ModelTableOut, ProblemOut
+
+OPENAPI_VERSION = "3.1.0"
+REGENERATE = "specdec-service openapi --write"
+"""The command that rewrites ``openapi.yaml`` from the schemas."""
+
+ERROR_RESPONSES = {
+    400: "MalformedJson",
+    409: "SessionDone",
+    413: "BodyTooLarge",
+    415: "NotJson",
+    422: "InvalidInput",
+}
+
+DESCRIPTION = """\
+Speculative decoding made inspectable, reproducible and gradable.
+
+The service is stateless: a caller sends the whole session state and gets the
+next one back; the same request always gives byte-identical responses. The
+decoding rules are SPEC.md (exact rational probabilities, the SplitMix64 draw
+stream, speculative sampling after Leviathan et al. 2023 and Chen et al. 2023,
+blockwise greedy decoding after Stern et al. 2018).
+
+Request bodies are JSON (`Content-Type: application/json`) of at most
+262144 bytes (256 KiB); JSON numbers are read as the decimals they are written
+as (0.1 is exactly 1/10). Every error is an RFC 9457 problem document
+(`application/problem+json`); a 422 lists each bad field in `errors` by its
+JSON Pointer into the request body (or the name of the bad query parameter).
+CORS is open (any origin) for `/v1/*` and `/openapi.yaml`.
+"""
+
+
+def operation(summary: str, description: str, *, ok: Any, ok_description: str,
+              body: Any = None, examples: Optional[dict] = None, ok_examples: Optional[dict] = None,
+              parameters: Optional[list] = None, problems: tuple = (), tags: tuple = ()) -> dict:
+    """One OpenAPI operation object: a JSON request ``body`` schema (if any)
+    with ``examples``, the 200 response ``ok`` with ``ok_examples``, and the
+    shared error responses named by their ``problems`` status codes."""
+    op: dict[str, Any] = {"summary": summary, "description": description, "tags": list(tags)}
+    if parameters:
+        op["parameters"] = parameters
+    if body is not None:
+        content: dict[str, Any] = {"schema": body}
+        if examples:
+            content["examples"] = examples
+        op["requestBody"] = {"required": True, "content": {"application/json": content}}
+    success: dict[str, Any] = {"schema": ok}
+    if ok_examples:
+        success["examples"] = ok_examples
+    op["responses"] = {"200": {"description": ok_description, "content": {"application/json": success}}}
+    for status in problems:
+        op["responses"][str(status)] = ERROR_RESPONSES[status]
+    return op
+
+
+def example(summary: str, value: Any) -> dict:
+    """A named example object."""
+    return {"summary": summary, "value": value}
+
+
+def _problem_response(description: str, examples: dict) -> dict:
+    return {"description": description,
+            "content": {PROBLEM_MIMETYPE: {"schema": "ProblemOut", "examples": examples}}}
+
+
+def _register_components(spec: APISpec) -> None:
+    spec.components.schema("ProblemOut", schema=ProblemOut)
+    spec.components.schema("ModelTableIn", schema=ModelTableIn)
+    spec.components.schema("ModelTableOut", schema=ModelTableOut)
+    spec.components.response("MalformedJson", _problem_response(
+        "The body is not valid JSON (or uses NaN/Infinity, or is nested too deeply).",
+        {"malformed": example("A truncated body", {
+            "type": MALFORMED_JSON, "title": "Malformed JSON", "status": 400,
+            "detail": "The body is not valid JSON: Expecting value: line 1 column 12 (char 11)."})}))
+    spec.components.response("SessionDone", _problem_response(
+        "The session has ended (limit reached or EOS committed, SPEC section 6): start a new one.",
+        {"done": example("A step on a finished session", {
+            "type": SESSION_DONE, "title": "Session done", "status": 409,
+            "detail": "the session is done: the committed output reached the limit (SPEC section 6); start a new session"})}))
+    spec.components.response("BodyTooLarge", _problem_response(
+        "The body is larger than 262144 bytes (256 KiB).",
+        {"too_large": example("A 300 KB body", {
+            "type": "about:blank", "title": "Request Entity Too Large", "status": 413,
+            "detail": "The request body is larger than the limit of 262144 bytes."})}))
+    spec.components.response("NotJson", _problem_response(
+        "The body is not declared as JSON (Content-Type must be application/json).",
+        {"not_json": example("A form body", {
+            "type": "about:blank", "title": "Unsupported Media Type", "status": 415,
+            "detail": "The body must be JSON with Content-Type application/json, not application/x-www-form-urlencoded."})}))
+    spec.components.response("InvalidInput", _problem_response(
+        "The body is well formed but invalid: `errors` names each bad field by its JSON Pointer and says why.",
+        {"width": example("A width above 16", {
+            "type": INVALID_INPUT, "title": "Invalid input", "status": 422,
+            "detail": "1 field is invalid: #/config/width: Must be greater than or equal to 1 and less than or equal to 16.",
+            "errors": [{"pointer": "#/config/width",
+                        "detail": "Must be greater than or equal to 1 and less than or equal to 16."}]}),
+         "row": example("A custom draft row that does not sum to 1", {
+             "type": INVALID_INPUT, "title": "Invalid input", "status": 422,
+             "detail": "1 field is invalid: #/config/draft/start: must sum to 1 within 1e-9, not 0.9",
+             "errors": [{"pointer": "#/config/draft/start", "detail": "must sum to 1 within 1e-9, not 0.9"}]})}))
+
+
+def _schema_name(schema: Any) -> str:
+    cls = schema if isinstance(schema, type) else type(schema)
+    return cls.__name__
+
+
+def build_spec() -> APISpec:
+    """The whole contract as an ``APISpec`` (see the module docstring)."""
+    spec = APISpec(
+        title="specdec",
+        version=__version__,
+        openapi_version=OPENAPI_VERSION,
+        plugins=[MarshmallowPlugin(schema_name_resolver=_schema_name)],
+        info={"description": DESCRIPTION, "license": {"name": "MIT", "identifier": "MIT"}},
+    )
+    _register_components(spec)
+    for module in api_modules():
+        module.document(spec)
+    return spec
+
+
+@lru_cache(maxsize=1)
+def openapi_yaml() -> str:
+    """The contract as YAML text: deterministic, keys in the order written."""
+    return yaml.safe_dump(build_spec().to_dict(), sort_keys=False, allow_unicode=False, width=100)
+
+
+def repository_openapi_path() -> Path:
+    """``openapi.yaml`` at the root of the source checkout
+    (``service/specdec_service/api/openapi.py`` is four levels below it)."""
+    return Path(__file__).resolve().parents[3] / "openapi.yaml"

@@ -1,0 +1,167 @@
+"""RFC 9457 problem documents: the one shape of every error the API returns.
+
+:func:`problem` builds every error response (``application/problem+json``
+with ``type``, ``title``, ``status``, ``detail`` and, for validation errors,
+``errors``: ``[{"pointer": "#/config/width", "detail": "why"}]`` or, for a
+query parameter, ``[{"parameter": "count", "detail": "why"}]``).
+:func:`register_error_handlers` maps every exception to one:
+
+- :class:`ApiProblem` (raised by the HTTP layer: malformed JSON 400, not
+  JSON 415, invalid body or query 422);
+- the engine's :class:`~specdec_service.engine.InvalidInput` (422, its
+  faults as pointers) and :class:`~specdec_service.engine.SessionDone` (409);
+- every werkzeug ``HTTPException`` (404, 405 with its ``Allow`` header,
+  413, ...);
+- anything else: logged with its traceback, answered by a bare 500 problem
+  (no traceback leaves the server; the tests make sure none happens).
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from http import HTTPStatus
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from flask import Flask, Response, current_app
+from werkzeug.exceptions import HTTPException
+
+from ..engine import Fault, InvalidInput, SessionDone, pointer
+
+PROBLEM_MIMETYPE = "application/problem+json"
+
+# Problem types of our own (RFC 9457 section 3.1.1: a URI; tag URIs, RFC 4151,
+# are not meant to be dereferenced). Every other error is ``about:blank``,
+# whose title is the HTTP status phrase.
+MALFORMED_JSON = "tag:specdec,2026:problem/malformed-json"
+INVALID_INPUT = "tag:specdec,2026:problem/invalid-input"
+SESSION_DONE = "tag:specdec,2026:problem/session-done"
+PROBLEM_TITLES = {
+    MALFORMED_JSON: "Malformed JSON",
+    INVALID_INPUT: "Invalid input",
+    SESSION_DONE: "Session done",
+}
+
+
+def dumps(obj: Any) -> str:
+    """The JSON text of a response body: compact, key order kept, ASCII only,
+    one trailing newline; the same object always gives the same bytes.
+    Decimals (from a caller's custom model) are written as float64."""
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False, default=_float_of) + "\n"
+
+
+def _float_of(value: Any) -> float:
+    if isinstance(value, Decimal):
+        return float(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def json_response(obj: Any, status: int = 200) -> Response:
+    """A JSON response of ``obj``."""
+    return Response(dumps(obj), status=status, mimetype="application/json")
+
+
+def problem(status: int, detail: str, *, type: str = "about:blank", title: Optional[str] = None,
+            errors: Optional[Sequence[Mapping[str, str]]] = None, headers: Optional[Mapping] = None) -> Response:
+    """An RFC 9457 problem response.
+
+    ``title`` defaults to the type's title, or the HTTP status phrase for
+    ``about:blank``; ``errors`` (if given) lists each bad field.
+    """
+    body: dict[str, Any] = {
+        "type": type,
+        "title": title or PROBLEM_TITLES.get(type) or HTTPStatus(status).phrase,
+        "status": status,
+        "detail": detail,
+    }
+    if errors is not None:
+        body["errors"] = list(errors)
+    response = Response(dumps(body), status=status, mimetype=PROBLEM_MIMETYPE)
+    if headers:
+        response.headers.extend(headers)
+    return response
+
+
+class ApiProblem(Exception):
+    """An error the HTTP layer raises on purpose; turned into :func:`problem`."""
+
+    def __init__(self, status: int, detail: str, *, type: str = "about:blank",
+                 errors: Optional[Sequence[Mapping[str, str]]] = None):
+        super().__init__(detail)
+        self.status, self.detail, self.type, self.errors = status, detail, type, errors
+
+    def response(self) -> Response:
+        return problem(self.status, self.detail, type=self.type, errors=self.errors)
+
+
+def invalid(errors: Sequence[Mapping[str, str]]) -> ApiProblem:
+    """A 422 problem for ``errors`` (``[{"pointer"|"parameter", "detail"}]``)."""
+    where = "; ".join(f"{e.get('pointer') or e.get('parameter')}: {e['detail']}" for e in errors)
+    noun = "field is" if len(errors) == 1 else "fields are"
+    return ApiProblem(422, f"{len(errors)} {noun} invalid: {where}", type=INVALID_INPUT, errors=errors)
+
+
+def fault_errors(faults: Iterable[Fault]) -> list[dict]:
+    """Engine faults as ``errors`` items with JSON pointers."""
+    return [{"pointer": pointer(f.path), "detail": f.message} for f in faults]
+
+
+def marshmallow_faults(messages: Any, path: tuple = ()) -> list[Fault]:
+    """Flatten marshmallow's nested error messages into faults with paths.
+
+    ``{"config": {"width": ["Must be ..."]}}`` gives ``("config", "width")``;
+    list indices are kept as ints; ``_schema`` (an error about the object
+    itself) points at the object; the ``key``/``value`` level of a
+    ``fields.Dict`` error points at the entry (no field of ours has those names).
+    """
+    if isinstance(messages, str):
+        return [Fault(path, messages)]
+    if isinstance(messages, list):
+        return [f for m in messages for f in marshmallow_faults(m, path)]
+    faults: list[Fault] = []
+    for key, value in messages.items():
+        if key in ("_schema", "value"):
+            faults.extend(marshmallow_faults(value, path))
+        elif key == "key":
+            faults.extend(Fault(f.path, f"key {f.message[:1].lower()}{f.message[1:]}") for f in marshmallow_faults(value, path))
+        else:
+            faults.extend(marshmallow_faults(value, path + (key,)))
+    return faults
+
+
+def register_error_handlers(app: Flask) -> None:
+    """Answer every error with a problem document (see the module docstring)."""
+
+    @app.errorhandler(ApiProblem)
+    def _api_problem(error: ApiProblem):
+        return error.response()
+
+    @app.errorhandler(InvalidInput)
+    def _invalid_input(error: InvalidInput):
+        return invalid(fault_errors(error.faults)).response()
+
+    @app.errorhandler(SessionDone)
+    def _session_done(error: SessionDone):
+        return problem(409, str(error), type=SESSION_DONE)
+
+    @app.errorhandler(HTTPException)
+    def _http_exception(error: HTTPException):
+        status = error.code or 500
+        headers = {k: v for k, v in error.get_headers() if k.lower() != "content-type"}
+        return problem(status, _http_detail(error), headers=headers)
+
+    @app.errorhandler(Exception)
+    def _unexpected(error: Exception):
+        current_app.logger.exception("unexpected error")
+        return problem(500, "An unexpected error occurred; it has been logged.")
+
+
+def _http_detail(error: HTTPException) -> str:
+    if error.code == 413:
+        limit = current_app.config.get("MAX_CONTENT_LENGTH")
+        return f"The request body is larger than the limit of {limit} bytes."
+    if error.code == 404:
+        return "No such resource: see /openapi.yaml for the routes."
+    if error.code == 405:
+        return "The method is not allowed for this resource; see the Allow header."
+    return error.description or HTTPStatus(error.code or 500).description

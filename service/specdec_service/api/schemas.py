@@ -1,0 +1,421 @@
+"""Marshmallow schemas of every request and response body of the API.
+
+Request schemas (``*In``) check the *structure* of a body: types, required
+fields, bounds that the JSON document can state (``width`` 1-16, ``limit``
+1-256, ``seed`` 0..2^53-1, vocabularies of 2-64 labels of 1-16 characters,
+...) and they reject unknown fields. The *rules* that need the whole body
+(each row sums to 1, target and draft share a vocabulary, tokens are in the
+vocabulary, the committed prefix fits the limit, EOS only last, a proposal
+token has positive draft probability) are the engine's
+(:func:`~specdec_service.engine.parse_state`, :func:`~specdec_service.engine.verify`),
+which reports them with the same JSON pointers.
+
+Response schemas (``*Out``) describe what the engine returns, field by field,
+for the OpenAPI document; the service does not re-dump engine dicts through
+them at run time (schemathesis' response-conformance check proves the served
+bodies match).
+
+Bounds come from the engine's constants, so the document and the rules
+cannot drift.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+
+from marshmallow import RAISE, Schema, fields, validate
+
+from ..engine import COUNTER_NAMES, MAX_DRAWS_SLICE, MAX_LIMIT, MAX_POSITION, MAX_SEED, MAX_WIDTH, MODES
+from ..engine.models import BUILTIN_DRAFTS, BUILTIN_TARGETS, MAX_LABEL, MAX_VOCAB, MIN_VOCAB
+from ..engine.state import MAX_COUNTER, MIN_LIMIT, MIN_WIDTH
+
+DONE_REASONS = ("limit", "eos")
+"""Why a session ended (SPEC section 6)."""
+NO_BONUS_REASONS = ("rejection", "limit", "eos")
+"""Why a speculative or greedy block drew no bonus token (SPEC sections 4.4, 6)."""
+
+
+class StrictSchema(Schema):
+    """Base of every schema: unknown fields are an error (documented as
+    ``additionalProperties: false``)."""
+
+    class Meta:
+        unknown = RAISE
+
+
+# ---------------------------------------------------------------- fields
+
+
+def Label(**kwargs) -> fields.String:
+    """A token label: a string of 1-16 characters (SPEC section 1)."""
+    return fields.String(validate=validate.Length(1, MAX_LABEL), **kwargs)
+
+
+class ExactNumber(fields.Decimal):
+    """A JSON number kept exactly as the caller wrote it.
+
+    The service parses JSON floats as :class:`decimal.Decimal`, so ``0.1``
+    stays 1/10 (SPEC section 1). Accepts ``int``, ``Decimal`` and finite
+    ``float`` and returns it unchanged; rejects strings, booleans, NaN and
+    infinities (documented as ``type: number``).
+    """
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+            raise self.make_error("invalid")
+        if isinstance(value, Decimal) and not value.is_finite() or isinstance(value, float) and not math.isfinite(value):
+            raise self.make_error("special")
+        return value
+
+
+def Probabilities(**kwargs) -> fields.List:
+    """A distribution in vocabulary order as the engine returns it: each
+    probability the nearest float64 of an exact rational in [0, 1]."""
+    return fields.List(fields.Float(validate=validate.Range(0, 1)), required=True, **kwargs)
+
+
+def Count(**kwargs) -> fields.Integer:
+    """A non-negative integer of at most 2^53-1 (safe in every JSON parser)."""
+    return fields.Integer(strict=True, validate=validate.Range(0, MAX_COUNTER), **kwargs)
+
+
+# ---------------------------------------------------------------- models
+
+
+class ModelTableIn(StrictSchema):
+    """A custom bigram model (SPEC section 1): the ``start`` row and one row
+    after each token, each a distribution in vocabulary order that sums to 1
+    within 1e-9 (the engine checks the sums and normalises exactly)."""
+
+    vocab = fields.List(Label(), required=True, validate=validate.Length(MIN_VOCAB, MAX_VOCAB),
+                        metadata={"description": "The distinct token labels, in order."})
+    start = fields.List(ExactNumber(), required=True, validate=validate.Length(MIN_VOCAB, MAX_VOCAB),
+                        metadata={"description": "The distribution after the empty prefix."})
+    next = fields.Dict(keys=Label(), values=fields.List(ExactNumber(), validate=validate.Length(MIN_VOCAB, MAX_VOCAB)),
+                       required=True, validate=validate.Length(MIN_VOCAB, MAX_VOCAB),
+                       metadata={"description": "The distribution after a prefix ending in each token, by label."})
+
+
+def _model_doc(role: str, names) -> dict:
+    return {
+        "description": f"The {role} model: a built-in name or a custom table.",
+        "oneOf": [{"type": "string", "enum": sorted(names)}, {"$ref": "#/components/schemas/ModelTableIn"}],
+    }
+
+
+class ModelField(fields.Field):
+    """A model in a config: a built-in name (a string, checked by the
+    engine) or a custom table (checked by :class:`ModelTableIn`)."""
+
+    default_error_messages = {"invalid": "Must be a built-in model name or a custom model object."}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str):
+            return value
+        if isinstance(value, dict):
+            return ModelTableIn().load(value)
+        raise self.make_error("invalid")
+
+
+class ConfigIn(StrictSchema):
+    """Session settings (SPEC section 8). ``draft`` and ``seed`` are
+    required; the others take the defaults shown."""
+
+    target = ModelField(load_default="toy", metadata=_model_doc("target", BUILTIN_TARGETS) | {"default": "toy"})
+    draft = ModelField(required=True, metadata=_model_doc("draft", BUILTIN_DRAFTS))
+    mode = fields.String(load_default="speculative", validate=validate.OneOf(MODES),
+                         metadata={"description": "speculative (SPEC 4), greedy or autoregressive (SPEC 5)."})
+    width = fields.Integer(strict=True, load_default=3, validate=validate.Range(MIN_WIDTH, MAX_WIDTH),
+                           metadata={"description": "Draft width: proposals per block."})
+    seed = fields.Integer(strict=True, required=True, validate=validate.Range(0, MAX_SEED),
+                          metadata={"description": "Seed of the SplitMix64 draw stream (SPEC section 2)."})
+    limit = fields.Integer(strict=True, load_default=8, validate=validate.Range(MIN_LIMIT, MAX_LIMIT),
+                           metadata={"description": "Output tokens after which the session ends (SPEC 6)."})
+    eos = Label(load_default=None, allow_none=True,
+                metadata={"description": "End-of-sequence token of the vocabulary, or null (SPEC 6)."})
+
+
+class CountersIn(StrictSchema):
+    """Cumulative work counters (SPEC section 7); omitted ones are 0."""
+
+    target_passes = Count()
+    draft_steps = Count()
+    accepted = Count()
+    rejected = Count()
+    discarded = Count()
+    bonus_tokens = Count()
+    committed = Count()
+    draws = Count()
+
+
+class StateIn(StrictSchema):
+    """A session between blocks, exactly as a previous response returned it
+    (or a fresh one: only ``config`` is required)."""
+
+    config = fields.Nested(ConfigIn, required=True)
+    committed = fields.List(Label(), load_default=list, validate=validate.Length(0, MAX_LIMIT),
+                            metadata={"description": "The committed prefix; at most `limit` tokens."})
+    position = fields.Integer(strict=True, load_default=0, validate=validate.Range(0, MAX_POSITION),
+                              metadata={"description": "Index of the next unused draw (SPEC section 2)."})
+    counters = fields.Nested(CountersIn, load_default=dict)
+
+
+class ProposalIn(StrictSchema):
+    """The proposal to verify: 1..min(width, limit - committed) tokens
+    (none in mode autoregressive)."""
+
+    tokens = fields.List(Label(), required=True, validate=validate.Length(0, MAX_WIDTH))
+
+
+class VerifyIn(StrictSchema):
+    """``POST /v1/verify``: a state and the proposal to verify in it."""
+
+    state = fields.Nested(StateIn, required=True)
+    proposal = fields.Nested(ProposalIn, required=True)
+
+
+class RunIn(StrictSchema):
+    """``POST /v1/runs``: the settings of the session to run to its end."""
+
+    config = fields.Nested(ConfigIn, required=True)
+
+
+class DrawsQuery(StrictSchema):
+    """``GET /v1/draws`` query: ``count`` draws of ``seed`` from ``position``."""
+
+    seed = fields.Integer(required=True, validate=validate.Range(0, MAX_SEED),
+                          metadata={"description": "Seed of the draw stream."})
+    position = fields.Integer(load_default=0, validate=validate.Range(0, MAX_POSITION),
+                              metadata={"description": "Index of the first draw (position + count - 1 <= 2^53-1)."})
+    count = fields.Integer(load_default=1, validate=validate.Range(1, MAX_DRAWS_SLICE),
+                           metadata={"description": "How many draws."})
+
+
+# ---------------------------------------------------------------- responses
+
+
+def _nullable_string(values, description: str) -> fields.String:
+    return fields.String(required=True, allow_none=True, validate=validate.OneOf(values),
+                         metadata={"description": description})
+
+
+def Context() -> fields.String:
+    return Label(required=True, allow_none=True, metadata={
+        "description": "The last token of the context the row is conditioned on; null at the empty prefix."})
+
+
+class HealthOut(StrictSchema):
+    """Liveness."""
+
+    status = fields.String(required=True, validate=validate.OneOf(["ok"]))
+    version = fields.String(required=True, metadata={"description": "The service version."})
+
+
+class ModelTableOut(StrictSchema):
+    """A model table with each probability as the nearest float64."""
+
+    vocab = fields.List(Label(), required=True, validate=validate.Length(MIN_VOCAB, MAX_VOCAB))
+    start = Probabilities()
+    next = fields.Dict(keys=Label(), values=fields.List(fields.Float(validate=validate.Range(0, 1))), required=True)
+
+
+class BuiltinModelOut(ModelTableOut):
+    """A built-in model (SPEC section 1 table)."""
+
+    name = fields.String(required=True, validate=validate.OneOf([*BUILTIN_TARGETS, *BUILTIN_DRAFTS]))
+    role = fields.String(required=True, validate=validate.OneOf(["target", "draft"]))
+
+
+class ModelsOut(StrictSchema):
+    """``GET /v1/models``."""
+
+    models = fields.List(fields.Nested(BuiltinModelOut), required=True)
+
+
+class DrawOut(StrictSchema):
+    """One draw of the SplitMix64 stream (SPEC section 2)."""
+
+    position = fields.Integer(required=True, validate=validate.Range(0, MAX_POSITION),
+                              metadata={"description": "Index n of the draw."})
+    u = fields.Float(required=True, validate=validate.Range(0, 1, max_inclusive=False),
+                     metadata={"description": "The draw in [0, 1), a multiple of 2^-53."})
+    hex = fields.String(required=True, validate=validate.Regexp("^[0-9a-f]{16}$"),
+                        metadata={"description": "The raw 64-bit value z before the final shift, 16 hex digits."})
+
+
+class DrawsOut(StrictSchema):
+    """``GET /v1/draws``."""
+
+    draws = fields.List(fields.Nested(DrawOut), required=True)
+
+
+def DrawRef(description: str) -> fields.Nested:
+    return fields.Nested(DrawOut, required=True, allow_none=True, metadata={"description": description})
+
+
+class DraftStepOut(StrictSchema):
+    """One drafted proposal token (SPEC section 4.1)."""
+
+    index = fields.Integer(required=True, validate=validate.Range(1, MAX_WIDTH))
+    context = Context()
+    q = Probabilities(metadata={"description": "The draft row q_i for this context."})
+    draw = DrawRef("The draft draw; null when greedy.")
+    token = Label(required=True)
+    drafted = fields.Boolean(required=True, metadata={
+        "description": "Whether the draft's own rule gives this token from this draw (false for a caller's proposal it would not draft)."})
+
+
+class ProposalOut(StrictSchema):
+    """The uncommitted proposal of a block."""
+
+    tokens = fields.List(Label(), required=True, validate=validate.Length(0, MAX_WIDTH))
+    steps = fields.List(fields.Nested(DraftStepOut), required=True)
+
+
+class VerificationOut(StrictSchema):
+    """One verification (SPEC section 4.2): accept iff u * q(token) < p(token)."""
+
+    index = fields.Integer(required=True, validate=validate.Range(1, MAX_WIDTH))
+    context = Context()
+    token = Label(required=True)
+    p = Probabilities(metadata={"description": "The target row."})
+    q = Probabilities(metadata={"description": "The draft row."})
+    p_token = fields.Float(required=True, validate=validate.Range(0, 1))
+    q_token = fields.Float(required=True, validate=validate.Range(0, 1))
+    ratio = fields.Float(required=True, allow_none=True, validate=validate.Range(0, 1),
+                         metadata={"description": "The acceptance ratio min(1, p/q); null when greedy."})
+    draw = DrawRef("The verification draw; null when greedy.")
+    accepted = fields.Boolean(required=True)
+
+
+class CorrectionOut(StrictSchema):
+    """The correction at the first rejection (SPEC section 4.3): a token
+    sampled from the residual distribution (the target's argmax when greedy)."""
+
+    index = fields.Integer(required=True, validate=validate.Range(1, MAX_WIDTH))
+    context = Context()
+    distribution = Probabilities(metadata={"description": "The residual (correction) distribution; the target row when greedy."})
+    draw = DrawRef("The correction draw; null when greedy.")
+    token = Label(required=True)
+
+
+class TargetSampleOut(StrictSchema):
+    """A token drawn from the target: the bonus token (SPEC 4.4) or an
+    autoregressive token (SPEC 5)."""
+
+    context = Context()
+    p = Probabilities(metadata={"description": "The target row."})
+    draw = DrawRef("The draw; null when greedy.")
+    token = Label(required=True)
+
+
+class CountersOut(StrictSchema):
+    """Work counters (SPEC section 7)."""
+
+    target_passes = Count(required=True)
+    draft_steps = Count(required=True)
+    accepted = Count(required=True)
+    rejected = Count(required=True)
+    discarded = Count(required=True)
+    bonus_tokens = Count(required=True)
+    committed = Count(required=True)
+    draws = Count(required=True)
+
+
+class BlockOut(StrictSchema):
+    """One decoding block with every row, draw and decision
+    (``docs/trace-format.md``)."""
+
+    mode = fields.String(required=True, validate=validate.OneOf(MODES))
+    prefix = fields.List(Label(), required=True, metadata={"description": "The committed prefix before the block."})
+    position = fields.Integer(required=True, validate=validate.Range(0, MAX_POSITION))
+    proposal = fields.Nested(ProposalOut, required=True)
+    verification = fields.List(fields.Nested(VerificationOut), required=True)
+    correction = fields.Nested(CorrectionOut, required=True, allow_none=True)
+    discarded = fields.List(Label(), required=True, metadata={"description": "Proposals after the rejection."})
+    bonus = fields.Nested(TargetSampleOut, required=True, allow_none=True)
+    no_bonus = _nullable_string([*NO_BONUS_REASONS, None], "Why no bonus token was drawn (null when one was, or in mode autoregressive).")
+    sample = fields.Nested(TargetSampleOut, required=True, allow_none=True,
+                           metadata={"description": "The token of an autoregressive block; null otherwise."})
+    committed = fields.List(Label(), required=True, metadata={"description": "The tokens this block committed."})
+    counters = fields.Nested(CountersOut, required=True)
+    next_position = fields.Integer(required=True, validate=validate.Range(0, MAX_POSITION))
+    done = _nullable_string([*DONE_REASONS, None], "Why the session ended after this block, or null.")
+
+
+class ModelOutField(fields.Field):
+    """A model in a returned config: its built-in name or the custom table."""
+
+
+def _model_out_doc(role: str, names) -> dict:
+    return {
+        "description": f"The {role} model: its built-in name, or the custom table as sent (numbers as float64).",
+        "oneOf": [{"type": "string", "enum": sorted(names)}, {"$ref": "#/components/schemas/ModelTableOut"}],
+    }
+
+
+class ConfigOut(StrictSchema):
+    """Session settings with every default filled in."""
+
+    target = ModelOutField(required=True, metadata=_model_out_doc("target", BUILTIN_TARGETS))
+    draft = ModelOutField(required=True, metadata=_model_out_doc("draft", BUILTIN_DRAFTS))
+    mode = fields.String(required=True, validate=validate.OneOf(MODES))
+    width = fields.Integer(required=True, validate=validate.Range(MIN_WIDTH, MAX_WIDTH))
+    seed = fields.Integer(required=True, validate=validate.Range(0, MAX_SEED))
+    limit = fields.Integer(required=True, validate=validate.Range(MIN_LIMIT, MAX_LIMIT))
+    eos = Label(required=True, allow_none=True)
+
+
+class StateOut(StrictSchema):
+    """The next session state: send it back unchanged for the next block."""
+
+    config = fields.Nested(ConfigOut, required=True)
+    committed = fields.List(Label(), required=True, validate=validate.Length(0, MAX_LIMIT))
+    position = fields.Integer(required=True, validate=validate.Range(0, MAX_POSITION))
+    counters = fields.Nested(CountersOut, required=True)
+
+
+class StepOut(StrictSchema):
+    """``POST /v1/step`` and ``POST /v1/verify``: the committed block, the
+    next state and whether the session is done."""
+
+    block = fields.Nested(BlockOut, required=True)
+    state = fields.Nested(StateOut, required=True)
+    done = _nullable_string([*DONE_REASONS, None], "null while the session can go on, else why it ended.")
+
+
+class TraceOut(StrictSchema):
+    """``POST /v1/runs``: a whole session in the ``specdec-trace/1`` format."""
+
+    format = fields.String(required=True, validate=validate.OneOf(["specdec-trace/1"]))
+    config = fields.Nested(ConfigOut, required=True)
+    blocks = fields.List(fields.Nested(BlockOut), required=True, validate=validate.Length(1, MAX_LIMIT))
+    output = fields.List(Label(), required=True, validate=validate.Length(1, MAX_LIMIT))
+    counters = fields.Nested(CountersOut, required=True)
+    position = fields.Integer(required=True, validate=validate.Range(0, MAX_POSITION))
+    done = fields.String(required=True, validate=validate.OneOf(DONE_REASONS))
+
+
+class ErrorItemOut(StrictSchema):
+    """One bad field of a request."""
+
+    pointer = fields.String(metadata={
+        "description": "RFC 6901 JSON Pointer (as a URI fragment) into the request body, e.g. `#/config/width`."})
+    parameter = fields.String(metadata={"description": "The bad query parameter, for GET /v1/draws."})
+    detail = fields.String(required=True, metadata={"description": "Why the value is invalid."})
+
+
+class ProblemOut(StrictSchema):
+    """An RFC 9457 problem document (``application/problem+json``)."""
+
+    type = fields.String(required=True, metadata={"description": "A URI that identifies the problem type."})
+    title = fields.String(required=True, metadata={"description": "A short summary of the problem type."})
+    status = fields.Integer(required=True, validate=validate.Range(400, 599))
+    detail = fields.String(required=True, metadata={"description": "What went wrong with this request."})
+    errors = fields.List(fields.Nested(ErrorItemOut), metadata={
+        "description": "For 422: each bad field (body pointer or query parameter) and why."})
+
+
+COUNTER_FIELDS = tuple(CountersOut().fields)
+assert COUNTER_FIELDS == COUNTER_NAMES, "the counters schema must follow SPEC section 7's names"

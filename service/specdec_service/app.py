@@ -1,0 +1,53 @@
+"""The Flask application factory of the stateless REST service.
+
+``create_app(config)`` builds the app: the defaults below (overridable by
+``config``, e.g. in tests), CORS open for ``/v1/*`` and ``/openapi.yaml``,
+one problem-document error handler for everything
+(:mod:`specdec_service.api.problems`), and the blueprints of every module
+in :data:`specdec_service.api.API_MODULES`. Nothing runs at import time.
+
+Extension point: to add routes (e.g. ``POST /v1/grade``), write a module
+``specdec_service/api/<name>.py`` exposing ``blueprint`` (a Flask
+Blueprint) and ``document(spec)`` (its apispec paths), append ``"<name>"``
+to ``API_MODULES`` in ``specdec_service/api/__init__.py``, and regenerate
+the contract with ``specdec-service openapi --write``. See
+:mod:`specdec_service.api` for the details.
+
+Serve it with gunicorn: ``gunicorn -c gunicorn.conf.py
+'specdec_service:create_app()'`` or ``specdec-service serve``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from flask import Flask
+from flask_cors import CORS
+
+from .api import api_modules
+from .api.problems import register_error_handlers
+
+MAX_BODY_BYTES = 256 * 1024
+"""The largest request body (256 KiB); a larger one is a 413 problem."""
+
+DEFAULTS: Mapping[str, Any] = {
+    "MAX_CONTENT_LENGTH": MAX_BODY_BYTES,
+    "JSON_SORT_KEYS": False,
+}
+CORS_RESOURCES = {r"/v1/*": {"origins": "*"}, r"/openapi.yaml": {"origins": "*"}}
+"""Any origin may call the API and read the contract (no credentials)."""
+
+
+def create_app(config: Optional[Mapping[str, Any]] = None) -> Flask:
+    """Build the WSGI app. ``config`` overrides :data:`DEFAULTS` (Flask
+    config keys, e.g. ``{"TESTING": True}`` or ``MAX_CONTENT_LENGTH``)."""
+    app = Flask(__name__)
+    app.config.update(DEFAULTS)
+    if config:
+        app.config.update(config)
+    app.json.sort_keys = False
+    CORS(app, resources=CORS_RESOURCES)
+    register_error_handlers(app)
+    for module in api_modules():
+        app.register_blueprint(module.blueprint)
+    return app
