@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from decimal import Context, Decimal
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Mapping, Optional, Sequence
 
@@ -176,26 +176,35 @@ def _parse_row(row: Any, size: int, path: tuple, faults: list[Fault]) -> Optiona
     if len(row) != size:
         faults.append(Fault(path, f"must have one probability per vocabulary token ({size}), not {len(row)}"))
         return None
-    values: list[Fraction] = []
+    ratios: list[tuple[int, int]] = []
     for i, entry in enumerate(row):
-        value = exact_number(entry)
-        if value is None:
+        ratio = exact_ratio(entry)
+        if ratio is None:
             faults.append(Fault(path + (i,), "must be a finite number"))
-        elif value < 0:
+        elif ratio[0] < 0:
             faults.append(Fault(path + (i,), "must not be negative"))
         else:
-            values.append(value)
-    if len(values) != size:
+            ratios.append(ratio)
+    if len(ratios) != size:
         return None
-    total = sum(values)
-    if abs(total - 1) > ROW_TOLERANCE:
-        faults.append(Fault(path, f"must sum to 1 within 1e-9, not {float(total)!r}"))
+    # Exact arithmetic on integers over the common denominator (much faster
+    # than Fraction objects, which matters: a stateless service re-reads the
+    # tables on every request).
+    denominator = math.lcm(*(d for _, d in ratios))
+    weights = tuple(n * (denominator // d) for n, d in ratios)
+    total = sum(weights)
+    if abs(total - denominator) * ROW_TOLERANCE.denominator > denominator * ROW_TOLERANCE.numerator:
+        faults.append(Fault(path, f"must sum to 1 within 1e-9, not {total / denominator!r}"))
         return None
-    return Dist.from_fractions(values)
+    if total == 0:
+        faults.append(Fault(path, "must sum to 1 within 1e-9, not 0.0"))
+        return None
+    return Dist(weights, total)
 
 
 _FINEST = Decimal("1e-400")
-_WIDE = Context(prec=500)
+_LARGEST = Decimal(999)
+_POWERS_OF_TEN = [10**k for k in range(40)]  # repr of a float has at most 21 decimals without an exponent
 
 
 def exact_number(value: Any) -> Optional[Fraction]:
@@ -206,28 +215,49 @@ def exact_number(value: Any) -> Optional[Fraction]:
     those above 999 read as 1000, so that no input can make a huge rational;
     neither changes any verdict on a probability row.
     """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return Fraction(value)
-    if isinstance(value, Decimal):
+    ratio = exact_ratio(value)
+    return None if ratio is None else Fraction(*ratio)
+
+
+def exact_ratio(value: Any) -> Optional[tuple[int, int]]:
+    """:func:`exact_number` as ``(numerator, denominator)`` integers, the
+    denominator positive (the fast path used to read rows)."""
+    kind = type(value)
+    if kind is float:
+        if not math.isfinite(value):
+            return None
+        text = repr(value)  # the shortest decimal that reads back as value
+        if "e" in text:
+            return Decimal(text).as_integer_ratio()
+        whole, _, fraction = text.partition(".")
+        return int(whole + fraction), _POWERS_OF_TEN[len(fraction)]
+    if kind is Decimal:
         if not value.is_finite():
             return None
-        if value.adjusted() > 2:  # above 999: surely not a probability; keeps the rational small
-            return Fraction(1000)
-        return Fraction(value.quantize(_FINEST, context=_WIDE)) if value.as_tuple().exponent < -400 else Fraction(value)
-    if isinstance(value, float):
-        return Fraction(repr(value)) if math.isfinite(value) else None
+        size = abs(value)
+        if size > _LARGEST:
+            return (1000 if value > 0 else -1000), 1
+        if 0 < size < _FINEST:
+            return (1 if value > 0 else -1), 10**400
+        return value.as_integer_ratio()
+    if kind is int:
+        return value, 1
+    if isinstance(value, bool):
+        return None
+    for base in (float, Decimal, int):  # subclasses, e.g. numpy.float64
+        if isinstance(value, base):
+            return exact_ratio(base(value))
     return None
 
 
 def _plain(value: Any) -> Any:
     """A copy of a JSON-shaped value with every Decimal as the nearest float,
     so that configs and traces serialise with any JSON library."""
+    kind = type(value)
+    if kind is Decimal:
+        return float(value)
+    if kind is list:
+        return [v if type(v) in (float, int) else _plain(v) for v in value]
     if isinstance(value, Mapping):
         return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, Decimal):
-        return float(value)
     return value
