@@ -189,10 +189,22 @@ configs = st.fixed_dictionaries({
 })
 
 
+eos_configs = st.fixed_dictionaries({
+    "target": st.just(EOS_TARGET),
+    "draft": st.just(EOS_DRAFT),
+    "eos": st.just("<eos>"),
+    "seed": st.integers(0, 2**53 - 1),
+    "width": st.integers(1, 16),
+    "limit": st.integers(1, 40),
+    "mode": st.sampled_from(["speculative", "greedy", "autoregressive"]),
+})
+
+
 @st.composite
 def open_states(draw):
-    config = draw(configs)
-    committed = draw(st.lists(st.sampled_from("ABC"), max_size=config["limit"] - 1))
+    config = draw(st.one_of(configs, eos_configs))
+    vocab = ["a", "b"] if "eos" in config else ["A", "B", "C"]
+    committed = draw(st.lists(st.sampled_from(vocab), max_size=config["limit"] - 1))
     counters = draw(st.fixed_dictionaries({name: st.integers(0, 1000) for name in COUNTER_NAMES}))
     position = draw(st.integers(0, 2**53 - 200))
     return parse_state({"config": config, "committed": committed, "position": position, "counters": counters})
