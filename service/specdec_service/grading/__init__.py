@@ -1,0 +1,29 @@
+"""Grading student implementations of speculative sampling (issue 5). Pure Python, no Flask.
+
+- :func:`grade` / :func:`grade_many`: trace-exact grading of ``specdec-trace/1`` traces against
+  the reference recomputed from each trace's own settings, with the first divergence, named
+  checks for partial credit (:data:`CHECKS`) and a diagnosis from the :data:`CATALOGUE` of
+  classic mistakes (:mod:`.grader`, :mod:`.checks`, :mod:`.compare`, :mod:`.rules`);
+- :data:`CATALOGUE`: the mistakes, each a switch of one parametrised faulty block
+  (:mod:`.catalogue`, :mod:`.faulty`);
+- :func:`grade_distribution`: distribution-level grading of sampled outputs or prefix counts
+  against the exact target distribution (:mod:`.distribution`).
+
+Errors: :class:`~specdec_service.engine.InvalidInput` (HTTP 422) for malformed input.
+"""
+
+from .catalogue import BY_ID, CATALOGUE, Mistake
+from .compare import TOLERANCE, first_difference
+from .distribution import (
+    DEFAULT_ALPHA, MAX_CELLS, MAX_M, MAX_SAMPLES, grade_distribution, prefix_distribution,
+)
+from .faulty import CORRECT, Faults, faulty_run, faulty_step
+from .grader import MAX_TRACES, diagnose_trace, grade, grade_many
+from .rules import CHECKS, RULES
+from .validate import grading_schema, validate_trace
+
+__all__ = [
+    "BY_ID", "CATALOGUE", "CHECKS", "CORRECT", "DEFAULT_ALPHA", "Faults", "MAX_CELLS", "MAX_M", "MAX_SAMPLES",
+    "MAX_TRACES", "Mistake", "RULES", "TOLERANCE", "diagnose_trace", "faulty_run", "faulty_step", "first_difference",
+    "grade", "grade_distribution", "grade_many", "grading_schema", "prefix_distribution", "validate_trace",
+]

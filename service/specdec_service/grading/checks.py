@@ -1,0 +1,248 @@
+"""The named checks of a trace grade (partial credit), evaluated block by block.
+
+A single mistake makes every later block of a trace differ from the reference (one missing
+bonus shifts every later prefix and position). So the checks do not compare a submission with
+the reference *trace*; each block is judged from the submission's **own** state before it:
+
+- the rule checks (``proposal``, ``acceptance``, ``correction``, ``discard``, ``bonus``) compare
+  the block with the engine's block from the same prefix and position (the proposal with
+  ``engine.step``; the rest with ``engine.verify`` of the submitted proposal, so that a wrong
+  proposal is not counted again as a wrong verification);
+- the bookkeeping checks are consistency checks of the submission's own records: ``draws``
+  (each recorded draw is SplitMix64 at its position), ``position`` (draws used consecutively
+  from the block's position, blocks chained), ``output`` (a block commits its accepted prefix
+  plus its correction or bonus, blocks chained, the session ends where SPEC section 6 says),
+  ``counters`` (each block's counters count its own records; the totals sum them), and
+  ``format`` (format name, settings echoed, block modes).
+
+So a submission whose only mistake is the bonus fails the ``bonus`` check alone (score 0.9).
+A check holds when it holds in every block; each failing check lists its blocks and the first
+failing field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..engine import Config, Counters, InvalidInput, SessionDone, State, draw, pointer, step, verify
+from ..engine.draws import MAX_POSITION
+from ..engine.trace import TRACE_FORMAT
+from .compare import first_difference
+from .rules import CHECKS, RULES
+
+
+@dataclass
+class CheckResult:
+    """One named check: ``blocks`` that fail it (trace-level failures add ``None`` as
+    ``trace``), and the first failing field as a pointer with a short ``detail``."""
+
+    name: str
+    blocks: list = field(default_factory=list)
+    trace: bool = False
+    first: Optional[tuple[str, str]] = None
+
+    @property
+    def passed(self) -> bool:
+        return not self.blocks and not self.trace
+
+    def fail(self, block: Optional[int], path: tuple, detail: str) -> None:
+        if block is None:
+            self.trace = True
+        elif not self.blocks or self.blocks[-1] != block:
+            self.blocks.append(block)
+        if self.first is None:
+            self.first = (pointer(path), detail)
+
+    def to_json(self) -> dict:
+        """``{"name", "passed", "blocks", "trace", "first_failure", "rule"}``."""
+        return {
+            "name": self.name,
+            "passed": self.passed,
+            "blocks": self.blocks,
+            "trace": self.trace,
+            "first_failure": None if self.first is None else {"pointer": self.first[0], "detail": self.first[1]},
+            "rule": RULES[self.name],
+        }
+
+
+def all_passed() -> list[CheckResult]:
+    """Every check, holding (the report of a trace equal to the reference)."""
+    return [CheckResult(name) for name in CHECKS]
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _compare(result: CheckResult, block: int, base: tuple, expected: Any, got: Any) -> None:
+    diff = first_difference(expected, got)
+    if diff is not None:
+        result.fail(block, base + diff.path, f"{diff.kind}: expected {_describe(diff.expected)}, got {_describe(diff.got)}")
+
+
+def _draws_of(block: dict):
+    """Every recorded draw of a block in the order SPEC section 4 uses them, with its path."""
+    for i, s in enumerate(block["proposal"]["steps"]):
+        yield ("proposal", "steps", i, "draw"), s["draw"]
+    for i, v in enumerate(block["verification"]):
+        yield ("verification", i, "draw"), v["draw"]
+    for key in ("correction", "bonus", "sample"):
+        record = block[key]
+        if record is not None:
+            yield (key, "draw"), record["draw"]
+
+
+def _is_position(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= MAX_POSITION
+
+
+def evaluate(trace: dict, config: Config) -> list[CheckResult]:
+    """Evaluate every check of :data:`~.rules.CHECKS` on a schema-valid ``trace`` whose
+    ``config`` parsed as ``config``. Returns the results in :data:`CHECKS` order."""
+    results = {name: CheckResult(name) for name in CHECKS}
+    fmt, draws_, position, output, counters = (results[n] for n in ("format", "draws", "position", "output", "counters"))
+    vocab = config.vocab
+    index = {label: i for i, label in enumerate(vocab)}
+    eos_label = None if config.eos is None else vocab[config.eos]
+
+    if trace["format"] != TRACE_FORMAT:
+        fmt.fail(None, ("format",), f"expected {TRACE_FORMAT!r}")
+    diff = first_difference(config.to_json(), trace["config"], ("config",), tolerant=True)
+    if diff is not None:
+        fmt.fail(None, diff.path, f"{diff.kind}: expected {_describe(diff.expected)}, got {_describe(diff.got)}")
+
+    expected_prefix: list = []
+    previous_next = 0
+    ended = False
+    sums = dict.fromkeys(Counters().to_json(), 0)
+    last_done = None
+    blocks = trace["blocks"]
+    for b, block in enumerate(blocks):
+        base = ("blocks", b)
+        if block["mode"] != config.mode:
+            fmt.fail(b, base + ("mode",), f"expected {config.mode!r}")
+        if block["prefix"] != expected_prefix:
+            output.fail(b, base + ("prefix",), "differs from the output committed by the previous blocks")
+        if block["position"] != previous_next:
+            position.fail(b, base + ("position",), f"expected {previous_next}, where the previous block ended")
+        if ended:
+            output.fail(b, base, "a block after the session ended")
+
+        # Rule checks against the engine from this block's own state.
+        tokens = [index.get(label) for label in block["prefix"]]
+        if None in tokens or not _is_position(block["position"]):
+            for name in ("proposal", "acceptance", "correction", "discard", "bonus"):
+                results[name].fail(b, base + ("prefix",), "cannot be checked: the block's prefix or position is not a state")
+        else:
+            state = State(config, tuple(tokens), block["position"], Counters())
+            _rule_checks(results, b, base, state, block)
+
+        # draws and position: the recorded draws themselves and their order.
+        positions = []
+        for path, d in _draws_of(block):
+            if d is None:
+                continue
+            n = d["position"]
+            positions.append((path, n))
+            if not _is_position(n):
+                draws_.fail(b, base + path + ("position",), "not a position")
+                continue
+            ref = draw(config.seed, n)
+            if _number(d["u"]) != ref.u:
+                draws_.fail(b, base + path + ("u",), f"draw {n} of seed {config.seed} is u = {ref.u!r}")
+            if d["hex"] != ref.hex:
+                draws_.fail(b, base + path + ("hex",), f"draw {n} of seed {config.seed} is {ref.hex}")
+        start = block["position"]
+        for offset, (path, n) in enumerate(positions):
+            if isinstance(start, int) and n != start + offset:
+                position.fail(b, base + path + ("position",), f"expected draw {start + offset}: draws are used one after another")
+                break
+        if isinstance(start, int) and block["next_position"] != start + len(positions):
+            position.fail(b, base + ("next_position",), f"expected {start + len(positions)}: the position plus the draws used")
+        previous_next = block["next_position"]
+
+        # counters: the block's own records, counted.
+        lead = 0
+        for v in block["verification"]:
+            if v["accepted"] is not True:
+                break
+            lead += 1
+        derived = {
+            "target_passes": 1,
+            "draft_steps": len(block["proposal"]["tokens"]),
+            "accepted": lead,
+            "rejected": 0 if block["correction"] is None else 1,
+            "discarded": len(block["discarded"]),
+            "bonus_tokens": 0 if block["bonus"] is None else 1,
+            "committed": len(block["committed"]),
+            "draws": len(positions),
+        }
+        for name, value in derived.items():
+            got = block["counters"].get(name)
+            if got != value:
+                counters.fail(b, base + ("counters", name), f"the block's own records give {value}, not {got}")
+            sums[name] += got if isinstance(got, int) else 0
+
+        # output: what the block commits, and where the session ends.
+        commit = [v["token"] for v in block["verification"][:lead]]
+        for key in ("correction", "bonus", "sample"):
+            if block[key] is not None:
+                commit.append(block[key]["token"])
+                break
+        if block["committed"] != commit:
+            output.fail(b, base + ("committed",), f"expected {_describe(commit)}: the accepted prefix, then the correction or bonus")
+        new_output = list(block["prefix"]) + list(block["committed"])
+        if len(new_output) > config.limit:
+            output.fail(b, base + ("committed",), f"the output would hold {len(new_output)} tokens, more than the limit {config.limit}")
+        done = "eos" if (eos_label is not None and new_output and new_output[-1] == eos_label) else (
+            "limit" if len(new_output) >= config.limit else None)
+        if block["done"] != done:
+            output.fail(b, base + ("done",), f"expected {done!r} after {len(new_output)} tokens")
+        ended = ended or done is not None
+        expected_prefix = new_output
+        last_done = block["done"]
+
+    if not ended:
+        output.fail(None, ("blocks", len(blocks)), "the session did not reach its end (limit or EOS)")
+    if trace["output"] != expected_prefix:
+        output.fail(None, ("output",), "differs from the blocks' committed tokens")
+    if trace["done"] != last_done:
+        output.fail(None, ("done",), f"expected {last_done!r}, the last block's")
+    if trace["position"] != previous_next:
+        position.fail(None, ("position",), f"expected {previous_next}, the last block's next_position")
+    for name, total in sums.items():
+        if trace["counters"].get(name) != total:
+            counters.fail(None, ("counters", name), f"expected {total}, the sum over the blocks")
+    return [results[name] for name in CHECKS]
+
+
+def _number(x: Any):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _rule_checks(results: dict, b: int, base: tuple, state: State, block: dict) -> None:
+    if state.done is not None:
+        return  # a block after the end: reported by the output check
+    try:
+        reference = step(state).block
+    except (InvalidInput, SessionDone) as error:
+        for name in ("proposal", "acceptance", "correction", "discard", "bonus"):
+            results[name].fail(b, base, f"cannot be checked: {error}")
+        return
+    _compare(results["proposal"], b, base + ("proposal",), reference["proposal"], block["proposal"])
+    tokens = block["proposal"]["tokens"]
+    if tokens != reference["proposal"]["tokens"]:
+        try:
+            reference = verify(state, tokens).block
+        except (InvalidInput, SessionDone):
+            pass  # an unverifiable proposal: judge the rest against the engine's own block
+    _compare(results["acceptance"], b, base + ("verification",), reference["verification"], block["verification"])
+    _compare(results["correction"], b, base + ("correction",), reference["correction"], block["correction"])
+    _compare(results["discard"], b, base + ("discarded",), reference["discarded"], block["discarded"])
+    for key in ("bonus", "no_bonus", "sample"):
+        _compare(results["bonus"], b, base + (key,), reference[key], block[key])

@@ -1,0 +1,126 @@
+"""Comparing a submitted trace with a reference trace, field by field, in document order.
+
+Exact fields (tokens, decisions, positions, draws' ``position``/``u``/``hex``, counters, labels)
+must be equal; probabilities (the fields named in :data:`TOLERANT_KEYS` and every number under
+them) may differ by at most :data:`TOLERANCE` in absolute value. The comparison walks the two
+JSON trees directly (no per-field objects) and stops at the first difference.
+
+A difference is located by its path (keys and list indices from the root) and by its
+*order key*: for each step of the path, the index of that key in the reference's key order (or
+the list index). Order keys compare lexicographically, so a later order key means a longer
+agreeing prefix of the trace (used by the diagnosis to rank variants).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Optional
+
+TOLERANCE = 1e-9
+"""Absolute tolerance of the probability fields (the other fields are compared exactly)."""
+TOLERANT_KEYS = frozenset({"p", "q", "p_token", "q_token", "ratio", "distribution"})
+"""Fields holding probabilities (or the acceptance ratio), compared within :data:`TOLERANCE`."""
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first place where ``got`` differs from ``expected``.
+
+    ``path`` is the tuple of keys / indices; ``order`` its order key (see the module doc);
+    ``kind`` is ``"value"`` (both present, unequal), ``"type"`` (e.g. ``1`` for ``true``),
+    ``"missing"`` (absent from ``got``) or ``"unexpected"`` (absent from ``expected``).
+    """
+
+    path: tuple
+    order: tuple
+    expected: Any
+    got: Any
+    kind: str
+
+
+def _number(x: Any) -> Optional[float]:
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, (int, float)):
+        return x
+    if isinstance(x, Decimal):
+        return float(x) if x.is_finite() else None
+    return None
+
+
+def _leaf_equal(expected: Any, got: Any, tolerant: bool) -> Optional[str]:
+    """``None`` when equal, else ``"value"`` or ``"type"``."""
+    if isinstance(expected, bool) or isinstance(got, bool):
+        if type(expected) is not type(got):
+            return "type"
+        return None if expected == got else "value"
+    a, b = _number(expected), _number(got)
+    if a is not None or b is not None:
+        if a is None or b is None:
+            return "type"
+        if tolerant:
+            return None if abs(a - b) <= TOLERANCE else "value"
+        return None if a == b else "value"
+    if type(expected) is not type(got) and not (expected is None or got is None):
+        return "type"
+    return None if expected == got else "value"
+
+
+def first_difference(expected: Any, got: Any, path: tuple = (), order: tuple = (), tolerant: bool = False) -> Optional[Difference]:
+    """The first :class:`Difference` between ``expected`` (the reference) and ``got``, walking
+    ``expected`` in its own key order, or ``None`` when they agree."""
+    if isinstance(expected, dict):
+        if not isinstance(got, dict):
+            return Difference(path, order, expected, got, "type" if got is not None else "value")
+        for index, (key, value) in enumerate(expected.items()):
+            other = got.get(key, _MISSING)
+            if other is _MISSING:
+                return Difference(path + (key,), order + (index,), value, None, "missing")
+            if value is other:
+                continue
+            found = first_difference(value, other, path + (key,), order + (index,), tolerant or key in TOLERANT_KEYS)
+            if found is not None:
+                return found
+        if len(got) != len(expected):
+            for key in got:
+                if key not in expected:
+                    return Difference(path + (key,), order + (len(expected),), None, got[key], "unexpected")
+        return None
+    if isinstance(expected, list):
+        if not isinstance(got, list):
+            return Difference(path, order, expected, got, "type" if got is not None else "value")
+        for index, (value, other) in enumerate(zip(expected, got)):
+            found = first_difference(value, other, path + (index,), order + (index,), tolerant)
+            if found is not None:
+                return found
+        if len(got) < len(expected):
+            index = len(got)
+            return Difference(path + (index,), order + (index,), expected[index], None, "missing")
+        if len(got) > len(expected):
+            index = len(expected)
+            return Difference(path + (index,), order + (index,), None, got[index], "unexpected")
+        return None
+    kind = _leaf_equal(expected, got, tolerant)
+    return None if kind is None else Difference(path, order, expected, got, kind)
+
+
+def strictly_equal(reference: dict, got: Any) -> bool:
+    """A fast exact test: ``got == reference`` (C-level comparison) and every boolean decision
+    of ``got`` is a real JSON boolean (Python's ``1 == True`` would hide ``"accepted": 1``).
+
+    True implies :func:`first_difference` finds nothing; False says nothing (a probability may
+    still agree within :data:`TOLERANCE`).
+    """
+    if got != reference:
+        return False
+    for block in got["blocks"]:
+        for entry in block["verification"]:
+            if type(entry["accepted"]) is not bool:
+                return False
+        for entry in block["proposal"]["steps"]:
+            if type(entry["drafted"]) is not bool:
+                return False
+    return True

@@ -1,0 +1,418 @@
+"""Distribution-level grading: does a sampler produce the target's distribution?
+
+For implementations whose random numbers differ from ours (another generator, another order of
+draws), traces cannot be compared. But speculative sampling is *exact*: its output has the
+target's distribution (Leviathan et al. 2023, theorem 1; Chen et al. 2023). So the first ``m``
+tokens of many sampled outputs must follow the target bigram chain (SPEC section 1), stopped at
+an EOS (SPEC section 6) and at the limit.
+
+:func:`grade_distribution` compares submitted samples (or counts of output prefixes) with that
+exact distribution:
+
+- **cells** are the output prefixes of length ``m' = min(m, limit)``, or shorter ones ending
+  in the EOS; a cell's probability is the product of the target's rows along it (each row the
+  nearest float64 of its exact rational; a product of ``m' <= 4`` of them has relative error
+  below 1e-15);
+- cells whose expected count ``N * P`` is at least :data:`MIN_EXPECTED` (5, the usual rule)
+  are tested one by one; every other cell of positive probability is **pooled** into one cell
+  (merged into the smallest tested cell if the pool itself expects fewer than 5). Cells are
+  enumerated by walking the prefix tree and pruning any prefix whose expected count is below 5
+  (its extensions are too), so at most ``N / 5`` cells are enumerated, whatever ``vocab^m``;
+- Pearson's **chi-square** test (``scipy.stats.chisquare``) gives the statistic, the degrees of
+  freedom (tested cells - 1) and the p-value; an observed prefix of probability 0 is listed
+  under ``impossible``; **passed** iff ``p_value > alpha`` (default :data:`DEFAULT_ALPHA`
+  = 0.001) and nothing impossible was observed;
+- the **total-variation distance** ``(1/2) sum |observed share - P|`` over every cell (unpooled);
+- the most **over- and under-represented** cells by standardised residual ``(O - E)/sqrt(E)``;
+- the **acceptance rate** when counters are given: ``accepted / draft_steps`` against the exact
+  expectation ``E[accepted] / E[draft_steps]`` of a session (computed by dynamic programming
+  over blocks, :func:`expected_acceptance`) and the first-position rate
+  ``sum_x min(p(x), q(x))`` at the empty prefix.
+
+Bounds: ``m`` 1..:data:`MAX_M`, at most :data:`MAX_SAMPLES` samples in all, at most
+:data:`MAX_CELLS` count entries.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from decimal import Decimal
+from math import sqrt
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from ..engine import COUNTER_NAMES, Config, Fault, InvalidInput, parse_config
+
+MAX_M = 4
+"""Longest prefix compared."""
+MAX_SAMPLES = 10**6
+"""Most samples in one request (the sum of the counts)."""
+MAX_CELLS = 100_000
+"""Most entries of ``counts`` in one request."""
+MIN_EXPECTED = 5.0
+"""Cells expecting fewer samples than this are pooled (the usual rule for chi-square)."""
+DEFAULT_ALPHA = 0.001
+"""Default pass threshold: a submission passes iff the p-value exceeds it. A correct sampler
+fails with probability alpha (1 in 1000)."""
+TOP = 5
+"""How many over- and under-represented cells are reported."""
+_CHUNK = 8192
+
+
+def grade_distribution(payload: Any) -> dict:
+    """Grade sampled outputs against the exact target distribution of their first ``m`` tokens.
+
+    ``payload``: ``{"config": settings (mode speculative or autoregressive), "m": 1..4,
+    "samples": [[label, ...], ...]`` or ``"counts": [{"prefix": [label, ...], "count": n}, ...],
+    "counters": {"accepted": a, "draft_steps": d} (optional), "alpha": 0 < alpha < 1
+    (optional)}``.
+
+    Returns ``{"passed", "m", "samples", "test", "statistic", "dof", "p_value", "alpha",
+    "total_variation", "cells", "tested_cells", "pooled_cells", "pooled_expected",
+    "impossible", "over_represented", "under_represented", "acceptance"}`` (see
+    ``docs/grading.md``). Raises :class:`InvalidInput` (HTTP 422) with the path of every fault.
+    """
+    config, m, alpha, counts, counters = _parse(payload)
+    n = sum(counts.values())
+    result = _test(config, m, counts, n, alpha)
+    result["acceptance"] = None if counters is None else _acceptance(config, counters)
+    return result
+
+
+# ---------------------------------------------------------------- input
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _parse(payload: Any):
+    if not isinstance(payload, Mapping):
+        raise InvalidInput.at((), "must be an object with config, m, and samples or counts")
+    faults: list[Fault] = []
+    allowed = {"config", "m", "samples", "counts", "counters", "alpha"}
+    for key in payload:
+        if key not in allowed:
+            faults.append(Fault((key,), f"unknown field: the fields are {', '.join(sorted(allowed))}"))
+    for key in ("config", "m"):
+        if key not in payload:
+            faults.append(Fault((key,), "is required"))
+    if ("samples" in payload) == ("counts" in payload):
+        faults.append(Fault(("samples",), "give exactly one of samples and counts"))
+    if faults:
+        raise InvalidInput(faults)
+    try:
+        config = parse_config(payload["config"])
+    except InvalidInput as error:
+        raise error.prefixed("config") from None
+    if config.mode == "greedy":
+        raise InvalidInput.at(("config", "mode"), "must be speculative or autoregressive: greedy decoding is "
+                              "deterministic, grade its trace with POST /v1/grade")
+    m = payload["m"]
+    if not _is_int(m) or not 1 <= m <= MAX_M:
+        raise InvalidInput.at(("m",), f"must be an integer from 1 to {MAX_M}")
+    alpha = payload.get("alpha", DEFAULT_ALPHA)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, Decimal)):
+        raise InvalidInput.at(("alpha",), "must be a number between 0 and 1")
+    alpha = float(alpha)
+    if not 0 < alpha < 1:
+        raise InvalidInput.at(("alpha",), "must be a number between 0 and 1 (exclusive)")
+    length = min(m, config.limit)
+    vocab = {label: i for i, label in enumerate(config.vocab)}
+    if "samples" in payload:
+        counts = _count_samples(payload["samples"], config, vocab, length)
+    else:
+        counts = _read_counts(payload["counts"], config, vocab, length)
+    counters = None
+    if payload.get("counters") is not None:
+        counters = _read_counters(payload["counters"])
+    return config, m, alpha, counts, counters
+
+
+def _cell(tokens: list, config: Config, vocab: dict, length: int, path: tuple, exact: bool) -> tuple[int, ...]:
+    """The cell of an output (``exact=False``: its first tokens) or of a given prefix."""
+    if not isinstance(tokens, list):
+        raise InvalidInput.at(path, "must be a list of token labels")
+    cell: list[int] = []
+    for i, label in enumerate(tokens[:length] if not exact else tokens):
+        index = vocab.get(label) if isinstance(label, str) else None
+        if index is None:
+            raise InvalidInput.at(path + (i,), f"{label!r} is not a token of the vocabulary")
+        cell.append(index)
+        if index == config.eos:
+            if exact and i != len(tokens) - 1:
+                raise InvalidInput.at(path, "has tokens after the EOS token")
+            return tuple(cell)
+    if len(cell) != length:
+        what = "must hold" if exact else "has fewer than"
+        raise InvalidInput.at(path, f"{what} {length} tokens (min(m, limit)) unless it ends in the EOS token")
+    return tuple(cell)
+
+
+def _count_samples(samples: Any, config: Config, vocab: dict, length: int) -> Counter:
+    if not isinstance(samples, list) or not 1 <= len(samples) <= MAX_SAMPLES:
+        raise InvalidInput.at(("samples",), f"must be a list of 1 to {MAX_SAMPLES} sampled outputs")
+    counts: Counter = Counter()
+    eos = config.eos
+    for i, sample in enumerate(samples):
+        # Fast path: a list of at least `length` known labels without EOS.
+        if isinstance(sample, list) and len(sample) >= length:
+            try:
+                cell = tuple(vocab[label] for label in sample[:length])
+            except (KeyError, TypeError):
+                cell = None
+            if cell is not None and (eos is None or eos not in cell):
+                counts[cell] += 1
+                continue
+        counts[_cell(sample, config, vocab, length, ("samples", i), exact=False)] += 1
+    return counts
+
+
+def _read_counts(entries: Any, config: Config, vocab: dict, length: int) -> Counter:
+    if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_CELLS:
+        raise InvalidInput.at(("counts",), f"must be a list of 1 to {MAX_CELLS} entries {{prefix, count}}")
+    counts: Counter = Counter()
+    for i, entry in enumerate(entries):
+        path = ("counts", i)
+        if not isinstance(entry, Mapping) or set(entry) != {"prefix", "count"}:
+            raise InvalidInput.at(path, "must be an object with exactly prefix and count")
+        count = entry["count"]
+        if not _is_int(count) or not 0 <= count <= MAX_SAMPLES:
+            raise InvalidInput.at(path + ("count",), f"must be an integer from 0 to {MAX_SAMPLES}")
+        cell = _cell(entry["prefix"], config, vocab, length, path + ("prefix",), exact=True)
+        if cell in counts:
+            raise InvalidInput.at(path + ("prefix",), "is listed twice")
+        counts[cell] = count
+    total = sum(counts.values())
+    if not 1 <= total <= MAX_SAMPLES:
+        raise InvalidInput.at(("counts",), f"the counts must sum to 1 to {MAX_SAMPLES}, not {total}")
+    return +counts
+
+
+def _read_counters(obj: Any) -> dict:
+    if not isinstance(obj, Mapping):
+        raise InvalidInput.at(("counters",), "must be an object of counters (accepted, draft_steps, ...)")
+    for key, value in obj.items():
+        if key not in COUNTER_NAMES:
+            raise InvalidInput.at(("counters", key), f"unknown counter: the counters are {', '.join(COUNTER_NAMES)}")
+        if not _is_int(value) or not 0 <= value <= 2**53 - 1:
+            raise InvalidInput.at(("counters", key), "must be an integer from 0 to 2^53-1")
+    for key in ("accepted", "draft_steps"):
+        if key not in obj:
+            raise InvalidInput.at(("counters", key), "is required to report the acceptance rate")
+    if obj["accepted"] > obj["draft_steps"]:
+        raise InvalidInput.at(("counters", "accepted"), "cannot exceed draft_steps")
+    return dict(obj)
+
+
+# ---------------------------------------------------------------- the exact distribution
+
+
+def _rows(config: Config, model) -> np.ndarray:
+    """Rows of a model as a (V + 1) x V float array; row V is the start row."""
+    return np.array([row.floats for row in model.rows] + [model.start.floats], dtype=np.float64)
+
+
+def cell_probability(config: Config, cell: tuple[int, ...]) -> float:
+    """The target probability of one cell (a product of rows along it, SPEC section 1)."""
+    prob, context = 1.0, ()
+    for token in cell:
+        prob *= config.target.row(context).floats[token]
+        context = (token,)
+    return prob
+
+
+def prefix_distribution(config: Config, length: int, threshold: float = 0.0) -> dict[tuple[int, ...], float]:
+    """Every cell (prefix of ``length`` tokens, or shorter ending in the EOS) whose target
+    probability is positive and at least ``threshold``, with that probability.
+
+    Prefixes below ``threshold`` are pruned with their extensions, so at most
+    ``1 / threshold`` cells come back (``threshold=0`` enumerates everything: use only for
+    small vocabularies)."""
+    rows = _rows(config, config.target)
+    vocab = rows.shape[1]
+    eos = config.eos
+    cells: dict[tuple[int, ...], float] = {}
+    prefixes = [()]
+    probs = np.ones(1)
+    lasts = np.array([vocab])  # the start row
+    for depth in range(1, length + 1):
+        new_prefixes, new_probs, new_lasts = [], [], []
+        for start in range(0, len(prefixes), _CHUNK):
+            block = probs[start:start + _CHUNK, None] * rows[lasts[start:start + _CHUNK]]
+            keep = np.nonzero((block > 0) & (block >= threshold))
+            for r, t, pr in zip(keep[0].tolist(), keep[1].tolist(), block[keep].tolist()):
+                prefix = prefixes[start + r] + (t,)
+                if depth == length or t == eos:
+                    cells[prefix] = pr
+                else:
+                    new_prefixes.append(prefix)
+                    new_probs.append(pr)
+                    new_lasts.append(t)
+        prefixes, probs, lasts = new_prefixes, np.array(new_probs), np.array(new_lasts, dtype=np.int64)
+        if not prefixes:
+            break
+    return cells
+
+
+# ---------------------------------------------------------------- the test
+
+
+def _test(config: Config, m: int, counts: Counter, n: int, alpha: float) -> dict:
+    from scipy.stats import chisquare
+
+    length = min(m, config.limit)
+    labels = config.vocab
+    enumerated = prefix_distribution(config, length, MIN_EXPECTED / n)
+    tested = sorted(enumerated, key=lambda c: -enumerated[c])
+    observed = [counts.get(c, 0) for c in tested]
+    expected = [n * enumerated[c] for c in tested]
+    pooled_mass = max(0.0, 1.0 - sum(enumerated.values()))
+    others = {c: k for c, k in counts.items() if c not in enumerated}
+    other_probs = {c: cell_probability(config, c) for c in others}
+    impossible = sorted((c for c, p in other_probs.items() if p == 0.0), key=lambda c: -others[c])
+    pooled_observed = sum(k for c, k in others.items() if other_probs[c] > 0)
+    pooled_expected = n * pooled_mass
+    pooled_cells = "merged" if pooled_expected >= MIN_EXPECTED else None
+    if pooled_expected >= MIN_EXPECTED:
+        observed.append(pooled_observed)
+        expected.append(pooled_expected)
+    elif pooled_expected > 1e-9 * n or pooled_observed:
+        if expected:  # merge the small pool into the smallest tested cell
+            observed[-1] += pooled_observed
+            expected[-1] += pooled_expected
+            pooled_cells = "merged into the smallest tested cell"
+        else:
+            observed, expected = [pooled_observed], [pooled_expected]
+    obs = np.array(observed, dtype=np.float64)
+    exp = np.array(expected, dtype=np.float64)
+    if exp.sum() > 0:
+        exp *= obs.sum() / exp.sum() if obs.sum() > 0 else 1.0
+    dof = max(len(obs) - 1, 0)
+    if dof == 0 or obs.sum() == 0:
+        statistic, p_value = 0.0, 1.0
+    else:
+        statistic, p_value = (float(x) for x in chisquare(obs, exp))
+
+    # Total variation over all cells, and the residual ranking.
+    tv = 0.0
+    ranked = []
+    for c in tested:
+        o, p = counts.get(c, 0), enumerated[c]
+        tv += abs(o / n - p)
+        ranked.append((c, o, p))
+    other_mass_observed = 0.0
+    for c, o in others.items():
+        p = other_probs[c]
+        tv += abs(o / n - p)
+        other_mass_observed += p
+        if p > 0:
+            ranked.append((c, o, p))
+    tv += max(0.0, pooled_mass - other_mass_observed)
+    tv /= 2
+
+    def cell_json(c, o, p):
+        e = n * p
+        return {"prefix": [labels[t] for t in c], "observed": o, "expected": e, "observed_share": o / n,
+                "expected_share": p, "residual": (o - e) / sqrt(e)}
+
+    scored = sorted((cell_json(*r) for r in ranked), key=lambda x: x["residual"])
+    over = [x for x in reversed(scored[-TOP:]) if x["residual"] > 0]
+    under = [x for x in scored[:TOP] if x["residual"] < 0]
+    return {
+        "passed": p_value > alpha and not impossible,
+        "m": m,
+        "length": length,
+        "samples": n,
+        "test": "chi-square",
+        "statistic": statistic,
+        "dof": dof,
+        "p_value": p_value,
+        "alpha": alpha,
+        "total_variation": tv,
+        "cells": len(tested) + len(others),
+        "tested_cells": len(tested),
+        "pooled_cells": pooled_cells,
+        "pooled_expected": pooled_expected,
+        "min_expected": MIN_EXPECTED,
+        "impossible": [{"prefix": [labels[t] for t in c], "observed": others[c]} for c in impossible[:20]],
+        "over_represented": over,
+        "under_represented": under,
+    }
+
+
+# ---------------------------------------------------------------- acceptance
+
+
+def expected_acceptance(config: Config) -> Optional[dict]:
+    """Exact expectations of a whole speculative session (SPEC sections 4, 6, 7), by dynamic
+    programming over blocks: ``{"accepted": E[accepted], "draft_steps": E[draft_steps],
+    "rate": their ratio}``, or ``None`` outside mode speculative.
+
+    A block from context c accepts x with probability min(p_c(x), q_c(x)) (drafted and
+    accepted), and rejects with 1 - sum_x min(p_c(x), q_c(x)), then commits y with probability
+    max(p_c(y) - q_c(y), 0) (the normalised residual times the rejection probability);
+    all accepted below the limit adds a bonus from p. An EOS committed ends the session;
+    drafting stops after a drafted EOS (a chain of the draft rows). Floats (rows as nearest
+    float64), O(limit * width * V^2).
+    """
+    if config.mode != "speculative":
+        return None
+    P, Q = _rows(config, config.target), _rows(config, config.draft)
+    V = P.shape[1]
+    A = np.minimum(P, Q)          # (V+1) x V: drafted x and accepted, from context c
+    R = np.maximum(P - Q, 0.0)    # rejected, then corrected to y
+    eos = config.eos
+    Qd = Q.copy()
+    if eos is not None:
+        Qd[:, eos] = 0.0          # drafting stops after a drafted EOS
+    limit, width = config.limit, config.width
+    pi = np.zeros((limit + 1, V + 1))
+    pi[0, V] = 1.0
+    accepted = drafted = 0.0
+    for L in range(limit):
+        v = pi[L]
+        if not v.any():
+            continue
+        k = min(width, limit - L)
+        # Expected draft steps: proposals drafted until k or a drafted EOS.
+        u = v.copy()
+        for i in range(k):
+            drafted += u.sum()
+            u = np.concatenate([u @ Qd, [0.0]])
+        for i in range(1, k + 1):
+            # reject at step i: land at L + i with the correction token
+            landed = v @ R
+            _land(pi, landed, L + i, eos, limit)
+            nxt = v @ A
+            accepted += nxt.sum()
+            if eos is not None:
+                nxt[eos] = 0.0    # an accepted EOS ends the session
+            v = np.concatenate([nxt, [0.0]])
+        if L + k < limit:
+            _land(pi, v @ P, L + k + 1, eos, limit)
+    return {"accepted": accepted, "draft_steps": drafted, "rate": accepted / drafted if drafted else None}
+
+
+def _land(pi: np.ndarray, mass: np.ndarray, length: int, eos: Optional[int], limit: int) -> None:
+    if length >= limit:
+        return
+    if eos is not None:
+        mass = mass.copy()
+        mass[eos] = 0.0
+    pi[length, :-1] += mass
+
+
+def _acceptance(config: Config, counters: dict) -> dict:
+    accepted, steps = counters["accepted"], counters["draft_steps"]
+    p, q = config.target.start, config.draft.start
+    first = sum(min(a * q.total, b * p.total) for a, b in zip(p.weights, q.weights)) / (p.total * q.total)
+    expected = expected_acceptance(config)
+    return {
+        "accepted": accepted,
+        "draft_steps": steps,
+        "observed_rate": accepted / steps if steps else None,
+        "expected_rate": None if expected is None else expected["rate"],
+        "first_position_rate": first if config.mode == "speculative" else None,
+    }

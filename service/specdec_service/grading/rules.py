@@ -1,0 +1,78 @@
+"""The named checks of a grade and the SPEC rule behind every field of a trace.
+
+:data:`CHECKS` are the checks an instructor reads in a report (the score is the share that
+hold); :data:`RULES` is one sentence per check naming the rule and its SPEC section. :func:`locate`
+maps a path into a trace (e.g. ``("blocks", 2, "verification", 0, "draw", "u")``) to the check
+that owns it and the sentence to show with a divergence there.
+"""
+
+from __future__ import annotations
+
+CHECKS = ("format", "draws", "position", "proposal", "acceptance", "correction", "discard", "bonus", "output", "counters")
+"""The checks of a trace grade, in report order."""
+
+RULES = {
+    "format": "docs/trace-format.md and SPEC section 8: a trace is format specdec-trace/1 and echoes its "
+              "session settings (target, draft, mode, width, seed, limit, eos) with every default filled in.",
+    "draws": "SPEC section 2: draw n of a seed is SplitMix64(seed, n); each recorded draw carries that n, "
+             "its u = (z >> 11) * 2^-53 and its raw z as 16 hex digits.",
+    "position": "SPEC sections 2 and 4: draws are used in order (all draft draws, then one per verification, then "
+                "the correction or the bonus), each advancing the position by one; a block starts where the previous ended.",
+    "proposal": "SPEC section 4.1: the draft proposes k = min(w, limit - L) tokens, d_i = sample(q_i, draw(n)) with q_i "
+                "the draft row after the accepted context, all before any verification draw; drafting stops after an EOS.",
+    "acceptance": "SPEC section 4.2: every proposal is verified in order with its own draw (even when p >= q) and "
+                  "accepted iff u < p(x)/q(x); verification stops at the first rejection or an accepted EOS.",
+    "correction": "SPEC section 4.3: after the first rejection the correction token is sampled with a fresh draw from "
+                  "the residual max(p - q, 0) / sum max(p - q, 0).",
+    "discard": "SPEC section 4.3: the proposals after the first rejection are discarded, never committed.",
+    "bonus": "SPEC section 4.4: when all k proposals are accepted and L + k < limit, one bonus token is sampled from the "
+             "target after the accepted prefix with a fresh draw; at the limit, after an accepted EOS or a rejection there is none.",
+    "output": "SPEC sections 4.3, 4.4 and 6: a block commits the accepted prefix and then the correction or the bonus; the next "
+              "block starts from that output; the session ends when the output reaches the limit or commits an EOS.",
+    "counters": "SPEC section 7: each block counts target_passes 1, draft_steps, accepted (the accepted prefix), rejected, "
+                "discarded, bonus_tokens, committed and draws; the trace's counters are the sums.",
+}
+
+_SAMPLE_RULE = ("SPEC section 5: in mode autoregressive each target pass commits one token "
+                "sample(p, draw(n)) after the committed prefix.")
+
+_BLOCK_FIELDS = {
+    "mode": "format",
+    "prefix": "output",
+    "position": "position",
+    "proposal": "proposal",
+    "verification": "acceptance",
+    "correction": "correction",
+    "discarded": "discard",
+    "bonus": "bonus",
+    "no_bonus": "bonus",
+    "sample": "bonus",
+    "committed": "output",
+    "counters": "counters",
+    "next_position": "position",
+    "done": "output",
+}
+_TRACE_FIELDS = {"format": "format", "config": "format", "output": "output", "counters": "counters",
+                 "position": "position", "done": "output", "blocks": "output"}
+
+
+def locate(path: tuple) -> tuple[str, str]:
+    """``(check, rule sentence)`` for a path into a trace. Inside a draw object, ``position``
+    belongs to the position check and ``u``/``hex`` to the draws check; a whole draw that is
+    missing (or present where none is used) belongs to the field that uses it."""
+    if not path:
+        return "format", RULES["format"]
+    if path[0] != "blocks" or len(path) < 3:
+        check = _TRACE_FIELDS.get(path[0], "format")
+        return check, RULES[check]
+    field = path[2]
+    check = _BLOCK_FIELDS.get(field, "format")
+    if "draw" in path[3:]:
+        leaf = path[-1]
+        if leaf == "position":
+            return "position", RULES["position"]
+        if leaf in ("u", "hex"):
+            return "draws", RULES["draws"]
+    if field == "sample":
+        return check, _SAMPLE_RULE
+    return check, RULES[check]

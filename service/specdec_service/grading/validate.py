@@ -1,0 +1,76 @@
+"""Is a submitted trace well formed? (Malformed -> HTTP 422, not a failed grade.)
+
+A submission is validated against the trace format's JSON Schema
+(``engine/trace.schema.json``, draft 2020-12), with three relaxations so that a *wrong* value a
+student computed is a failed check rather than a malformed document:
+
+- a probability may be any number (an unclipped residual has negative entries, an
+  unnormalised one does not sum to 1);
+- an acceptance ratio may be any number or null;
+- a token list may hold one token more than the engine's limit (a bonus past the limit).
+
+Its ``config`` must also be a valid session config (``engine.parse_config``: e.g. width 1-16).
+Errors are :class:`~specdec_service.engine.InvalidInput` with the path of each fault.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import lru_cache
+from typing import Any, Mapping
+
+from ..engine import MAX_LIMIT, Config, Fault, InvalidInput, parse_config, trace_schema
+
+MAX_ERRORS = 20
+"""At most this many schema faults are reported for one trace."""
+
+
+@lru_cache(maxsize=1)
+def grading_schema() -> dict:
+    """The trace JSON Schema with the relaxations of the module docstring."""
+    schema = copy.deepcopy(trace_schema())
+    defs = schema["$defs"]
+    defs["probability"] = {"type": "number", "description": "Any number: a wrong probability is graded, not refused."}
+    defs["verification_step"]["properties"]["ratio"] = {"oneOf": [{"type": "number"}, {"type": "null"}]}
+    defs["tokens"]["maxItems"] = MAX_LIMIT + 1
+    return schema
+
+
+@lru_cache(maxsize=1)
+def _validator():
+    from jsonschema import Draft202012Validator
+
+    schema = grading_schema()
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def parse_trace_config(trace: Any) -> Config:
+    """The session config of a submitted trace, read first so the reference can be computed.
+
+    Raises :class:`InvalidInput` when ``trace`` is not an object, has no ``config``, or its
+    config is invalid (paths under ``config``).
+    """
+    if not isinstance(trace, Mapping):
+        raise InvalidInput.at((), "must be a trace object (format specdec-trace/1)")
+    if "config" not in trace:
+        raise InvalidInput.at(("config",), "is required: the trace's session settings")
+    try:
+        return parse_config(trace["config"])
+    except InvalidInput as error:
+        raise error.prefixed("config") from None
+
+
+def validate_trace(trace: Any) -> None:
+    """Raise :class:`InvalidInput` listing up to :data:`MAX_ERRORS` schema faults of ``trace``
+    (with their paths), or return when it matches the grading schema."""
+    errors = sorted(_validator().iter_errors(trace), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    if errors:
+        raise InvalidInput(Fault(tuple(e.absolute_path), _message(e)) for e in errors[:MAX_ERRORS])
+
+
+def _message(error) -> str:
+    message = error.message
+    if error.validator == "oneOf" and error.context:
+        message = min(error.context, key=lambda e: len(e.absolute_path)).message + " (nor any other allowed form)"
+    return message if len(message) <= 200 else message[:197] + "..."
