@@ -1,0 +1,41 @@
+"""specdec_client: a thin Python client of the specdec service.
+
+HTTP and types only, no decoding logic of its own; one runtime dependency
+(requests). Quick start::
+
+    from specdec_client import Client
+
+    client = Client("http://localhost:8000")
+    s = client.session(draft="biased", seed=1, width=3)
+    proposal = s.draft()      # the uncommitted proposal
+    block = s.verify()        # verify it, commit the block
+    trace = s.run()           # on to the end
+    report = client.replay(trace)
+    assert report.ok
+
+See ``docs/sdk.md`` for the guide and the ``specdec`` command line.
+"""
+
+__version__ = "0.1.0"
+
+from .client import DEFAULT_URL, Client, make_retry
+from .errors import (
+    APIError, BadRequest, ConnectionFailed, FieldError, InvalidInput, InvalidResponse, MethodNotAllowed, NotFound,
+    PayloadTooLarge, RequestTimedOut, ServerError, SessionDone, SpecdecError, TraceFormatError,
+    UnsupportedMediaType,
+)
+from .traces import Divergence, MISSING, ReplayReport, diff, load_trace, replay, save_trace
+from .session import Session
+from .types import (
+    Block, Bonus, Config, Correction, Counters, DraftStep, Draw, Health, ModelInfo, Proposal, State, StepResult,
+    TargetSample, Trace, TRACE_FORMAT, VerificationStep,
+)
+
+__all__ = [
+    "APIError", "BadRequest", "Block", "Bonus", "Client", "Config", "ConnectionFailed", "Correction", "Counters",
+    "DEFAULT_URL", "Divergence", "DraftStep", "Draw", "FieldError", "Health", "InvalidInput", "InvalidResponse",
+    "MISSING", "MethodNotAllowed", "ModelInfo", "NotFound", "PayloadTooLarge", "Proposal", "ReplayReport",
+    "RequestTimedOut", "ServerError", "Session", "SessionDone", "SpecdecError", "State", "StepResult",
+    "TRACE_FORMAT", "TargetSample", "Trace", "TraceFormatError", "UnsupportedMediaType", "VerificationStep",
+    "diff", "load_trace", "make_retry", "replay", "save_trace",
+]

@@ -1,0 +1,274 @@
+"""The ``specdec`` command line.
+
+::
+
+    specdec run --draft biased --seed 1 [--width 3] [--mode speculative|greedy|autoregressive]
+                [--limit 8] [--target toy] [--eos TOKEN] [--json] [--save TRACE.json]
+    specdec draws --seed 1 [--position 0] --count 5 [--json]
+    specdec replay TRACE.json [--json]
+    specdec models [--json]
+    specdec health
+
+``--url`` (or the ``SPECDEC_URL`` environment variable; default
+``http://localhost:8000``) picks the service, ``--timeout`` the seconds to
+wait, ``--color auto|always|never`` the colour (``auto``: only on a terminal,
+and never when ``NO_COLOR`` is set).
+
+Exit status: 0 success (for ``replay``: the trace matches), 1 ``replay``
+found a divergence, 2 a usage error, an unreadable trace, a connection
+failure or an error answer from the service. Errors are one line on stderr,
+never a traceback.
+
+Other modules may add subcommands: when ``specdec_client.grading`` exists,
+its ``add_parser(subparsers)`` is called; a subcommand sets
+``handler=function(args, client) -> exit status`` with ``set_defaults``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from typing import Any, Callable, Optional, Sequence
+
+from . import __version__
+from .client import DEFAULT_URL, Client
+from .errors import APIError, SpecdecError
+from .render import Renderer, Style, can_encode, use_color, vocab_of
+from .traces import load_trace, save_trace
+from .types import Config
+
+EXIT_OK, EXIT_DIVERGED, EXIT_ERROR = 0, 1, 2
+"""Exit statuses (see the module docstring)."""
+EXTENSIONS = ("specdec_client.grading",)
+"""Modules whose ``add_parser(subparsers)`` adds subcommands, if installed."""
+
+
+# ---------------------------------------------------------------- output helpers
+
+
+def style_for(args: argparse.Namespace, stream=None) -> Style:
+    """The :class:`Style` for ``--color`` and the stream's abilities."""
+    stream = stream or sys.stdout
+    return Style(color=use_color(stream, getattr(args, "color", "auto")), unicode=can_encode(stream))
+
+
+def emit(lines: Sequence[str]) -> None:
+    """Print lines to stdout."""
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+def emit_json(data: Any) -> None:
+    """Print JSON (2-space indent) to stdout."""
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+# ---------------------------------------------------------------- subcommands
+
+
+def cmd_run(args: argparse.Namespace, client: Client) -> int:
+    """``specdec run``: decode a whole session and print it block by block."""
+    settings = {"draft": args.draft, "seed": args.seed}
+    for key in ("target", "mode", "width", "limit", "eos"):
+        value = getattr(args, key)
+        if value is not None:
+            settings[key] = value
+    trace = client.run(Config(**settings))
+    if args.save:
+        save_trace(trace, args.save)
+    if args.json:
+        emit_json(trace.to_dict())
+        return EXIT_OK
+    config = trace.config
+    models = client.models() if config.vocab() is None else []
+    emit(Renderer(vocab_of(config, models), style_for(args)).trace(trace))
+    return EXIT_OK
+
+
+def cmd_draws(args: argparse.Namespace, client: Client) -> int:
+    """``specdec draws``: a slice of the draw stream of a seed (SPEC section 2)."""
+    draws = client.draws(args.seed, args.position, args.count)
+    if args.json:
+        emit_json({"draws": [d.to_dict() for d in draws]})
+    else:
+        emit(Renderer(style=style_for(args)).draws(draws))
+    return EXIT_OK
+
+
+def cmd_replay(args: argparse.Namespace, client: Client) -> int:
+    """``specdec replay``: 0 when the saved trace matches the service, 1 when not."""
+    report = client.replay(load_trace(args.trace))
+    if args.json:
+        emit_json(report.to_dict())
+    else:
+        style = style_for(args)
+        text = str(report).splitlines()
+        text[0] = (style.good if report.ok else style.bad)(text[0])
+        emit(text)
+    return EXIT_OK if report.ok else EXIT_DIVERGED
+
+
+def cmd_models(args: argparse.Namespace, client: Client) -> int:
+    """``specdec models``: the built-in models and their rows."""
+    models = client.models()
+    if args.json:
+        emit_json({"models": [m.to_dict() for m in models]})
+    else:
+        emit(Renderer(style=style_for(args)).models(models))
+    return EXIT_OK
+
+
+def cmd_health(args: argparse.Namespace, client: Client) -> int:
+    """``specdec health``: the service's status and version."""
+    health = client.health()
+    emit([f"{health.status}  version {health.version}  {client.base_url}"])
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- parser
+
+
+def _nonnegative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def common_options() -> argparse.ArgumentParser:
+    """Options every subcommand accepts (before or after its name)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--url", default=argparse.SUPPRESS,
+                        help=f"the service's base URL (default: $SPECDEC_URL or {DEFAULT_URL})")
+    common.add_argument("--timeout", type=_positive, default=argparse.SUPPRESS,
+                        help="seconds to wait for each answer (default: 10)")
+    common.add_argument("--color", choices=("auto", "always", "never"), default=argparse.SUPPRESS,
+                        help="colour the output (default: auto, i.e. on a terminal unless NO_COLOR is set)")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of ``specdec`` with every subcommand (and those of
+    :data:`EXTENSIONS` that are installed)."""
+    common = common_options()
+    parser = argparse.ArgumentParser(
+        prog="specdec", parents=[common],
+        description="Drive the specdec service: speculative decoding, inspectable and reproducible.",
+        epilog="Exit status: 0 ok, 1 replay diverged (or grading failed), 2 usage, connection or service error.")
+    parser.add_argument("--version", action="version", version=f"specdec-client {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    run = sub.add_parser("run", parents=[common], help="decode a session and print it block by block",
+                         description="Decode a whole session (POST /v1/runs) and print every block.")
+    run.add_argument("--draft", required=True, help="draft model: aligned, biased (or a built-in name)")
+    run.add_argument("--seed", required=True, type=_nonnegative, help="seed of the draw stream, 0..2^53-1")
+    run.add_argument("--target", help="target model (default: toy)")
+    run.add_argument("--mode", choices=("speculative", "greedy", "autoregressive"),
+                     help="decoding procedure (default: speculative)")
+    run.add_argument("--width", type=int, help="draft width, proposals per block, 1-16 (default: 3)")
+    run.add_argument("--limit", type=int, help="output length, 1-256 (default: 8)")
+    run.add_argument("--eos", help="end-of-sequence token (default: none)")
+    run.add_argument("--json", action="store_true", help="print the trace as JSON instead")
+    run.add_argument("--save", metavar="FILE", help="also save the trace as JSON to FILE")
+    run.set_defaults(handler=cmd_run)
+
+    draws = sub.add_parser("draws", parents=[common], help="show draws of the random stream",
+                           description="Show draws of a seed's SplitMix64 stream (SPEC section 2).")
+    draws.add_argument("--seed", required=True, type=_nonnegative, help="seed, 0..2^53-1")
+    draws.add_argument("--position", type=_nonnegative, default=0, help="first draw (default: 0)")
+    draws.add_argument("--count", type=int, default=5, help="how many draws, 1-4096 (default: 5)")
+    draws.add_argument("--json", action="store_true", help="print JSON")
+    draws.set_defaults(handler=cmd_draws)
+
+    replay = sub.add_parser("replay", parents=[common], help="check a saved trace against the service",
+                            description="Replay every block of a saved trace and list each divergence. "
+                                        "Exit 0 when it matches, 1 when it diverges, 2 on error.")
+    replay.add_argument("trace", metavar="TRACE.json", help="a specdec-trace/1 file ('-' for stdin)")
+    replay.add_argument("--json", action="store_true", help="print the report as JSON")
+    replay.set_defaults(handler=cmd_replay)
+
+    models = sub.add_parser("models", parents=[common], help="list the built-in models",
+                            description="List the built-in models and their rows (SPEC section 1).")
+    models.add_argument("--json", action="store_true", help="print JSON")
+    models.set_defaults(handler=cmd_models)
+
+    health = sub.add_parser("health", parents=[common], help="check that the service answers")
+    health.set_defaults(handler=cmd_health)
+
+    for name in EXTENSIONS:
+        add_extension(sub, name)
+    return parser
+
+
+def add_extension(subparsers: Any, name: str) -> None:
+    """Let module ``name`` add its subcommands, if it is installed."""
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if error.name == name:
+            return
+        raise
+    module.add_parser(subparsers)
+
+
+# ---------------------------------------------------------------- main
+
+
+def _one_line(error: BaseException) -> str:
+    if isinstance(error, APIError):
+        return str(error)
+    text = " ".join(str(error).split())
+    return text or type(error).__name__
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run ``specdec`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "trace", None) == "-":
+        args.trace = sys.stdin
+    url = getattr(args, "url", None) or os.environ.get("SPECDEC_URL") or DEFAULT_URL
+    handler: Callable[[argparse.Namespace, Client], int] = args.handler
+    try:
+        with Client(url, timeout=getattr(args, "timeout", 10)) as client:
+            return handler(args, client)
+    except SpecdecError as error:
+        print(f"specdec: error: {_one_line(error)}", file=sys.stderr)
+        return EXIT_ERROR
+    except ValueError as error:  # e.g. a bad --url
+        print(f"specdec: error: {_one_line(error)}", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as error:  # e.g. an unreadable trace file
+        where = f"{error.filename}: " if getattr(error, "filename", None) else ""
+        print(f"specdec: error: {where}{error.strerror or error}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("specdec: interrupted", file=sys.stderr)
+        return 130
+
+
+def entry() -> None:
+    """Console-script entry point (``specdec``)."""
+    try:
+        status = main()
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. `specdec run ... | head`
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        status = 0
+    sys.exit(status)

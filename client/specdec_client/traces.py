@@ -1,0 +1,284 @@
+"""Traces on disk, and replay: does a saved trace still match the service?
+
+:func:`load_trace` / :func:`save_trace` read and write ``specdec-trace/1``
+JSON. :func:`replay` re-sends each block's starting state to the service and
+compares every field of every block with the saved one:
+
+- block i starts from ``{"config": trace.config, "committed":
+  blocks[i].prefix, "position": blocks[i].position, "counters": the sum of
+  the saved counters of blocks 0..i-1}``; it is replayed with ``POST
+  /v1/step``, or with ``POST /v1/verify`` and the saved proposal's tokens
+  when the proposal was supplied by a caller (a step with ``"drafted":
+  false``);
+- the returned block is compared with the saved block field by field, and
+  each block's ``prefix``/``position`` with where the service's previous
+  block ended, so a chain of blocks that does not join up is reported too;
+- the trace's ``config`` is compared with the config the service echoes,
+  and ``output``, ``counters``, ``position`` and ``done`` with the service's
+  blocks (their committed tokens joined, their counters summed, the last
+  ``next_position`` and ``done``).
+
+Every block is replayed from its own saved starting point, so one altered
+value is reported once, where it is, not again in every later block.
+Comparison is exact (the service is deterministic and JSON floats round-trip
+exactly); a boolean never equals a number.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Union
+
+from .errors import InvalidInput, SessionDone, TraceFormatError
+from .types import COUNTER_NAMES, TRACE_FORMAT, Trace
+
+if TYPE_CHECKING:
+    from .client import Client
+
+TRACE_KEYS = ("format", "config", "blocks", "output", "counters", "position", "done")
+"""The keys of a ``specdec-trace/1`` document."""
+MAX_TRACE_BYTES = 64 * 1024 * 1024
+"""The largest trace file :func:`load_trace` reads (a 256-block trace of a
+64-token vocabulary is a few MB)."""
+
+
+class _Missing:
+    """Marks a key or item absent on one side of a comparison."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING = _Missing()
+"""The value of ``expected`` or ``got`` when that side has no such field."""
+
+
+# ---------------------------------------------------------------- files
+
+
+def load_trace(source: Union[str, os.PathLike, Any]) -> Trace:
+    """Read a trace from a path or an open text file.
+
+    Raises :class:`~specdec_client.errors.TraceFormatError` when the file is
+    not JSON, too large, or not a ``specdec-trace/1`` document, and
+    ``OSError`` when it cannot be read.
+    """
+    name = getattr(source, "name", source)
+    if hasattr(source, "read"):
+        text = source.read(MAX_TRACE_BYTES + 1)
+    else:
+        if os.path.getsize(source) > MAX_TRACE_BYTES:
+            raise TraceFormatError(f"{name}: larger than {MAX_TRACE_BYTES} bytes")
+        with open(source, encoding="utf-8") as f:
+            text = f.read()
+    if len(text) > MAX_TRACE_BYTES:
+        raise TraceFormatError(f"{name}: larger than {MAX_TRACE_BYTES} bytes")
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise TraceFormatError(f"{name}: not JSON ({error})") from None
+    return trace_from(data, name)
+
+
+def trace_from(data: Any, name: Any = "trace") -> Trace:
+    """A :class:`Trace` from its JSON form; raises :class:`TraceFormatError`."""
+    if isinstance(data, Trace):
+        return data
+    if not isinstance(data, Mapping):
+        raise TraceFormatError(f"{name}: a trace is a JSON object, not {type(data).__name__}")
+    missing = [k for k in TRACE_KEYS if k not in data]
+    if missing:
+        raise TraceFormatError(f"{name}: not a {TRACE_FORMAT} trace (missing {', '.join(missing)})")
+    try:
+        return Trace.from_dict(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        what = f"missing {error}" if isinstance(error, KeyError) else str(error)
+        raise TraceFormatError(f"{name}: not a {TRACE_FORMAT} trace ({what})") from None
+
+
+def save_trace(trace: Union[Trace, Mapping], target: Union[str, os.PathLike, Any]) -> None:
+    """Write a trace as JSON (2-space indent, UTF-8) to a path or open text file."""
+    data = trace.to_dict() if isinstance(trace, Trace) else dict(trace)
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if hasattr(target, "write"):
+        target.write(text)
+    else:
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+# ---------------------------------------------------------------- comparison
+
+
+def same(expected: Any, got: Any) -> bool:
+    """Exact equality of two JSON scalars; ``true`` never equals ``1``."""
+    if isinstance(expected, bool) or isinstance(got, bool):
+        return type(expected) is type(got) and expected == got
+    if isinstance(expected, (int, float)) and isinstance(got, (int, float)):
+        return expected == got
+    return type(expected) is type(got) and expected == got
+
+
+def diff(expected: Any, got: Any, path: str = "") -> Iterator[tuple[str, Any, Any]]:
+    """Every difference between two JSON values, as ``(path, expected,
+    got)``, recursing into objects and arrays; a field present on one side
+    only gives :data:`MISSING` on the other. Paths look like
+    ``blocks[1].verification[0].draw.u``."""
+    if isinstance(expected, Mapping) and isinstance(got, Mapping):
+        for key in list(expected) + [k for k in got if k not in expected]:
+            sub = f"{path}.{key}" if path else str(key)
+            if key in expected and key in got:
+                yield from diff(expected[key], got[key], sub)
+            else:
+                yield sub, expected.get(key, MISSING), got.get(key, MISSING)
+    elif isinstance(expected, list) and isinstance(got, list):
+        for i in range(max(len(expected), len(got))):
+            sub = f"{path}[{i}]"
+            if i < len(expected) and i < len(got):
+                yield from diff(expected[i], got[i], sub)
+            else:
+                yield sub, expected[i] if i < len(expected) else MISSING, got[i] if i < len(got) else MISSING
+    elif not same(expected, got):
+        yield path, expected, got
+
+
+# ---------------------------------------------------------------- report
+
+
+def _show(value: Any) -> str:
+    if value is MISSING:
+        return "<missing>"
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """One field where the service disagrees with the saved trace:
+    ``block`` (index, or ``None`` for a trace-level field), ``path`` (e.g.
+    ``blocks[1].verification[0].draw.u``), ``expected`` (the saved value)
+    and ``got`` (the service's); either may be :data:`MISSING`."""
+
+    block: Optional[int]
+    path: str
+    expected: Any
+    got: Any
+
+    def __str__(self) -> str:
+        return f"{self.path}: expected {_show(self.expected)}, got {_show(self.got)}"
+
+    def to_dict(self) -> dict:
+        """JSON form; a missing side is the string ``"<missing>"``."""
+        def j(v: Any) -> Any:
+            return "<missing>" if v is MISSING else v
+        return {"block": self.block, "path": self.path, "expected": j(self.expected), "got": j(self.got)}
+
+
+@dataclass(frozen=True)
+class ReplayReport:
+    """The result of :func:`replay`: ``blocks`` replayed and every
+    :class:`Divergence` in trace order; ``ok`` when there is none."""
+
+    blocks: int
+    divergences: tuple[Divergence, ...] = field(default_factory=tuple)
+
+    @property
+    def ok(self) -> bool:
+        """True when every field of every block matches."""
+        return not self.divergences
+
+    def to_dict(self) -> dict:
+        """``{"ok", "blocks", "divergences": [...]}``."""
+        return {"ok": self.ok, "blocks": self.blocks, "divergences": [d.to_dict() for d in self.divergences]}
+
+    def __str__(self) -> str:
+        noun = "block" if self.blocks == 1 else "blocks"
+        if self.ok:
+            return f"replay: {self.blocks} {noun} replayed, every field matches the service"
+        n = len(self.divergences)
+        lines = [f"replay: {self.blocks} {noun} replayed, {n} divergence{'s' if n != 1 else ''}"]
+        lines += [f"  {d}" for d in self.divergences]
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- replay
+
+
+def replay(client: "Client", trace: Union[Trace, Mapping]) -> ReplayReport:
+    """Replay a saved trace against the service (see the module docstring).
+
+    ``trace``: a :class:`Trace` or its JSON form. Returns a
+    :class:`ReplayReport`. A block the service refuses (its saved starting
+    state is invalid, HTTP 422, or the session was already done, HTTP 409)
+    is reported as a divergence at ``blocks[i]``. Raises
+    :class:`TraceFormatError` for a document that is not a trace, and the
+    client's connection errors.
+    """
+    data = trace_from(trace).to_dict()
+    config = data["config"]
+    saved_blocks = data["blocks"]
+    found: list[Divergence] = []
+    running = {name: 0 for name in COUNTER_NAMES}    # saved counters of the blocks before
+    totals = {name: 0 for name in COUNTER_NAMES}     # the service's counters, summed
+    output: list = []
+    position: Any = 0
+    done: Any = None
+    echoed_config: Any = None
+
+    def note(block: Optional[int], differences) -> None:
+        found.extend(Divergence(block, p, e, g) for p, e, g in differences)
+
+    for i, saved in enumerate(saved_blocks):
+        where = f"blocks[{i}]"
+        if not isinstance(saved, Mapping):
+            note(i, [(where, saved, "<not replayed: not a block object>")])
+            continue
+        # the chain: block 0 starts at the empty session, each later block
+        # where the service's previous block ended
+        note(i, _chain(where, saved, output, position))
+        state = {"config": config, "committed": saved.get("prefix", []), "position": saved.get("position", 0),
+                 "counters": dict(running)}
+        steps = (saved.get("proposal") or {}).get("steps") or []
+        supplied = any(isinstance(s, Mapping) and s.get("drafted") is False for s in steps)
+        try:
+            if supplied:
+                result = client.verify(state, list(saved["proposal"].get("tokens", [])))
+            else:
+                result = client.step(state)
+        except (InvalidInput, SessionDone) as error:
+            note(i, [(where, "a block from this starting state", f"HTTP {error.status}: {error.detail}")])
+            got = dict(saved)  # carry on from the saved block, so the refusal is reported once
+        else:
+            got = result.block.to_dict()
+            note(i, diff(saved, got, where))
+            if echoed_config is None:
+                echoed_config = result.state.to_dict().get("config")
+        _add(running, saved.get("counters"))
+        _add(totals, got.get("counters"))
+        committed = got.get("committed")
+        output = output + (list(committed) if isinstance(committed, list) else [])
+        position = got.get("next_position")
+        done = got.get("done")
+
+    if echoed_config is not None:
+        note(None, diff(config, echoed_config, "config"))
+    note(None, diff(data["output"], output, "output"))
+    note(None, diff(data["counters"], totals, "counters"))
+    note(None, diff(data["position"], position, "position"))
+    note(None, diff(data["done"], done, "done"))
+    return ReplayReport(len(saved_blocks), tuple(found))
+
+
+def _chain(where: str, saved: Mapping, output: list, position: Any):
+    yield from diff(saved.get("prefix", MISSING), output, f"{where}.prefix")
+    yield from diff(saved.get("position", MISSING), position, f"{where}.position")
+
+
+def _add(total: dict, counters: Any) -> None:
+    if isinstance(counters, Mapping):
+        for name in total:
+            value = counters.get(name, 0)
+            if isinstance(value, int) and not isinstance(value, bool):
+                total[name] += value

@@ -1,0 +1,437 @@
+"""Typed views of what the specdec service sends (SPEC sections 2-8).
+
+Every class is a frozen dataclass whose fields carry the JSON keys' names
+and values (token labels as ``str``, probabilities as ``float``, lists as
+tuples). Each keeps the JSON object it was read from: ``to_dict()`` returns
+exactly what the server sent (a deep copy), so nothing is lost, not even a
+key this version of the SDK does not know. An object built by hand (no
+``raw``) serialises its fields instead.
+
+``from_dict`` raises ``KeyError``, ``TypeError`` or ``ValueError`` for a
+malformed object; :class:`~specdec_client.client.Client` turns those into
+:class:`~specdec_client.errors.InvalidResponse`.
+
+The SDK has no decoding logic: these classes only hold what the service
+computed. The field meanings are the SPEC's and ``docs/trace-format.md``'s.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field, fields
+from typing import Any, Iterator, Mapping, Optional, Sequence, Union
+
+TRACE_FORMAT = "specdec-trace/1"
+"""The trace format this SDK reads and writes."""
+
+COUNTER_NAMES = (
+    "target_passes", "draft_steps", "accepted", "rejected", "discarded", "bonus_tokens", "committed", "draws",
+)
+"""The work counters of SPEC section 7, in order."""
+
+CONFIG_KEYS = ("target", "draft", "mode", "width", "seed", "limit", "eos")
+"""The session settings of SPEC section 8."""
+
+ModelRef = Union[str, Mapping[str, Any]]
+"""A model in a config: a built-in name (``"toy"``, ``"aligned"``,
+``"biased"``) or a custom table ``{"vocab", "start", "next"}``."""
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Record):
+        return value.to_dict()
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def _tuple(value: Any) -> tuple:
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"expected a list, got {type(value).__name__}")
+    return tuple(value)
+
+
+def _floats(value: Any) -> tuple[float, ...]:
+    return tuple(float(x) for x in _tuple(value))
+
+
+def _opt(cls, value: Any):
+    return None if value is None else cls.from_dict(value)
+
+
+@dataclass(frozen=True)
+class Record:
+    """Base of every typed result: ``raw`` is the JSON object it came from."""
+
+    raw: Optional[dict] = field(default=None, kw_only=True, repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        """The JSON object: what the server sent (a deep copy), or, for an
+        object built by hand, its fields in JSON form."""
+        if self.raw is not None:
+            return copy.deepcopy(self.raw)
+        return {f.name: _jsonable(getattr(self, f.name)) for f in fields(self) if f.name != "raw"}
+
+
+@dataclass(frozen=True)
+class Draw(Record):
+    """One random draw (SPEC section 2): ``position`` n >= 0, ``u`` in
+    [0, 1), ``hex`` the raw 64-bit value as 16 hex digits."""
+
+    position: int
+    u: float
+    hex: str
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Draw":
+        return cls(int(d["position"]), float(d["u"]), str(d["hex"]), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class DraftStep(Record):
+    """One proposal of a block (SPEC section 4.1): its 1-based ``index``,
+    ``context`` (last committed-or-proposed token, ``None`` at the empty
+    prefix), draft row ``q``, ``draw`` (``None`` when greedy), ``token``, and
+    ``drafted``: whether the draft's own rule gives that token (``False``
+    for a token the caller supplied that the draft would not have drawn)."""
+
+    index: int
+    context: Optional[str]
+    q: tuple[float, ...]
+    draw: Optional[Draw]
+    token: str
+    drafted: bool
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "DraftStep":
+        return cls(int(d["index"]), d["context"], _floats(d["q"]), _opt(Draw, d["draw"]), str(d["token"]),
+                   bool(d["drafted"]), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class Proposal(Record):
+    """The uncommitted proposal of a block: ``tokens`` (labels) and one
+    :class:`DraftStep` per token (SPEC section 4.1)."""
+
+    tokens: tuple[str, ...]
+    steps: tuple[DraftStep, ...]
+
+    @property
+    def drafted(self) -> bool:
+        """True when every token is what the draft itself drew (no
+        caller-supplied token)."""
+        return all(s.drafted for s in self.steps)
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Proposal":
+        return cls(_tuple(d["tokens"]), tuple(DraftStep.from_dict(s) for s in _tuple(d["steps"])), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class VerificationStep(Record):
+    """The target's check of one proposal (SPEC section 4.2): rows ``p``
+    and ``q`` for the ``context``, ``p_token``/``q_token`` the token's
+    probabilities, ``ratio`` the acceptance ratio p/q (``None`` when
+    greedy), ``draw`` (``None`` when greedy) and ``accepted``."""
+
+    index: int
+    context: Optional[str]
+    token: str
+    p: tuple[float, ...]
+    q: tuple[float, ...]
+    p_token: float
+    q_token: float
+    ratio: Optional[float]
+    draw: Optional[Draw]
+    accepted: bool
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "VerificationStep":
+        ratio = d["ratio"]
+        return cls(int(d["index"]), d["context"], str(d["token"]), _floats(d["p"]), _floats(d["q"]),
+                   float(d["p_token"]), float(d["q_token"]), None if ratio is None else float(ratio),
+                   _opt(Draw, d["draw"]), bool(d["accepted"]), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class Correction(Record):
+    """What replaces the first rejected proposal (SPEC section 4.3): the
+    residual / correction ``distribution`` max(p - q, 0) normalised (the
+    target row itself when greedy), its ``draw`` and ``token``."""
+
+    index: int
+    context: Optional[str]
+    distribution: tuple[float, ...]
+    draw: Optional[Draw]
+    token: str
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Correction":
+        return cls(int(d["index"]), d["context"], _floats(d["distribution"]), _opt(Draw, d["draw"]),
+                   str(d["token"]), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class TargetSample(Record):
+    """A token taken from the target row ``p`` after ``context``: the bonus
+    token of SPEC section 4.4, or the token of an autoregressive block
+    (section 5). ``draw`` is ``None`` when greedy."""
+
+    context: Optional[str]
+    p: tuple[float, ...]
+    draw: Optional[Draw]
+    token: str
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "TargetSample":
+        return cls(d["context"], _floats(d["p"]), _opt(Draw, d["draw"]), str(d["token"]), raw=dict(d))
+
+
+Bonus = TargetSample
+"""The bonus token record (SPEC section 4.4)."""
+
+
+@dataclass(frozen=True)
+class Counters(Record):
+    """The work counters of SPEC section 7 (algorithmic counts, not time)."""
+
+    target_passes: int = 0
+    draft_steps: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    discarded: int = 0
+    bonus_tokens: int = 0
+    committed: int = 0
+    draws: int = 0
+
+    def __add__(self, other: "Counters") -> "Counters":
+        """Field-wise sum (a session's totals are the sum of its blocks')."""
+        return Counters(*(getattr(self, n) + getattr(other, n) for n in COUNTER_NAMES))
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Counters":
+        return cls(**{n: int(d.get(n, 0)) for n in COUNTER_NAMES}, raw=dict(d))
+
+
+@dataclass(frozen=True)
+class Block(Record):
+    """One block, as the service recorded it (``docs/trace-format.md``).
+
+    ``mode``; ``prefix`` committed before the block; ``position`` its first
+    draw; ``proposal``; ``verification`` (one step per proposal checked);
+    ``correction`` (after a rejection) or ``None``; ``discarded`` proposals;
+    ``bonus`` or ``None`` with ``no_bonus`` saying why (``"rejection"``,
+    ``"limit"``, ``"eos"``); ``sample`` (autoregressive only); ``committed``
+    tokens; the block's own ``counters``; ``next_position``; ``done``
+    (``None``, ``"limit"`` or ``"eos"``: whether the session ended here).
+    """
+
+    mode: str
+    prefix: tuple[str, ...]
+    position: int
+    proposal: Proposal
+    verification: tuple[VerificationStep, ...]
+    correction: Optional[Correction]
+    discarded: tuple[str, ...]
+    bonus: Optional[TargetSample]
+    no_bonus: Optional[str]
+    sample: Optional[TargetSample]
+    committed: tuple[str, ...]
+    counters: Counters
+    next_position: int
+    done: Optional[str]
+
+    @property
+    def rejected(self) -> Optional[VerificationStep]:
+        """The rejected verification step, if any."""
+        return next((v for v in self.verification if not v.accepted), None)
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Block":
+        return cls(
+            str(d["mode"]), _tuple(d["prefix"]), int(d["position"]), Proposal.from_dict(d["proposal"]),
+            tuple(VerificationStep.from_dict(v) for v in _tuple(d["verification"])),
+            _opt(Correction, d.get("correction")), _tuple(d["discarded"]), _opt(TargetSample, d.get("bonus")),
+            d.get("no_bonus"), _opt(TargetSample, d.get("sample")), _tuple(d["committed"]),
+            Counters.from_dict(d["counters"]), int(d["next_position"]), d.get("done"), raw=dict(d),
+        )
+
+
+@dataclass(frozen=True)
+class Config(Record):
+    """Session settings (SPEC section 8). ``draft`` and ``seed`` are
+    required; the others default as the service does. ``target``/``draft``
+    are built-in names or custom tables; ``mode`` ``"speculative"``,
+    ``"greedy"`` or ``"autoregressive"``; ``width`` 1-16; ``seed``
+    0..2^53-1; ``limit`` 1-256; ``eos`` a token label or ``None``. The
+    service validates them (HTTP 422 names each bad field)."""
+
+    draft: ModelRef
+    seed: int
+    target: ModelRef = "toy"
+    mode: str = "speculative"
+    width: int = 3
+    limit: int = 8
+    eos: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Config":
+        unknown = set(d) - set(CONFIG_KEYS)
+        if unknown:
+            raise ValueError(f"unknown settings {sorted(unknown)}: the settings are {', '.join(CONFIG_KEYS)}")
+        return cls(**dict(d), raw=dict(d))
+
+    def to_dict(self) -> dict:
+        """What was sent/received, or every setting in SPEC section 8 order."""
+        if self.raw is not None:
+            return copy.deepcopy(self.raw)
+        return {k: _jsonable(getattr(self, k)) for k in CONFIG_KEYS}
+
+    def replace(self, **changes: Any) -> "Config":
+        """A new config with ``changes`` (unknown names raise ``TypeError``)."""
+        unknown = set(changes) - set(CONFIG_KEYS)
+        if unknown:
+            raise TypeError(f"unknown settings {sorted(unknown)}: the settings are {', '.join(CONFIG_KEYS)}")
+        values = {k: getattr(self, k) for k in CONFIG_KEYS}
+        values.update(changes)
+        return Config(**values)
+
+    def vocab(self) -> Optional[tuple[str, ...]]:
+        """The vocabulary when the target is a custom table, else ``None``
+        (a built-in's vocabulary comes from ``GET /v1/models``)."""
+        target = self.target
+        if isinstance(target, Mapping) and isinstance(target.get("vocab"), list):
+            return tuple(target["vocab"])
+        return None
+
+
+@dataclass(frozen=True)
+class State(Record):
+    """A session between blocks: ``config``, ``committed`` labels,
+    ``position`` of the next unused draw, cumulative ``counters``. The
+    service is stateless: this is what a caller sends for the next block."""
+
+    config: Config
+    committed: tuple[str, ...] = ()
+    position: int = 0
+    counters: Counters = field(default_factory=Counters)
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "State":
+        return cls(Config.from_dict(d["config"]), _tuple(d.get("committed", [])), int(d.get("position", 0)),
+                   Counters.from_dict(d.get("counters", {})), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class StepResult(Record):
+    """The answer of ``POST /v1/step`` and ``/v1/verify``: the committed
+    ``block``, the next ``state`` and ``done`` (``None``, ``"limit"`` or
+    ``"eos"``)."""
+
+    block: Block
+    state: State
+    done: Optional[str]
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "StepResult":
+        return cls(Block.from_dict(d["block"]), State.from_dict(d["state"]), d.get("done"), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class Trace(Record):
+    """A whole session (format ``specdec-trace/1``): ``config`` (the
+    settings, defaults filled in), ``blocks``, the ``output``, the total
+    ``counters``, the final ``position`` and ``done``."""
+
+    config: Config
+    blocks: tuple[Block, ...]
+    output: tuple[str, ...]
+    counters: Counters
+    position: int
+    done: Optional[str]
+    format: str = TRACE_FORMAT
+
+    def __iter__(self) -> Iterator[Block]:
+        return iter(self.blocks)
+
+    def __len__(self) -> int:
+        return len(self.blocks)
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Trace":
+        if d.get("format") != TRACE_FORMAT:
+            raise ValueError(f"format is {d.get('format')!r}, not {TRACE_FORMAT!r}")
+        return cls(Config.from_dict(d["config"]), tuple(Block.from_dict(b) for b in _tuple(d["blocks"])),
+                   _tuple(d["output"]), Counters.from_dict(d["counters"]), int(d["position"]), d.get("done"),
+                   format=d["format"], raw=dict(d))
+
+    def to_dict(self) -> dict:
+        """The trace JSON, keys in the format's order."""
+        if self.raw is not None:
+            return copy.deepcopy(self.raw)
+        return {"format": self.format, "config": self.config.to_dict(),
+                "blocks": [b.to_dict() for b in self.blocks], "output": list(self.output),
+                "counters": self.counters.to_dict(), "position": self.position, "done": self.done}
+
+
+@dataclass(frozen=True)
+class Health(Record):
+    """``GET /health``: ``status`` (``"ok"``) and the service ``version``."""
+
+    status: str
+    version: Optional[str]
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Health":
+        return cls(str(d["status"]), d.get("version"), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class ModelInfo(Record):
+    """A built-in model (``GET /v1/models``): ``name``, ``role``
+    (``"target"``/``"draft"``), ``vocab``, ``start`` row and ``next`` rows
+    by token (SPEC section 1)."""
+
+    name: str
+    role: str
+    vocab: tuple[str, ...]
+    start: tuple[float, ...]
+    next: Mapping[str, tuple[float, ...]]
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "ModelInfo":
+        rows = d["next"]
+        if not isinstance(rows, Mapping):
+            raise TypeError("next must be an object of rows")
+        return cls(str(d["name"]), str(d["role"]), _tuple(d["vocab"]), _floats(d["start"]),
+                   {k: _floats(v) for k, v in rows.items()}, raw=dict(d))
+
+
+def as_config(config: Union[Config, Mapping, None] = None, **settings: Any) -> Config:
+    """A :class:`Config` from a Config, a JSON-shaped mapping and/or keyword
+    settings (keywords win). Raises ``TypeError`` for unknown settings or a
+    missing ``draft``/``seed``."""
+    values: dict = {}
+    if isinstance(config, Config):
+        values.update({k: getattr(config, k) for k in CONFIG_KEYS})
+    elif config is not None:
+        values.update(dict(config))
+    values.update(settings)
+    unknown = set(values) - set(CONFIG_KEYS)
+    if unknown:
+        raise TypeError(f"unknown settings {sorted(unknown)}: the settings are {', '.join(CONFIG_KEYS)}")
+    missing = [k for k in ("draft", "seed") if k not in values]
+    if missing:
+        raise TypeError(f"missing required settings: {', '.join(missing)}")
+    return Config(**values)
+
+
+def tokens_of(proposal: Union[Proposal, Sequence[str]]) -> list[str]:
+    """A proposal's token labels, from a :class:`Proposal` or a list."""
+    if isinstance(proposal, Proposal):
+        return list(proposal.tokens)
+    if isinstance(proposal, str):
+        raise TypeError("a proposal is a list of token labels, not one string")
+    return list(proposal)
