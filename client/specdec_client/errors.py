@@ -78,8 +78,9 @@ class APIError(SpecdecError):
         head = f"HTTP {self.status} {self.title}"
         if self.detail:
             head += f": {self.detail}"
-        if self.errors:
-            head += " [" + "; ".join(str(e) for e in self.errors) + "]"
+        unsaid = [str(e) for e in self.errors if str(e) not in (self.detail or "")]
+        if unsaid:  # the service's detail usually names the fields already
+            head += " [" + "; ".join(unsaid) + "]"
         if self.url:
             head += f" ({self._where()})"
         return head

@@ -11,8 +11,9 @@ compares every field of every block with the saved one:
   when the proposal was supplied by a caller (a step with ``"drafted":
   false``);
 - the returned block is compared with the saved block field by field, and
-  each block's ``prefix``/``position`` with where the service's previous
-  block ended, so a chain of blocks that does not join up is reported too;
+  each block's ``prefix``/``position`` with where the saved block before it
+  ended (its prefix + committed, its ``next_position``; the empty prefix and
+  0 for the first), so blocks that do not join up are reported too;
 - the trace's ``config`` is compared with the config the service echoes,
   and ``output``, ``counters``, ``position`` and ``done`` with the service's
   blocks (their committed tokens joined, their counters summed, the last
@@ -222,8 +223,10 @@ def replay(client: "Client", trace: Union[Trace, Mapping]) -> ReplayReport:
     found: list[Divergence] = []
     running = {name: 0 for name in COUNTER_NAMES}    # saved counters of the blocks before
     totals = {name: 0 for name in COUNTER_NAMES}     # the service's counters, summed
-    output: list = []
+    output: list = []                                # the service's committed tokens, joined
     position: Any = 0
+    start_prefix: list = []                          # where the saved block before ended
+    start_position: Any = 0
     done: Any = None
     echoed_config: Any = None
 
@@ -236,8 +239,8 @@ def replay(client: "Client", trace: Union[Trace, Mapping]) -> ReplayReport:
             note(i, [(where, saved, "<not replayed: not a block object>")])
             continue
         # the chain: block 0 starts at the empty session, each later block
-        # where the service's previous block ended
-        note(i, _chain(where, saved, output, position))
+        # where the saved block before it ended
+        note(i, _chain(where, saved, start_prefix, start_position))
         state = {"config": config, "committed": saved.get("prefix", []), "position": saved.get("position", 0),
                  "counters": dict(running)}
         steps = (saved.get("proposal") or {}).get("steps") or []
@@ -257,8 +260,9 @@ def replay(client: "Client", trace: Union[Trace, Mapping]) -> ReplayReport:
                 echoed_config = result.state.to_dict().get("config")
         _add(running, saved.get("counters"))
         _add(totals, got.get("counters"))
-        committed = got.get("committed")
-        output = output + (list(committed) if isinstance(committed, list) else [])
+        start_prefix = _list(saved.get("prefix")) + _list(saved.get("committed"))
+        start_position = saved.get("next_position")
+        output = output + _list(got.get("committed"))
         position = got.get("next_position")
         done = got.get("done")
 
@@ -271,9 +275,13 @@ def replay(client: "Client", trace: Union[Trace, Mapping]) -> ReplayReport:
     return ReplayReport(len(saved_blocks), tuple(found))
 
 
-def _chain(where: str, saved: Mapping, output: list, position: Any):
-    yield from diff(saved.get("prefix", MISSING), output, f"{where}.prefix")
+def _chain(where: str, saved: Mapping, prefix: list, position: Any):
+    yield from diff(saved.get("prefix", MISSING), prefix, f"{where}.prefix")
     yield from diff(saved.get("position", MISSING), position, f"{where}.position")
+
+
+def _list(value: Any) -> list:
+    return list(value) if isinstance(value, list) else []
 
 
 def _add(total: dict, counters: Any) -> None:

@@ -1,0 +1,196 @@
+"""specdec_client.traces: load/save, the diff, and replay against the real
+routes (``responses`` forwarding to the real Flask app)."""
+
+import copy
+import io
+import json
+
+import pytest
+
+from specdec_client import MISSING, Divergence, TraceFormatError, diff, load_trace, save_trace
+from specdec_client.traces import same
+
+from .service_backend import calls_to, run_body
+
+BIASED1 = {"draft": "biased", "seed": 1}
+
+
+def saved(**config):
+    return run_body(config or BIASED1)
+
+
+# ---------------------------------------------------------------- files
+
+
+def test_save_then_load_round_trips(tmp_path):
+    body = saved()
+    save_trace(body, tmp_path / "t.json")
+    trace = load_trace(tmp_path / "t.json")
+    assert trace.to_dict() == body
+    buffer = io.StringIO()
+    save_trace(trace, buffer)
+    assert json.loads(buffer.getvalue()) == body
+    assert load_trace(io.StringIO(buffer.getvalue())).to_dict() == body
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", "not JSON"),
+    ("[1, 2]", "a trace is a JSON object, not list"),
+    ('{"format": "specdec-trace/1"}', "missing config, blocks, output, counters, position, done"),
+])
+def test_unreadable_traces(tmp_path, text, message):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(TraceFormatError, match=message):
+        load_trace(path)
+
+
+def test_a_trace_of_another_format(tmp_path):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({**saved(), "format": "specdec-trace/0"}))
+    with pytest.raises(TraceFormatError, match="specdec-trace/1"):
+        load_trace(path)
+
+
+def test_a_missing_file_is_an_os_error(tmp_path):
+    with pytest.raises(OSError):
+        load_trace(tmp_path / "nope.json")
+
+
+# ---------------------------------------------------------------- diff
+
+
+def test_diff_paths_and_missing_fields():
+    expected = {"a": 1, "b": [1, {"u": 0.5}], "c": True, "gone": 1}
+    got = {"a": 1, "b": [1, {"u": 0.25}, 3], "c": 1, "new": None}
+    assert list(diff(expected, got, "t")) == [
+        ("t.b[1].u", 0.5, 0.25), ("t.b[2]", MISSING, 3), ("t.c", True, 1), ("t.gone", 1, MISSING),
+        ("t.new", MISSING, None),
+    ]
+    assert list(diff(expected, copy.deepcopy(expected))) == []
+
+
+def test_same_is_exact_and_type_aware():
+    assert same(1, 1.0) and same(None, None) and same("A", "A")
+    assert not same(True, 1) and not same(0, False) and not same(0.1 + 0.2, 0.3) and not same("1", 1)
+
+
+def test_divergence_text_and_json():
+    d = Divergence(0, "blocks[0].bonus", MISSING, {"token": "B"})
+    assert str(d) == 'blocks[0].bonus: expected <missing>, got {"token": "B"}'
+    assert d.to_dict() == {"block": 0, "path": "blocks[0].bonus", "expected": "<missing>", "got": {"token": "B"}}
+
+
+# ---------------------------------------------------------------- replay
+
+
+def test_replay_of_an_untouched_trace_matches(service, client):
+    report = client.replay(saved())
+    assert report.ok and report.blocks == 4 and report.divergences == ()
+    assert str(report) == "replay: 4 blocks replayed, every field matches the service"
+    steps = calls_to(service, "/v1/step")
+    assert len(steps) == 4
+    # each block is replayed from its own saved starting point
+    sent = [json.loads(c.request.body) for c in steps]
+    assert [(s["committed"], s["position"]) for s in sent] == [
+        ([], 0), (["A", "C"], 6), (["A", "C", "B", "A", "B"], 13), (["A", "C", "B", "A", "B", "A", "B"], 19)]
+    assert sent[1]["counters"] == saved()["blocks"][0]["counters"]
+
+
+@pytest.mark.parametrize("config", [{"draft": "aligned", "seed": 7, "width": 4, "limit": 12},
+                                    {"draft": "biased", "seed": 3, "mode": "greedy"},
+                                    {"draft": "biased", "seed": 3, "mode": "autoregressive", "limit": 3}])
+def test_replay_matches_in_every_mode(service, client, config):
+    assert client.replay(saved(**config)).ok
+
+
+def test_an_altered_draw_is_reported_exactly(service, client):
+    trace = saved()
+    trace["blocks"][0]["verification"][1]["draw"]["u"] = 0.1
+    report = client.replay(trace)
+    assert [(d.block, d.path, d.expected, d.got) for d in report.divergences] == [
+        (0, "blocks[0].verification[1].draw.u", 0.1, 0.44426470082635805)]
+
+
+def test_an_altered_decision_is_reported_exactly(service, client):
+    trace = saved()
+    trace["blocks"][1]["verification"][2]["accepted"] = True
+    report = client.replay(trace)
+    assert [(d.block, d.path, d.expected, d.got) for d in report.divergences] == [
+        (1, "blocks[1].verification[2].accepted", True, False)]
+    assert str(report).splitlines() == [
+        "replay: 4 blocks replayed, 1 divergence",
+        "  blocks[1].verification[2].accepted: expected true, got false"]
+
+
+def test_a_dropped_bonus_and_the_totals(service, client):
+    trace = saved(draft="aligned", seed=1)  # every block ends with a bonus
+    block = trace["blocks"][0]
+    bonus = block["bonus"]
+    block["bonus"], block["no_bonus"] = None, "limit"
+    paths = [d.path for d in client.replay(trace).divergences]
+    assert paths == ["blocks[0].bonus", "blocks[0].no_bonus"]
+    assert client.replay(saved(draft="aligned", seed=1)).ok and bonus is not None
+
+
+def test_altered_totals_are_reported(service, client):
+    trace = saved()
+    trace["output"][-1] = "C"
+    trace["counters"]["draws"] += 1
+    trace["done"] = None
+    report = client.replay(trace)
+    assert [(d.block, d.path) for d in report.divergences] == [
+        (None, "output[7]"), (None, "counters.draws"), (None, "done")]
+
+
+def test_blocks_that_do_not_join_up(service, client):
+    trace = saved()
+    trace["blocks"][2]["position"] = 12
+    report = client.replay(trace)
+    assert [(d.path, d.expected, d.got) for d in report.divergences][0] == ("blocks[2].position", 12, 13)
+    # replayed from the altered position, the block's draws differ too (and with them the output)
+    assert {d.block for d in report.divergences} == {2, None}
+    assert [d.path for d in report.divergences if d.block is None] == ["output[6]"]
+    assert "blocks[2].proposal.steps[0].draw.u" in [d.path for d in report.divergences]
+
+
+def test_a_missing_block_is_reported(service, client):
+    trace = saved()
+    del trace["blocks"][3]
+    report = client.replay(trace)
+    assert [(d.path, d.expected) for d in report.divergences] == [
+        ("output[7]", "B"), ("counters.target_passes", 4),
+        ("counters.draft_steps", 10), ("counters.accepted", 5), ("counters.committed", 8),
+        ("counters.draws", 21), ("position", 21), ("done", "limit")]
+
+
+def test_a_block_the_service_refuses(service, client):
+    trace = saved()
+    extra = copy.deepcopy(trace["blocks"][-1])  # a block after the end: 409
+    extra["prefix"], extra["position"] = trace["output"], trace["position"]
+    trace["blocks"].append(extra)
+    report = client.replay(trace)
+    first = report.divergences[0]
+    assert (first.block, first.path, first.expected) == (4, "blocks[4]", "a block from this starting state")
+    assert first.got.startswith("HTTP 409: the session is done")
+    assert [d.path for d in report.divergences[1:]] == ["output[8]", "counters.target_passes",
+                                                        "counters.draft_steps", "counters.accepted",
+                                                        "counters.committed", "counters.draws"]
+
+
+def test_a_caller_proposal_is_replayed_with_verify(service, client):
+    s = client.session(draft="biased", seed=1)
+    s.verify(["B", "A"])
+    trace = s.run().to_dict()
+    assert client.replay(trace).ok
+    verified = calls_to(service, "/v1/verify")
+    assert json.loads(verified[-1].request.body)["proposal"] == {"tokens": ["B", "A"]}
+    trace["blocks"][0]["proposal"]["tokens"][1] = "C"
+    paths = [d.path for d in client.replay(trace).divergences]
+    assert "blocks[0].proposal.tokens[1]" not in paths  # the altered tokens were sent, so they echo back
+    assert paths[0].startswith("blocks[0].")
+
+
+def test_replay_refuses_a_non_trace(client):
+    with pytest.raises(TraceFormatError):
+        client.replay({"format": "specdec-trace/1"})
