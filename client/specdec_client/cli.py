@@ -35,7 +35,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from . import __version__
 from .client import DEFAULT_URL, Client
-from .errors import APIError, SpecdecError
+from .errors import APIError, SpecdecError, TraceFormatError
 from .render import Renderer, Style, can_encode, use_color, vocab_of
 from .traces import load_trace, save_trace
 from .types import Config
@@ -68,13 +68,27 @@ def emit_json(data: Any) -> None:
 # ---------------------------------------------------------------- subcommands
 
 
+def model_arg(value: str) -> Any:
+    """A model option: a built-in name, or ``@FILE`` for a custom table
+    ``{"vocab", "start", "next"}`` read from a JSON file. Raises
+    :class:`~specdec_client.errors.TraceFormatError` for a file that is not JSON."""
+    if not value.startswith("@"):
+        return value
+    path = value[1:]
+    with open(path, encoding="utf-8") as f:
+        try:
+            return json.load(f)
+        except ValueError as error:
+            raise TraceFormatError(f"{path}: not JSON ({error})") from None
+
+
 def cmd_run(args: argparse.Namespace, client: Client) -> int:
     """``specdec run``: decode a whole session and print it block by block."""
-    settings = {"draft": args.draft, "seed": args.seed}
+    settings = {"draft": model_arg(args.draft), "seed": args.seed}
     for key in ("target", "mode", "width", "limit", "eos"):
         value = getattr(args, key)
         if value is not None:
-            settings[key] = value
+            settings[key] = model_arg(value) if key == "target" else value
     trace = client.run(Config(**settings))
     if args.save:
         save_trace(trace, args.save)
@@ -175,9 +189,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", parents=[common], help="decode a session and print it block by block",
                          description="Decode a whole session (POST /v1/runs) and print every block.")
-    run.add_argument("--draft", required=True, help="draft model: aligned, biased (or a built-in name)")
+    run.add_argument("--draft", required=True,
+                     help="draft model: aligned, biased, or @FILE.json with a custom table {vocab, start, next}")
     run.add_argument("--seed", required=True, type=_nonnegative, help="seed of the draw stream, 0..2^53-1")
-    run.add_argument("--target", help="target model (default: toy)")
+    run.add_argument("--target", help="target model: toy (default) or @FILE.json with a custom table")
     run.add_argument("--mode", choices=("speculative", "greedy", "autoregressive"),
                      help="decoding procedure (default: speculative)")
     run.add_argument("--width", type=int, help="draft width, proposals per block, 1-16 (default: 3)")

@@ -263,8 +263,8 @@ class Renderer:
     def draws(self, draws: Sequence[Draw]) -> list[str]:
         """A table of draws: position, u (full precision and 4 decimals) and hex."""
         width = max([len("position")] + [len(str(d.position)) for d in draws])
-        lines = [self.style.dim(f"{'position':>{width}}  {'u':<20}  {'hex':<16}")]
-        lines += [f"{d.position:>{width}}  {d.u!r:<20}  {d.hex:<16}" for d in draws]
+        lines = [self.style.dim(f"{'position':>{width}}  {'u':<20}  hex")]
+        lines += [f"{d.position:>{width}}  {d.u!r:<20}  {d.hex}" for d in draws]
         return lines
 
     def models(self, models: Sequence[ModelInfo]) -> list[str]:

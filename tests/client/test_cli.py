@@ -173,3 +173,32 @@ def test_the_package_imports_without_flask_or_the_service():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "usage: specdec" in result.stdout and "replay" in result.stdout
+
+
+CUSTOM_TARGET = {"vocab": ["the", "cat", "sat", "<eos>"], "start": [0.7, 0.2, 0.1, 0],
+                 "next": {"the": [0, 0.8, 0.1, 0.1], "cat": [0.1, 0, 0.7, 0.2], "sat": [0.3, 0, 0, 0.7],
+                          "<eos>": [0.25, 0.25, 0.25, 0.25]}}
+CUSTOM_DRAFT = {"vocab": ["the", "cat", "sat", "<eos>"], "start": [0.4, 0.3, 0.2, 0.1],
+                "next": {"the": [0.1, 0.5, 0.3, 0.1], "cat": [0.25, 0.25, 0.25, 0.25],
+                         "sat": [0.25, 0.25, 0.25, 0.25], "<eos>": [0.25, 0.25, 0.25, 0.25]}}
+
+
+def test_run_with_custom_models_from_files(service, capsys, tmp_path):
+    (tmp_path / "t.json").write_text(json.dumps(CUSTOM_TARGET))
+    (tmp_path / "d.json").write_text(json.dumps(CUSTOM_DRAFT))
+    status, out, _ = specdec(capsys, "run", "--target", f"@{tmp_path / 't.json'}", "--draft",
+                             f"@{tmp_path / 'd.json'}", "--seed", "3", "--eos", "<eos>", "--limit", "10")
+    assert status == 0
+    # residual after "sat": max(p - q, 0) = (0.05, 0, 0, 0.45) / 0.5 (SPEC section 4.3)
+    assert ("  correction  after sat: the 0.1000  cat 0.0000  sat 0.0000  <eos> 0.9000  u 0.1351 (pos 6) → <eos>"
+            in out.splitlines())
+    assert "Session   done (eos) after 1 block, position 7" in out
+    assert not calls_to(service, "/v1/models")  # a custom vocabulary needs no lookup
+    sent = json.loads(calls_to(service, "/v1/runs")[0].request.body)["config"]
+    assert sent["target"] == CUSTOM_TARGET and sent["draft"] == CUSTOM_DRAFT
+
+
+def test_a_model_file_that_is_not_json(service, capsys, tmp_path):
+    (tmp_path / "bad.json").write_text("{")
+    status, _, err = specdec(capsys, "run", "--draft", f"@{tmp_path / 'bad.json'}", "--seed", "1")
+    assert status == 2 and err.startswith(f"specdec: error: {tmp_path / 'bad.json'}: not JSON")
