@@ -260,21 +260,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     url = getattr(args, "url", None) or os.environ.get("SPECDEC_URL") or DEFAULT_URL
     handler: Callable[[argparse.Namespace, Client], int] = args.handler
     try:
-        with Client(url, timeout=getattr(args, "timeout", 10)) as client:
+        client = Client(url, timeout=getattr(args, "timeout", 10))
+    except ValueError as error:  # e.g. --url localhost:8000
+        return fail(str(error))
+    try:
+        with client:
             return handler(args, client)
     except SpecdecError as error:
-        print(f"specdec: error: {_one_line(error)}", file=sys.stderr)
-        return EXIT_ERROR
-    except ValueError as error:  # e.g. a bad --url
-        print(f"specdec: error: {_one_line(error)}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail(_one_line(error))
     except OSError as error:  # e.g. an unreadable trace file
         where = f"{error.filename}: " if getattr(error, "filename", None) else ""
-        print(f"specdec: error: {where}{error.strerror or error}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail(f"{where}{error.strerror or error}")
     except KeyboardInterrupt:
         print("specdec: interrupted", file=sys.stderr)
         return 130
+    except Exception as error:  # a bug: still one line, unless debugging
+        if os.environ.get("SPECDEC_DEBUG"):
+            raise
+        return fail(f"internal error: {type(error).__name__}: {error} (set SPECDEC_DEBUG=1 for the traceback)")
+
+
+def fail(message: str) -> int:
+    """Print ``specdec: error: message`` on stderr; returns :data:`EXIT_ERROR`."""
+    print(f"specdec: error: {message}", file=sys.stderr)
+    return EXIT_ERROR
 
 
 def entry() -> None:

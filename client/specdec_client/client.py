@@ -34,6 +34,8 @@ from urllib3.util.retry import Retry
 from .errors import (
     APIError, ConnectionFailed, FieldError, InvalidResponse, RequestTimedOut, error_class,
 )
+from .session import Session
+from .traces import ReplayReport, replay
 from .types import (
     Config, Draw, Health, ModelInfo, Proposal, State, StepResult, Trace, as_config, tokens_of,
 )
@@ -51,16 +53,18 @@ StateLike = Union[State, Config, Mapping[str, Any]]
 def make_retry(retries: int, backoff_factor: float) -> Retry:
     """The urllib3 :class:`Retry` policy of a :class:`Client`.
 
-    Up to ``retries`` retries of connection errors and of 502/503/504 answers
-    (``Retry-After`` honoured), for ``GET`` and ``POST`` (idempotent here: see
-    the module docstring), sleeping ``backoff_factor * 2 ** (n - 1)`` seconds
-    before the n-th retry. Read errors and timeouts are not retried. After the
-    last retry the last 5xx answer is returned (and raised as
+    Up to ``retries`` retries of connection errors and of 502/503/504 answers,
+    for ``GET`` and ``POST`` (idempotent here: see the module docstring),
+    sleeping ``backoff_factor * 2 ** (n - 1)`` seconds before the n-th retry
+    (urllib3's rule; urllib3 < 2 skips the first sleep). ``Retry-After`` is
+    not obeyed, so the total wait stays bounded by ``(retries + 1) * timeout``
+    plus the backoff. Read errors and timeouts are not retried. After the last
+    retry the last 5xx answer is returned (and raised as
     :class:`~specdec_client.errors.ServerError` with its problem details).
     """
     options = dict(total=retries, connect=retries, read=0, status=retries, other=0,
                    backoff_factor=backoff_factor, status_forcelist=RETRY_STATUSES,
-                   raise_on_status=False, respect_retry_after_header=True)
+                   raise_on_status=False, respect_retry_after_header=False)
     methods = frozenset({"GET", "POST"})
     try:
         return Retry(allowed_methods=methods, **options)
@@ -232,16 +236,14 @@ class Client:
 
     # ------------------------------------------------------------ conveniences
 
-    def session(self, config: Union[Config, Mapping, None] = None, **settings: Any):
+    def session(self, config: Union[Config, Mapping, None] = None, **settings: Any) -> Session:
         """A client-side :class:`~specdec_client.session.Session` with these
         settings (``draft`` and ``seed`` required), at the empty prefix."""
-        from .session import Session
         return Session(self, as_config(config, **settings))
 
-    def replay(self, trace: Union[Trace, Mapping]):
+    def replay(self, trace: Union[Trace, Mapping]) -> ReplayReport:
         """Re-run every block of a saved trace on the service and compare:
-        see :func:`specdec_client.replay.replay`."""
-        from .traces import replay
+        see :func:`specdec_client.traces.replay`."""
         return replay(self, trace)
 
 

@@ -154,6 +154,25 @@ def test_extensions_are_loaded_when_present(monkeypatch):
     assert cli.main(["hello"]) == 7
 
 
+def test_a_bug_is_still_one_line_unless_debugging(monkeypatch, capsys):
+    import types
+    module = types.ModuleType("specdec_ext_bug")
+
+    def broken(args, client):
+        raise RuntimeError("boom")
+
+    module.add_parser = lambda sub: sub.add_parser("boom").set_defaults(handler=broken)
+    monkeypatch.setitem(sys.modules, "specdec_ext_bug", module)
+    monkeypatch.setattr(cli, "EXTENSIONS", ("specdec_ext_bug",))
+    monkeypatch.delenv("SPECDEC_DEBUG", raising=False)
+    assert cli.main(["boom"]) == 2
+    assert capsys.readouterr().err == (
+        "specdec: error: internal error: RuntimeError: boom (set SPECDEC_DEBUG=1 for the traceback)\n")
+    monkeypatch.setenv("SPECDEC_DEBUG", "1")
+    with pytest.raises(RuntimeError):
+        cli.main(["boom"])
+
+
 def test_the_package_imports_without_flask_or_the_service():
     """The SDK must install and run where neither Flask nor specdec_service
     exists: import every module with both made unimportable."""

@@ -277,6 +277,7 @@ def test_the_retry_policy():
     assert retry.status_forcelist == (502, 503, 504)
     assert {"GET", "POST"} <= set(retry.allowed_methods)
     assert retry.backoff_factor == 0.5 and retry.raise_on_status is False
+    assert retry.respect_retry_after_header is False  # the wait stays bounded
 
 
 # ---------------------------------------------------------------- real sockets
