@@ -28,7 +28,7 @@ from __future__ import annotations
 from importlib import import_module
 from types import ModuleType
 
-API_MODULES = ("meta", "models", "draws", "sessions", "runs")
+API_MODULES = ("meta", "models", "draws", "sessions", "runs", "grading")
 """The API modules, in the order of the OpenAPI document."""
 
 

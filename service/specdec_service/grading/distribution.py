@@ -392,6 +392,7 @@ def expected_acceptance(config: Config) -> Optional[dict]:
             v = np.concatenate([nxt, [0.0]])
         if L + k < limit:
             _land(pi, v @ P, L + k + 1, eos, limit)
+    accepted, drafted = float(accepted), float(drafted)
     return {"accepted": accepted, "draft_steps": drafted, "rate": accepted / drafted if drafted else None}
 
 

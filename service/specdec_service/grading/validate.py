@@ -16,6 +16,8 @@ Errors are :class:`~specdec_service.engine.InvalidInput` with the path of each f
 from __future__ import annotations
 
 import copy
+import math
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -55,10 +57,25 @@ def parse_trace_config(trace: Any) -> Config:
         raise InvalidInput.at((), "must be a trace object (format specdec-trace/1)")
     if "config" not in trace:
         raise InvalidInput.at(("config",), "is required: the trace's session settings")
+    config = trace["config"]
+    if isinstance(config, Mapping):
+        config = {key: _decimals(value) if key in ("target", "draft") else value for key, value in config.items()}
     try:
-        return parse_config(trace["config"])
+        return parse_config(config)
     except InvalidInput as error:
         raise error.prefixed("config") from None
+
+
+def _decimals(value: Any) -> Any:
+    """A custom model with every float as the Decimal of its shortest repr (the same exact
+    value the engine reads from a float), so the engine's bounds on huge numbers apply."""
+    if isinstance(value, float):
+        return Decimal(repr(value)) if math.isfinite(value) else value
+    if isinstance(value, Mapping):
+        return {k: _decimals(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decimals(v) for v in value]
+    return value
 
 
 def validate_trace(trace: Any) -> None:

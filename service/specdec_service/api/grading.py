@@ -1,0 +1,328 @@
+"""``POST /v1/grade`` and ``POST /v1/grade/distribution``: grading student implementations.
+
+Thin HTTP layer over :mod:`specdec_service.grading` (issue 5, ``docs/grading.md``):
+
+- ``POST /v1/grade``: one ``specdec-trace/1`` trace, or ``{"traces": [...]}`` with 1-1000 of
+  them; a report per trace (``passed``, ``score``, ``checks``, ``first_divergence``,
+  ``diagnosis``). A malformed trace (not matching the trace JSON Schema, or an invalid config)
+  is a 422 whose ``errors`` point into the body (``#/traces/<i>/...`` in a batch, where one
+  malformed trace refuses the whole batch).
+- ``POST /v1/grade/distribution``: settings plus sampled outputs or prefix counts (at most
+  10^6 samples), graded against the exact target distribution (chi-square, total variation).
+
+Body size: these routes accept bodies up to :data:`GRADE_MAX_BODY_BYTES` (16 MiB), above the
+service's 256 KiB default, so that 1000 eight-token traces (about 7 MB) fit in one request; a
+larger body is a 413. The grading work of a request is bounded by that size (each trace is at
+most the engine's limits: 256 blocks of width 16).
+
+Numbers: unlike the other routes, the body is parsed with JSON floats as float64, not
+Decimal. A trace echoes its config with every probability as the nearest float64 (the engine
+publishes them so), and the engine reads a float through its shortest repr, so nothing is lost;
+parsing floats lets a correct trace be recognised by one C-level comparison with the reference.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import Blueprint, request
+from marshmallow import fields, validate
+
+from ..engine import MAX_LIMIT, MAX_WIDTH, COUNTER_NAMES
+from ..grading import CHECKS, DEFAULT_ALPHA, MAX_CELLS, MAX_M, MAX_SAMPLES, MAX_TRACES, TOLERANCE
+from ..grading import grade, grade_distribution, grade_many, grading_schema
+from .problems import MALFORMED_JSON, ApiProblem, json_response
+from .schemas import ConfigIn, CountersIn, Label, StrictSchema
+
+GRADE_MAX_BODY_BYTES = 16 * 1024 * 1024
+"""The largest body of the grading routes (16 MiB); larger is a 413 problem."""
+
+blueprint = Blueprint("grading", __name__)
+
+
+# ---------------------------------------------------------------- body
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def read_grading_json() -> Any:
+    """The body as JSON with floats as float64 (see the module docstring).
+
+    Raises :class:`ApiProblem`: 415 (not ``application/json``), 413 (larger than
+    :data:`GRADE_MAX_BODY_BYTES`), 400 (not valid JSON, NaN/Infinity, nested too deeply).
+    """
+    if request.mimetype != "application/json":
+        got = request.mimetype or "no Content-Type"
+        raise ApiProblem(415, f"The body must be JSON with Content-Type application/json, not {got}.")
+    too_large = ApiProblem(413, f"The request body is larger than the grading routes' limit of {GRADE_MAX_BODY_BYTES} bytes.")
+    if request.content_length is not None and request.content_length > GRADE_MAX_BODY_BYTES:
+        raise too_large
+    request.max_content_length = GRADE_MAX_BODY_BYTES  # also bounds a body without Content-Length
+    data = request.get_data(cache=False)
+    if len(data) > GRADE_MAX_BODY_BYTES:
+        raise too_large
+    try:
+        return json.loads(data, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ApiProblem(400, "The JSON body is nested too deeply.", type=MALFORMED_JSON) from None
+    except ValueError as error:
+        raise ApiProblem(400, f"The body is not valid JSON: {error}.", type=MALFORMED_JSON) from None
+
+
+# ---------------------------------------------------------------- views
+
+
+@blueprint.post("/v1/grade")
+def grade_traces():
+    """A trace -> its report; ``{"traces": [...]}`` -> ``{"reports", "summary"}``."""
+    body = read_grading_json()
+    if isinstance(body, dict) and "traces" in body and "format" not in body:
+        unknown = [key for key in body if key != "traces"]
+        if unknown:
+            raise ApiProblem(422, f"Unknown field {unknown[0]!r}: a batch is {{\"traces\": [...]}}.",
+                             type="tag:specdec,2026:problem/invalid-input",
+                             errors=[{"pointer": f"#/{key}", "detail": "unknown field: a batch has only traces"} for key in unknown])
+        return json_response(grade_many(body["traces"]))
+    return json_response(grade(body))
+
+
+@blueprint.post("/v1/grade/distribution")
+def grade_samples():
+    """Samples or prefix counts -> the distribution report."""
+    return json_response(grade_distribution(read_grading_json()))
+
+
+# ---------------------------------------------------------------- schemas (documentation)
+
+
+def trace_components() -> dict:
+    """The grading schema of a submitted trace (:func:`specdec_service.grading.grading_schema`:
+    the trace JSON Schema, relaxed so that wrong values are graded) as OpenAPI components:
+    ``GradeTraceIn`` and one ``GradeTrace_<name>`` per ``$defs`` entry, references rewritten.
+    The service validates submitted traces with exactly this schema (jsonschema)."""
+    schema = grading_schema()
+
+    def rewrite(node):
+        if isinstance(node, dict):
+            return {k: (("#/components/schemas/GradeTrace_" + v.rsplit("/", 1)[1]) if k == "$ref" else rewrite(v))
+                    for k, v in node.items()}
+        if isinstance(node, list):
+            return [rewrite(v) for v in node]
+        return node
+
+    root = {k: rewrite(v) for k, v in schema.items() if k not in ("$schema", "$id", "$defs")}
+    components = {"GradeTraceIn": root}
+    components.update({f"GradeTrace_{name}": rewrite(d) for name, d in schema["$defs"].items()})
+    return components
+
+
+GRADE_BATCH_IN = {
+    "type": "object",
+    "description": f"A batch of 1 to {MAX_TRACES} traces to grade.",
+    "properties": {"traces": {"type": "array", "items": {"$ref": "#/components/schemas/GradeTraceIn"},
+                              "minItems": 1, "maxItems": MAX_TRACES}},
+    "required": ["traces"],
+    "additionalProperties": False,
+}
+
+
+class CheckOut(StrictSchema):
+    """One named check of a grade (partial credit)."""
+
+    name = fields.String(required=True, validate=validate.OneOf(CHECKS))
+    passed = fields.Boolean(required=True)
+    blocks = fields.List(fields.Integer(), required=True, metadata={"description": "The blocks where it fails."})
+    trace = fields.Boolean(required=True, metadata={"description": "Whether it fails on a trace-level field (output, counters, position, done, config)."})
+    first_failure = fields.Nested("FailureOut", required=True, allow_none=True)
+    rule = fields.String(required=True, metadata={"description": "The rule checked and its SPEC section."})
+
+
+class FailureOut(StrictSchema):
+    """Where a check first fails."""
+
+    pointer = fields.String(required=True)
+    detail = fields.String(required=True)
+
+
+class DivergenceOut(StrictSchema):
+    """The first field where a submitted trace differs from the reference."""
+
+    block = fields.Integer(required=True, allow_none=True, metadata={"description": "Index of the block, or null outside the blocks."})
+    path = fields.String(required=True, metadata={"description": "JSON Pointer into the submitted trace."})
+    expected = fields.Raw(required=True, allow_none=True, metadata={"description": "The reference's value (null when absent)."})
+    got = fields.Raw(required=True, allow_none=True, metadata={"description": "The submission's value (null when absent)."})
+    kind = fields.String(required=True, validate=validate.OneOf(["value", "type", "missing", "unexpected"]))
+    check = fields.String(required=True, validate=validate.OneOf(CHECKS))
+    rule = fields.String(required=True, metadata={"description": "The rule broken, with its SPEC section."})
+
+
+class AgreementOut(StrictSchema):
+    blocks = fields.Integer(required=True, metadata={"description": "Blocks that agree in full."})
+    first_divergence = fields.String(required=True, allow_none=True)
+
+
+class DiagnosisOut(StrictSchema):
+    """A catalogued mistake that explains the submission."""
+
+    id = fields.String(required=True)
+    title = fields.String(required=True)
+    rule = fields.String(required=True)
+    hint = fields.String(required=True)
+    exact = fields.Boolean(required=True, metadata={"description": "Whether the mistake reproduces the whole trace."})
+    agreement = fields.Nested(AgreementOut, required=True)
+
+
+class ReferenceOut(StrictSchema):
+    output = fields.List(Label(), required=True)
+    position = fields.Integer(required=True)
+    blocks = fields.Integer(required=True)
+    done = fields.String(required=True)
+
+
+class GradeReportOut(StrictSchema):
+    """The grade of one trace."""
+
+    passed = fields.Boolean(required=True, metadata={"description": "The trace equals the reference (probabilities within tolerance)."})
+    score = fields.Float(required=True, validate=validate.Range(0, 1), metadata={"description": "Share of the checks that hold."})
+    checks = fields.List(fields.Nested(CheckOut), required=True)
+    tolerance = fields.Float(required=True, metadata={"description": "Absolute tolerance of probabilities (1e-9)."})
+    first_divergence = fields.Nested(DivergenceOut, required=True, allow_none=True)
+    diagnosis = fields.List(fields.Nested(DiagnosisOut), required=True)
+    reference = fields.Nested(ReferenceOut, required=True)
+
+
+class SummaryOut(StrictSchema):
+    count = fields.Integer(required=True)
+    passed = fields.Integer(required=True)
+    failed = fields.Integer(required=True)
+    mean_score = fields.Float(required=True)
+
+
+class GradeBatchOut(StrictSchema):
+    """The grades of a batch, in request order."""
+
+    reports = fields.List(fields.Nested(GradeReportOut), required=True)
+    summary = fields.Nested(SummaryOut, required=True)
+
+
+class PrefixCountIn(StrictSchema):
+    prefix = fields.List(Label(), required=True, validate=validate.Length(1, MAX_M))
+    count = fields.Integer(strict=True, required=True, validate=validate.Range(0, MAX_SAMPLES))
+
+
+class AcceptanceCountersIn(CountersIn):
+    """Counters summed over every sample; ``accepted`` and ``draft_steps`` are required."""
+
+
+class DistributionIn(StrictSchema):
+    """Settings and either sampled outputs or prefix counts."""
+
+    config = fields.Nested(ConfigIn, required=True)
+    m = fields.Integer(strict=True, required=True, validate=validate.Range(1, MAX_M),
+                       metadata={"description": "Length of the output prefixes compared."})
+    samples = fields.List(fields.List(Label(), validate=validate.Length(1, MAX_LIMIT + 1)), validate=validate.Length(1, MAX_SAMPLES),
+                          metadata={"description": "Sampled outputs (each at least m tokens, unless it ends in EOS or the limit is below m)."})
+    counts = fields.List(fields.Nested(PrefixCountIn), validate=validate.Length(1, MAX_CELLS),
+                         metadata={"description": "Counts of output prefixes of length min(m, limit) (shorter when ending in EOS)."})
+    counters = fields.Nested(AcceptanceCountersIn, allow_none=True)
+    alpha = fields.Float(load_default=DEFAULT_ALPHA, validate=validate.Range(0, 1, min_inclusive=False, max_inclusive=False))
+
+
+class CellOut(StrictSchema):
+    prefix = fields.List(Label(), required=True)
+    observed = fields.Integer(required=True)
+    expected = fields.Float(required=True)
+    observed_share = fields.Float(required=True)
+    expected_share = fields.Float(required=True)
+    residual = fields.Float(required=True, metadata={"description": "(observed - expected) / sqrt(expected)."})
+
+
+class ImpossibleOut(StrictSchema):
+    prefix = fields.List(Label(), required=True)
+    observed = fields.Integer(required=True)
+
+
+class AcceptanceOut(StrictSchema):
+    accepted = fields.Integer(required=True)
+    draft_steps = fields.Integer(required=True)
+    observed_rate = fields.Float(required=True, allow_none=True)
+    expected_rate = fields.Float(required=True, allow_none=True, metadata={"description": "E[accepted] / E[draft_steps] of a session."})
+    first_position_rate = fields.Float(required=True, allow_none=True, metadata={"description": "sum_x min(p(x), q(x)) at the empty prefix."})
+
+
+class DistributionOut(StrictSchema):
+    """The distribution-level grade."""
+
+    passed = fields.Boolean(required=True)
+    m = fields.Integer(required=True)
+    length = fields.Integer(required=True, metadata={"description": "min(m, limit): the length of the cells."})
+    samples = fields.Integer(required=True)
+    test = fields.String(required=True)
+    statistic = fields.Float(required=True)
+    dof = fields.Integer(required=True)
+    p_value = fields.Float(required=True)
+    alpha = fields.Float(required=True)
+    total_variation = fields.Float(required=True)
+    cells = fields.Integer(required=True)
+    tested_cells = fields.Integer(required=True)
+    pooled_cells = fields.String(required=True, allow_none=True)
+    pooled_expected = fields.Float(required=True)
+    min_expected = fields.Float(required=True)
+    impossible = fields.List(fields.Nested(ImpossibleOut), required=True)
+    over_represented = fields.List(fields.Nested(CellOut), required=True)
+    under_represented = fields.List(fields.Nested(CellOut), required=True)
+    acceptance = fields.Nested(AcceptanceOut, required=True, allow_none=True)
+
+
+# ---------------------------------------------------------------- OpenAPI
+
+
+def document(spec) -> None:
+    """Add ``/v1/grade`` and ``/v1/grade/distribution`` to ``spec``."""
+    from ..engine import parse_config, run
+    from ..grading import BY_ID, faulty_run
+    from .openapi import example, operation
+
+    for name, component in trace_components().items():
+        spec.components.schema(name, component=component)
+    spec.components.schema("GradeBatchIn", component=GRADE_BATCH_IN)
+    for schema in (GradeReportOut, GradeBatchOut, DistributionIn, DistributionOut):
+        spec.components.schema(schema.__name__, schema=schema)
+    good = run(parse_config({"draft": "biased", "seed": 1, "limit": 4}))
+    mistake = BY_ID["no-bonus"]
+    bad = faulty_run(parse_config({**mistake.example, "limit": 4}), mistake.faults)
+    spec.path(path="/v1/grade", operations={"post": operation(
+        "Grade traces of a student implementation",
+        "Recomputes the reference trace from each trace's own settings and compares them block by block: "
+        f"tokens, decisions, positions and draws exactly, probabilities within {TOLERANCE:g}. The report: `passed`, "
+        f"`score` (the share of the {len(CHECKS)} named checks that hold: {', '.join(CHECKS)}), the first "
+        "divergence (block, pointer, expected, got, the SPEC rule broken) and the diagnosis (the catalogued mistakes "
+        "that reproduce the trace, docs/grading.md). The body is one trace or `{\"traces\": [...]}` with "
+        f"1-{MAX_TRACES}; bodies up to {GRADE_MAX_BODY_BYTES} bytes (16 MiB). A malformed trace or an invalid "
+        "config is a 422 (in a batch the pointers start with `#/traces/<i>` and no trace is graded).",
+        tags=("grading",), body={"oneOf": [{"$ref": "#/components/schemas/GradeTraceIn"}, {"$ref": "#/components/schemas/GradeBatchIn"}]},
+        examples={"correct": example("A correct trace", good),
+                  "no_bonus": example("A trace that never draws the bonus", bad)},
+        ok={"oneOf": [{"$ref": "#/components/schemas/GradeReportOut"}, {"$ref": "#/components/schemas/GradeBatchOut"}]},
+        ok_description="One report, or the reports of a batch with a summary.",
+        problems=(400, 413, 415, 422),
+        ok_examples={"no_bonus": example("The no-bonus trace: fails the bonus check only", grade(bad))})})
+    counts = [{"prefix": ["A"], "count": 497}, {"prefix": ["B"], "count": 305}, {"prefix": ["C"], "count": 198}]
+    request_example = {"config": {"draft": "biased", "seed": 0}, "m": 1, "counts": counts,
+                       "counters": {"accepted": 1500, "draft_steps": 2700}}
+    spec.path(path="/v1/grade/distribution", operations={"post": operation(
+        "Grade a sampler by its output distribution",
+        "For implementations whose random numbers differ from ours: compares sampled outputs (or counts of output "
+        f"prefixes of length m <= {MAX_M}) with the exact target distribution of the first m tokens: Pearson "
+        "chi-square with cells expecting fewer than 5 samples pooled (p-value, degrees of freedom), total-variation "
+        f"distance, the most over- and under-represented prefixes; passes iff p > alpha (default {DEFAULT_ALPHA}) and no "
+        f"impossible prefix was observed. At most {MAX_SAMPLES} samples in all and {MAX_CELLS} count entries; mode greedy "
+        f"is refused (deterministic). Counters ({', '.join(COUNTER_NAMES[:3])}, ...) summed over the samples give the "
+        "acceptance rate, compared with its exact expectation. Bodies up to 16 MiB.",
+        tags=("grading",), body=DistributionIn,
+        examples={"counts": example("Counts of first tokens", request_example)},
+        ok=DistributionOut, ok_description="The distribution-level grade.", problems=(400, 413, 415, 422),
+        ok_examples={"counts": example("A sample consistent with the target", grade_distribution(request_example))})})
