@@ -157,10 +157,13 @@ def _show(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Divergence:
-    """One field where the service disagrees with the saved trace:
+    """One field where the saved trace disagrees with the service:
     ``block`` (index, or ``None`` for a trace-level field), ``path`` (e.g.
-    ``blocks[1].verification[0].draw.u``), ``expected`` (the saved value)
-    and ``got`` (the service's); either may be :data:`MISSING`."""
+    ``blocks[1].verification[0].draw.u``), ``expected`` (the reference: what
+    the service computes from the block's starting state) and ``got`` (what
+    the saved trace holds), as in a grading report; either may be
+    :data:`MISSING`. ``str()`` says it without the jargon:
+    ``blocks[0].verification[1].draw.u: the trace has 0.1, the service gives 0.4443...``."""
 
     block: Optional[int]
     path: str
@@ -168,7 +171,7 @@ class Divergence:
     got: Any
 
     def __str__(self) -> str:
-        return f"{self.path}: expected {_show(self.expected)}, got {_show(self.got)}"
+        return f"{self.path}: the trace has {_show(self.got)}, the service gives {_show(self.expected)}"
 
     def to_dict(self) -> dict:
         """JSON form; a missing side is the string ``"<missing>"``."""
@@ -230,8 +233,8 @@ def replay(client: "Client", trace: Union[Trace, Mapping]) -> ReplayReport:
     done: Any = None
     echoed_config: Any = None
 
-    def note(block: Optional[int], differences) -> None:
-        found.extend(Divergence(block, p, e, g) for p, e, g in differences)
+    def note(block: Optional[int], differences) -> None:  # differences: (path, saved value, service value)
+        found.extend(Divergence(block, path, expected=service, got=saved) for path, saved, service in differences)
 
     for i, saved in enumerate(saved_blocks):
         where = f"blocks[{i}]"
@@ -251,7 +254,7 @@ def replay(client: "Client", trace: Union[Trace, Mapping]) -> ReplayReport:
             else:
                 result = client.step(state)
         except (InvalidInput, SessionDone) as error:
-            note(i, [(where, "a block from this starting state", f"HTTP {error.status}: {error.detail}")])
+            note(i, [(where, "a block", f"no block: HTTP {error.status}: {error.detail}")])
             got = dict(saved)  # carry on from the saved block, so the refusal is reported once
         else:
             got = result.block.to_dict()

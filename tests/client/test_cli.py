@@ -97,10 +97,10 @@ def test_replay_exit_statuses(service, capsys, tmp_path):
     status, out, _ = specdec(capsys, "replay", str(bad))
     assert status == 1
     assert out.splitlines() == ["replay: 4 blocks replayed, 1 divergence",
-                                "  blocks[0].verification[1].draw.u: expected 0.1, got 0.44426470082635805"]
+                                "  blocks[0].verification[1].draw.u: the trace has 0.1, the service gives 0.44426470082635805"]
     status, out, _ = specdec(capsys, "replay", str(bad), "--json")
     assert status == 1 and json.loads(out)["divergences"] == [
-        {"block": 0, "path": "blocks[0].verification[1].draw.u", "expected": 0.1, "got": 0.44426470082635805}]
+        {"block": 0, "path": "blocks[0].verification[1].draw.u", "expected": 0.44426470082635805, "got": 0.1}]
 
 
 def test_replay_usage_errors_exit_2(service, capsys, tmp_path):

@@ -71,13 +71,13 @@ def test_replay_of_a_saved_trace(live, tmp_path):
     altered = trace.to_dict()
     altered["blocks"][1]["proposal"]["steps"][0]["draw"]["u"] = 0.5
     report = live.replay(altered)
-    assert [(d.block, d.path, d.expected, d.got) for d in report.divergences] == [
+    assert [(d.block, d.path, d.got, d.expected) for d in report.divergences] == [
         (1, "blocks[1].proposal.steps[0].draw.u", 0.5, 0.877348686764173)]
 
     altered = trace.to_dict()
     altered["blocks"][0]["verification"][0]["accepted"] = False
     report = live.replay(altered)
-    assert [(d.block, d.path, d.expected, d.got) for d in report.divergences] == [
+    assert [(d.block, d.path, d.got, d.expected) for d in report.divergences] == [
         (0, "blocks[0].verification[0].accepted", False, True)]
 
 
@@ -126,7 +126,7 @@ def test_specdec_replay_exit_statuses(live_url, live, tmp_path):
     bad.write_text(json.dumps(data))
     status, out, _ = specdec(live_url, "replay", str(bad))
     assert status == 1
-    assert out.splitlines()[1] == "  blocks[0].verification[1].accepted: expected true, got false"
+    assert out.splitlines()[1] == "  blocks[0].verification[1].accepted: the trace has true, the service gives false"
 
 
 def test_specdec_errors_are_one_line(live_url, tmp_path):

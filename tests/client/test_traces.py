@@ -77,7 +77,7 @@ def test_same_is_exact_and_type_aware():
 
 def test_divergence_text_and_json():
     d = Divergence(0, "blocks[0].bonus", MISSING, {"token": "B"})
-    assert str(d) == 'blocks[0].bonus: expected <missing>, got {"token": "B"}'
+    assert str(d) == 'blocks[0].bonus: the trace has {"token": "B"}, the service gives <missing>'
     assert d.to_dict() == {"block": 0, "path": "blocks[0].bonus", "expected": "<missing>", "got": {"token": "B"}}
 
 
@@ -108,7 +108,7 @@ def test_an_altered_draw_is_reported_exactly(service, client):
     trace = saved()
     trace["blocks"][0]["verification"][1]["draw"]["u"] = 0.1
     report = client.replay(trace)
-    assert [(d.block, d.path, d.expected, d.got) for d in report.divergences] == [
+    assert [(d.block, d.path, d.got, d.expected) for d in report.divergences] == [
         (0, "blocks[0].verification[1].draw.u", 0.1, 0.44426470082635805)]
 
 
@@ -116,11 +116,11 @@ def test_an_altered_decision_is_reported_exactly(service, client):
     trace = saved()
     trace["blocks"][1]["verification"][2]["accepted"] = True
     report = client.replay(trace)
-    assert [(d.block, d.path, d.expected, d.got) for d in report.divergences] == [
+    assert [(d.block, d.path, d.got, d.expected) for d in report.divergences] == [
         (1, "blocks[1].verification[2].accepted", True, False)]
     assert str(report).splitlines() == [
         "replay: 4 blocks replayed, 1 divergence",
-        "  blocks[1].verification[2].accepted: expected true, got false"]
+        "  blocks[1].verification[2].accepted: the trace has true, the service gives false"]
 
 
 def test_a_dropped_bonus_and_the_totals(service, client):
@@ -147,7 +147,7 @@ def test_blocks_that_do_not_join_up(service, client):
     trace = saved()
     trace["blocks"][2]["position"] = 12
     report = client.replay(trace)
-    assert [(d.path, d.expected, d.got) for d in report.divergences][0] == ("blocks[2].position", 12, 13)
+    assert [(d.path, d.got, d.expected) for d in report.divergences][0] == ("blocks[2].position", 12, 13)
     # replayed from the altered position, the block's draws differ too (and with them the output)
     assert {d.block for d in report.divergences} == {2, None}
     assert [d.path for d in report.divergences if d.block is None] == ["output[6]"]
@@ -158,7 +158,7 @@ def test_a_missing_block_is_reported(service, client):
     trace = saved()
     del trace["blocks"][3]
     report = client.replay(trace)
-    assert [(d.path, d.expected) for d in report.divergences] == [
+    assert [(d.path, d.got) for d in report.divergences] == [
         ("output[7]", "B"), ("counters.target_passes", 4),
         ("counters.draft_steps", 10), ("counters.accepted", 5), ("counters.committed", 8),
         ("counters.draws", 21), ("position", 21), ("done", "limit")]
@@ -171,8 +171,8 @@ def test_a_block_the_service_refuses(service, client):
     trace["blocks"].append(extra)
     report = client.replay(trace)
     first = report.divergences[0]
-    assert (first.block, first.path, first.expected) == (4, "blocks[4]", "a block from this starting state")
-    assert first.got.startswith("HTTP 409: the session is done")
+    assert (first.block, first.path, first.got) == (4, "blocks[4]", "a block")
+    assert first.expected.startswith("no block: HTTP 409: the session is done")
     assert [d.path for d in report.divergences[1:]] == ["output[8]", "counters.target_passes",
                                                         "counters.draft_steps", "counters.accepted",
                                                         "counters.committed", "counters.draws"]

@@ -1,0 +1,247 @@
+"""``specdec grade FILE...``: grade students' traces with the service, optionally for Gradescope.
+
+::
+
+    specdec grade submissions/*.json [--gradescope results.json] [--points 10] [--batch 100] [--json]
+
+Each FILE is a ``specdec-trace/1`` trace written by a student's implementation. The files are
+sent to ``POST /v1/grade`` in batches of ``--batch`` (1-1000, default 100) with
+``Client.grade_many``; the service recomputes each reference from the trace's own settings.
+One row per file is printed: pass/fail, score (share of the named checks that hold), the first
+divergence (pointer and the SPEC rule) and the diagnosis (catalogued mistakes, see
+``docs/grading.md``). A file that is not JSON, or that the service refuses as malformed (422),
+is a row ``malformed`` with the reason; the rest of its batch is graded.
+
+``--gradescope FILE`` also writes Gradescope's autograder results (``results.json``): one
+test per file and check (``name``, ``score``, ``max_score``, ``status`` passed/failed,
+``output`` with the rule and the first failure), the total ``score``, and an ``output``
+summary with the diagnosis hints. ``--points`` is the maximum score of one file (default 10,
+split evenly over the checks).
+
+Exit status: 0 when every file passed, 1 otherwise (a failed or malformed file), 2 on a usage
+error, a connection failure or an error answer from the service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+from .errors import InvalidInput
+from .traces import MAX_TRACE_BYTES
+
+MAX_BATCH = 1000
+"""The service grades at most this many traces in one request."""
+EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+
+
+@dataclass
+class Row:
+    """The grade of one file: ``report`` (the service's report dict) or ``malformed`` (why the
+    file could not be graded)."""
+
+    name: str
+    trace: Any = None
+    report: Optional[dict] = None
+    malformed: Optional[str] = None
+    errors: list = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.report is not None and self.report["passed"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``grade`` subcommand to ``subparsers`` (an argparse subparsers object); its
+    handler is :func:`run` (called as ``args.handler(args, client)``)."""
+    from .cli import common_options  # the SDK's --url, --timeout, --color
+
+    parser = subparsers.add_parser(
+        "grade", parents=[common_options()], help="grade students' trace files (pass/fail, score, first divergence, diagnosis)",
+        description="Grade specdec-trace/1 files against the reference (POST /v1/grade). "
+                    "Exit 0 when all pass, 1 otherwise, 2 on error.")
+    parser.add_argument("files", metavar="FILE", nargs="+", help="trace files written by students' implementations")
+    parser.add_argument("--gradescope", metavar="RESULTS.json", help="also write Gradescope autograder results to this file")
+    parser.add_argument("--points", type=_positive_float, default=10.0, help="maximum score of one file (default 10)")
+    parser.add_argument("--batch", type=_batch, default=100, help=f"traces per request, 1-{MAX_BATCH} (default 100)")
+    parser.add_argument("--json", action="store_true", help="print the reports as JSON instead of a table")
+    parser.set_defaults(handler=run)
+    return parser
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return value
+
+
+def _batch(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 1 <= value <= MAX_BATCH:
+        raise argparse.ArgumentTypeError(f"must be 1 to {MAX_BATCH}")
+    return value
+
+
+# ---------------------------------------------------------------- grading
+
+
+def read_file(name: str) -> Row:
+    """A row with the file's JSON, or ``malformed`` when it cannot be read as JSON."""
+    row = Row(name)
+    try:
+        if os.path.getsize(name) > MAX_TRACE_BYTES:
+            row.malformed = f"larger than {MAX_TRACE_BYTES} bytes"
+            return row
+        with open(name, encoding="utf-8") as f:
+            row.trace = json.load(f)
+    except OSError as error:
+        row.malformed = error.strerror or str(error)
+    except ValueError as error:
+        row.malformed = f"not JSON ({error})"
+    return row
+
+
+def grade_rows(rows: Sequence[Row], client: Any, batch: int = 100) -> None:
+    """Grade the readable rows with ``client.grade_many`` in batches, filling ``report``; a
+    trace the service refuses (422 pointing at ``#/traces/<i>``) is marked malformed and the
+    rest of its batch is sent again. Other errors propagate."""
+    pending = [r for r in rows if r.malformed is None]
+    for start in range(0, len(pending), batch):
+        chunk = pending[start:start + batch]
+        while chunk:
+            try:
+                answer = client.grade_many([r.trace for r in chunk])
+            except InvalidInput as error:
+                bad = _refused(error, chunk)
+                if not bad:
+                    raise
+                chunk = [r for r in chunk if r not in bad]
+                continue
+            for row, report in zip(chunk, answer["reports"]):
+                row.report = report
+            break
+
+
+def _refused(error: InvalidInput, chunk: Sequence[Row]) -> list[Row]:
+    """The rows a 422 names (pointers ``#/traces/<i>/...``), marked malformed."""
+    bad: dict[int, Row] = {}
+    for item in error.errors:
+        parts = (item.pointer or "").split("/")
+        if len(parts) >= 3 and parts[1] == "traces" and parts[2].isdigit() and int(parts[2]) < len(chunk):
+            i = int(parts[2])
+            row = chunk[i]
+            row.errors.append({"pointer": "#/" + "/".join(parts[3:]), "detail": item.detail})
+            bad[i] = row
+    for row in bad.values():
+        first = row.errors[0]
+        more = f" (+{len(row.errors) - 1} more)" if len(row.errors) > 1 else ""
+        row.malformed = f"{first['pointer']}: {first['detail']}{more}"
+    return list(bad.values())
+
+
+# ---------------------------------------------------------------- output
+
+
+def _divergence(report: dict) -> str:
+    d = report.get("first_divergence")
+    if not d:
+        return ""
+    return f"{d['path']} ({d['check']}): expected {_short(d['expected'])}, got {_short(d['got'])}"
+
+
+def _diagnosis(report: dict) -> str:
+    found = report.get("diagnosis") or []
+    if not found:
+        return ""
+    ids = ", ".join(m["id"] for m in found)
+    return ids if found[0]["exact"] else f"closest: {ids}"
+
+
+def _short(value: Any, width: int = 24) -> str:
+    text = json.dumps(value, separators=(",", ":"))
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def table(rows: Sequence[Row]) -> list[str]:
+    """The text table: FILE, RESULT, SCORE, FIRST DIVERGENCE, DIAGNOSIS."""
+    lines = [("FILE", "RESULT", "SCORE", "FIRST DIVERGENCE", "DIAGNOSIS")]
+    for row in rows:
+        if row.report is None:
+            lines.append((row.name, "malformed", "-", row.malformed or "", ""))
+        else:
+            r = row.report
+            lines.append((row.name, "pass" if r["passed"] else "FAIL", f"{r['score']:.2f}", _divergence(r), _diagnosis(r)))
+    widths = [max(len(line[i]) for line in lines) for i in range(4)]
+    out = ["  ".join(cell.ljust(w) for cell, w in zip(line[:4], widths)) + "  " + line[4] for line in lines]
+    passed = sum(r.passed for r in rows)
+    out.append(f"{passed}/{len(rows)} passed")
+    return [line.rstrip() for line in out]
+
+
+def gradescope(rows: Sequence[Row], points: float = 10.0) -> dict:
+    """Gradescope's autograder results: one test per file and check (see the module docstring)."""
+    tests: list[dict] = []
+    summary: list[str] = []
+    for row in rows:
+        if row.report is None:
+            tests.append({"name": f"{row.name}: well-formed trace", "score": 0.0, "max_score": points,
+                          "status": "failed", "output": f"The trace could not be graded: {row.malformed}"})
+            summary.append(f"{row.name}: malformed ({row.malformed})")
+            continue
+        report = row.report
+        checks = report["checks"]
+        each = points / len(checks)
+        for check in checks:
+            output = check["rule"]
+            failure = check.get("first_failure")
+            if failure:
+                output += f"\nFirst failure: {failure['pointer']}: {failure['detail']}"
+                if check["blocks"]:
+                    output += f"\nBlocks: {', '.join(map(str, check['blocks']))}"
+            tests.append({"name": f"{row.name}: {check['name']}", "score": each if check["passed"] else 0.0,
+                          "max_score": each, "status": "passed" if check["passed"] else "failed", "output": output})
+        summary.append(_summary(row.name, report))
+    total = sum(t["score"] for t in tests)
+    return {"score": total, "output": "\n\n".join(summary), "visibility": "visible",
+            "stdout_visibility": "hidden", "tests": tests}
+
+
+def _summary(name: str, report: dict) -> str:
+    if report["passed"]:
+        return f"{name}: passed (the trace equals the reference)."
+    lines = [f"{name}: failed, score {report['score']:.2f}."]
+    d = report.get("first_divergence")
+    if d:
+        lines.append(f"First divergence at {d['path']}: expected {_short(d['expected'], 60)}, got {_short(d['got'], 60)}.")
+        lines.append(f"Rule: {d['rule']}")
+    for m in report.get("diagnosis") or []:
+        how = "reproduces your trace exactly" if m["exact"] else "matches your trace the longest"
+        lines.append(f"Likely mistake ({how}): {m['title']} [{m['id']}, {m['rule']}]. Hint: {m['hint']}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace, client: Any) -> int:
+    """The ``grade`` subcommand: returns 0 when every file passed, else 1."""
+    rows = [read_file(name) for name in args.files]
+    grade_rows(rows, client, args.batch)
+    if args.json:
+        sys.stdout.write(json.dumps([{"file": r.name, "report": r.report, "malformed": r.malformed,
+                                      "errors": r.errors} for r in rows], indent=2) + "\n")
+    else:
+        sys.stdout.write("\n".join(table(rows)) + "\n")
+    if args.gradescope:
+        with open(args.gradescope, "w", encoding="utf-8") as f:
+            json.dump(gradescope(rows, args.points), f, indent=2)
+            f.write("\n")
+    return EXIT_PASSED if all(r.passed for r in rows) else EXIT_FAILED
