@@ -22,6 +22,7 @@ failing field.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -72,7 +73,7 @@ def all_passed() -> list[CheckResult]:
 
 
 def _describe(value: Any) -> str:
-    text = repr(value)
+    text = json.dumps(value, separators=(",", ":"), default=str)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
