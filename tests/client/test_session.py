@@ -119,3 +119,23 @@ def test_greedy_and_autoregressive_sessions(service, client):
     blocks = list(auto)
     assert [b.sample.draw.position for b in blocks] == [0, 1, 2]
     assert auto.counters.target_passes == 3
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("settings", [{"draft": "biased", "width": 2}, {"draft": "aligned", "width": 5, "limit": 12},
+                                      {"draft": "biased", "mode": "greedy", "width": 4}])
+def test_sessions_match_the_runs_route_and_replay(service, client, seed, settings):
+    s = client.session(seed=seed, **settings)
+    trace = s.run()
+    assert trace.to_dict() == run_body({"seed": seed, **settings})
+    assert sum(len(b.committed) for b in s.blocks) == len(s.output) == s.config.limit
+    assert client.replay(trace).ok
+
+
+def test_a_session_ends_at_a_committed_eos(service, client):
+    model = {"vocab": ["a", "b", "<eos>"], "start": [0.5, 0.25, 0.25],
+             "next": {"a": [0.25, 0.25, 0.5], "b": [0.5, 0.0, 0.5], "<eos>": [0.5, 0.25, 0.25]}}
+    s = client.session(target=model, draft=model, seed=3, eos="<eos>", limit=50)
+    trace = s.run()
+    assert s.done_reason == "eos" and s.output[-1] == "<eos>" and "<eos>" not in s.output[:-1]
+    assert trace.done == "eos" and client.replay(trace).ok
