@@ -232,7 +232,6 @@ class Renderer:
 
     def trace(self, trace: Trace) -> list[str]:
         """The whole session: header, each block, then the totals."""
-        s = self.style
         lines = [self.header(trace.config), ""]
         output: list[str] = []
         for i, block in enumerate(trace.blocks, 1):

@@ -10,7 +10,6 @@ import threading
 
 import pytest
 import requests
-import responses
 from responses import matchers
 
 from specdec_client import (
