@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -139,3 +140,15 @@ def test_specdec_errors_are_one_line(live_url, tmp_path):
     status, out, err = specdec(live_url, "models", "--url", dead)
     assert status == 2 and err.startswith(f"specdec: error: cannot reach the specdec service at {dead}/v1/models")
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+GOLDEN = [path for path in sorted((Path(__file__).resolve().parents[1] / "golden").glob("*.json"))
+          if json.loads(path.read_text()).get("format") == "specdec-trace/1"]  # not index.json
+
+
+@pytest.mark.skipif(not GOLDEN, reason="no golden traces in tests/golden")
+def test_every_golden_trace_replays(live):
+    """The reference traces kept in tests/golden still match the service."""
+    failures = {path.name: str(report) for path in GOLDEN if not (report := live.replay(load_trace(path))).ok}
+    assert failures == {}
+    assert len(GOLDEN) >= 60
