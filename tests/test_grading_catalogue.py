@@ -1,0 +1,69 @@
+"""The catalogue of mistakes: each example fails where documented and is diagnosed as itself."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from specdec_service.engine import parse_config, run
+from specdec_service.grading import CATALOGUE, faulty_run, grade
+
+ROOT = Path(__file__).resolve().parents[1]
+IDS = [m.id for m in CATALOGUE]
+INDEX = json.loads((ROOT / "tests" / "golden" / "index.json").read_text(encoding="utf-8"))
+SPECULATIVE = sorted(n for n, c in INDEX.items() if c.get("mode", "speculative") == "speculative")
+
+
+def test_catalogue_has_at_least_ten_distinct_kebab_case_entries():
+    assert len(CATALOGUE) >= 10
+    assert len(set(IDS)) == len(IDS)
+    for m in CATALOGUE:
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", m.id)
+        assert m.title and m.hint and re.match(r"SPEC sections? \d", m.rule)
+
+
+@pytest.mark.parametrize("mistake", CATALOGUE, ids=IDS)
+def test_example_fails_at_the_documented_divergence_and_is_diagnosed(mistake):
+    trace = json.loads(json.dumps(faulty_run(parse_config(mistake.example), mistake.faults)))
+    report = grade(trace)
+    assert report["passed"] is False
+    assert report["first_divergence"]["path"] == mistake.example_divergence
+    exact = [d["id"] for d in report["diagnosis"] if d["exact"]]
+    assert mistake.id in exact
+    entry = next(d for d in report["diagnosis"] if d["id"] == mistake.id)
+    assert entry["hint"] == mistake.hint and entry["rule"] == mistake.rule
+    assert 0 < report["score"] < 1
+
+
+@pytest.mark.parametrize("mistake", CATALOGUE, ids=IDS)
+def test_mistake_is_diagnosed_on_every_golden_setting_where_it_shows(mistake):
+    shown = 0
+    for name in SPECULATIVE:
+        config = parse_config(INDEX[name])
+        try:
+            trace = faulty_run(config, mistake.faults)
+        except ValueError:
+            continue
+        if trace == run(config):
+            continue
+        shown += 1
+        report = grade(json.loads(json.dumps(trace)))
+        assert not report["passed"]
+        assert mistake.id in [d["id"] for d in report["diagnosis"] if d["exact"]], name
+    assert shown >= 3
+
+
+def test_only_the_bonus_mistake_keeps_nine_tenths_of_the_credit():
+    mistake = next(m for m in CATALOGUE if m.id == "no-bonus")
+    report = grade(faulty_run(parse_config(mistake.example), mistake.faults))
+    assert report["score"] == 0.9
+    assert [c["name"] for c in report["checks"] if not c["passed"]] == ["bonus"]
+
+
+def test_docs_document_every_entry_with_its_example_and_divergence():
+    text = (ROOT / "docs" / "grading.md").read_text(encoding="utf-8")
+    for m in CATALOGUE:
+        assert f"`{m.id}`" in text, m.id
+        assert m.example_divergence in text, m.id
+        assert json.dumps(m.example, separators=(", ", ": ")) in text, m.id

@@ -1,0 +1,158 @@
+"""grade() and grade_many(): reports, first divergence, checks, malformed input."""
+
+import copy
+import json
+
+import pytest
+
+from specdec_service.engine import InvalidInput, parse_config, pointer, run
+from specdec_service.grading import BY_ID, CHECKS, MAX_TRACES, faulty_run, grade, grade_many
+
+TRACE = run(parse_config({"draft": "biased", "seed": 1}))
+
+
+def mutated(change):
+    trace = copy.deepcopy(TRACE)
+    change(trace)
+    return trace
+
+
+def failing_checks(report):
+    return [c["name"] for c in report["checks"] if not c["passed"]]
+
+
+def test_report_of_a_correct_trace():
+    report = grade(copy.deepcopy(TRACE))
+    assert report["passed"] and report["score"] == 1.0 and report["tolerance"] == 1e-9
+    assert [c["name"] for c in report["checks"]] == list(CHECKS) and len(CHECKS) == 10
+    assert report["reference"] == {"output": TRACE["output"], "position": TRACE["position"],
+                                   "blocks": len(TRACE["blocks"]), "done": "limit"}
+
+
+def test_first_divergence_names_block_field_values_and_rule():
+    def flip(t):
+        t["blocks"][0]["verification"][1]["accepted"] = True
+    report = grade(mutated(flip))
+    d = report["first_divergence"]
+    assert d == {"block": 0, "path": "#/blocks/0/verification/1/accepted", "expected": False, "got": True,
+                 "kind": "value", "check": "acceptance", "rule": d["rule"]}
+    assert d["rule"].startswith("SPEC section 4.2:")
+    assert "acceptance" in failing_checks(report)
+
+
+def test_wrong_draw_value_fails_the_draws_check():
+    def wrong(t):
+        t["blocks"][1]["proposal"]["steps"][0]["draw"]["hex"] = "0" * 16
+    report = grade(mutated(wrong))
+    assert report["first_divergence"]["check"] == "draws"
+    assert failing_checks(report) == ["draws"]
+    draws = next(c for c in report["checks"] if c["name"] == "draws")
+    assert draws["blocks"] == [1] and draws["first_failure"]["pointer"] == "#/blocks/1/proposal/steps/0/draw/hex"
+
+
+def test_wrong_counter_fails_the_counters_check_only():
+    def wrong(t):
+        t["blocks"][0]["counters"]["draws"] += 1
+        t["counters"]["draws"] += 1
+    report = grade(mutated(wrong))
+    assert failing_checks(report) == ["counters"] and report["score"] == 0.9
+    assert report["first_divergence"]["path"] == "#/blocks/0/counters/draws"
+
+
+def test_truncated_session_fails_the_output_check():
+    def cut(t):
+        t["blocks"].pop()
+    report = grade(mutated(cut))
+    assert report["first_divergence"]["kind"] == "missing"
+    assert "output" in failing_checks(report)
+
+
+def test_score_is_below_one_whenever_the_trace_fails():
+    mutations = [
+        lambda t: t.__setitem__("position", t["position"] + 1),
+        lambda t: t["output"].append("A"),
+        lambda t: t.__setitem__("done", None),
+        lambda t: t["blocks"][0]["proposal"]["steps"][2].__setitem__("token", "B"),
+        lambda t: t["blocks"][0]["discarded"].clear(),
+        lambda t: t["config"].__setitem__("width", 4),
+        lambda t: t.__setitem__("format", "specdec-trace/1"),  # no change: passes
+    ]
+    for i, change in enumerate(mutations):
+        report = grade(mutated(change))
+        assert report["passed"] == (i == len(mutations) - 1), i
+        assert (report["score"] == 1.0) == report["passed"], i
+
+
+def test_config_difference_is_a_format_failure():
+    report = grade(mutated(lambda t: t["config"].__setitem__("width", 4)))
+    # the reference is recomputed from the submitted settings: width 4 changes the proposal
+    assert report["first_divergence"]["path"] == "#/config/width" or report["first_divergence"]["block"] == 0
+
+
+def test_malformed_trace_is_invalid_input_with_pointers():
+    with pytest.raises(InvalidInput) as error:
+        grade(mutated(lambda t: t["blocks"][0]["verification"][0].__setitem__("accepted", "yes")))
+    assert [pointer(f.path) for f in error.value.faults] == ["#/blocks/0/verification/0/accepted"]
+    with pytest.raises(InvalidInput) as error:
+        grade(mutated(lambda t: t["blocks"][0].pop("counters")))
+    assert pointer(error.value.faults[0].path) == "#/blocks/0"
+
+
+def test_invalid_config_is_invalid_input():
+    with pytest.raises(InvalidInput) as error:
+        grade(mutated(lambda t: t["config"].__setitem__("width", 99)))
+    assert [pointer(f.path) for f in error.value.faults] == ["#/config/width"]
+    with pytest.raises(InvalidInput):
+        grade([1, 2])
+    with pytest.raises(InvalidInput) as error:
+        grade({"format": "specdec-trace/1"})
+    assert pointer(error.value.faults[0].path) == "#/config"
+
+
+def test_a_wrong_probability_is_a_failed_grade_not_malformed():
+    report = grade(mutated(lambda t: t["blocks"][0]["correction"]["distribution"].__setitem__(0, -0.5)))
+    assert not report["passed"] and failing_checks(report) == ["correction"]
+
+
+def test_batch_reports_in_order_and_summarises():
+    bad = faulty_run(parse_config(BY_ID["no-bonus"].example), BY_ID["no-bonus"].faults)
+    result = grade_many([copy.deepcopy(TRACE), bad, copy.deepcopy(TRACE)])
+    assert [r["passed"] for r in result["reports"]] == [True, False, True]
+    assert result["summary"] == {"count": 3, "passed": 2, "failed": 1, "mean_score": pytest.approx((1 + 0.9 + 1) / 3)}
+
+
+def test_batch_refuses_malformed_traces_with_prefixed_pointers():
+    broken = mutated(lambda t: t.__setitem__("position", -1))
+    with pytest.raises(InvalidInput) as error:
+        grade_many([copy.deepcopy(TRACE), broken, [1]])
+    pointers = [pointer(f.path) for f in error.value.faults]
+    assert pointers[0] == "#/traces/1/position" and pointers[-1] == "#/traces/2"
+
+
+def test_batch_bounds():
+    with pytest.raises(InvalidInput):
+        grade_many([])
+    with pytest.raises(InvalidInput):
+        grade_many([TRACE] * (MAX_TRACES + 1))
+    assert grade_many([TRACE] * MAX_TRACES)["summary"]["passed"] == MAX_TRACES
+
+
+def test_closest_mistake_reported_when_none_reproduces_exactly():
+    # no-bonus, then a wrong (uncatalogued) change far later: no variant reproduces it exactly,
+    # but no-bonus agrees with it the longest.
+    mistake = BY_ID["no-bonus"]
+    trace = json.loads(json.dumps(faulty_run(parse_config(mistake.example), mistake.faults)))
+    trace["done"] = None
+    report = grade(trace)
+    assert [d["id"] for d in report["diagnosis"]] == ["no-bonus"]
+    entry = report["diagnosis"][0]
+    assert entry["exact"] is False and entry["agreement"]["first_divergence"] == "#/done"
+    assert entry["agreement"]["blocks"] == 0
+
+
+def test_no_diagnosis_for_other_modes():
+    trace = run(parse_config({"draft": "biased", "seed": 1, "mode": "autoregressive"}))
+    trace["blocks"][0]["sample"]["token"] = "C" if trace["blocks"][0]["sample"]["token"] != "C" else "A"
+    report = grade(trace)
+    assert not report["passed"] and report["diagnosis"] == []
+    assert report["first_divergence"]["check"] == "bonus"  # the target-sample check
