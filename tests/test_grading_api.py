@@ -1,0 +1,87 @@
+"""The HTTP routes of grading: POST /v1/grade (one trace or a batch) and /v1/grade/distribution."""
+
+import copy
+import json
+
+import pytest
+
+from specdec_service import create_app
+from specdec_service.api.grading import GRADE_MAX_BODY_BYTES
+from specdec_service.engine import parse_config, run
+from specdec_service.grading import BY_ID, faulty_run
+
+TRACE = run(parse_config({"draft": "biased", "seed": 1}))
+
+
+@pytest.fixture(scope="module")
+def client():
+    return create_app({"TESTING": True}).test_client()
+
+
+def test_one_trace(client):
+    response = client.post("/v1/grade", json=TRACE)
+    assert response.status_code == 200 and response.mimetype == "application/json"
+    body = response.get_json()
+    assert body["passed"] is True and body["score"] == 1.0
+
+
+def test_failing_trace_reports_divergence_and_diagnosis(client):
+    mistake = BY_ID["resample-from-p"]
+    body = client.post("/v1/grade", json=faulty_run(parse_config(mistake.example), mistake.faults)).get_json()
+    assert body["passed"] is False
+    assert body["first_divergence"]["path"] == mistake.example_divergence
+    assert [d["id"] for d in body["diagnosis"]] == ["resample-from-p"]
+
+
+def test_a_batch_of_1000_eight_token_traces_in_one_request(client):
+    traces = [run(parse_config({"draft": "biased", "seed": seed})) for seed in range(1000)]
+    data = json.dumps({"traces": traces})
+    assert 256 * 1024 < len(data) < GRADE_MAX_BODY_BYTES  # above the service's default body limit
+    response = client.post("/v1/grade", data=data, content_type="application/json")
+    assert response.status_code == 200
+    body = response.get_json()
+    assert body["summary"] == {"count": 1000, "passed": 1000, "failed": 0, "mean_score": 1.0}
+    assert len(body["reports"]) == 1000
+
+
+def test_malformed_trace_is_a_422_with_pointers(client):
+    broken = copy.deepcopy(TRACE)
+    broken["blocks"][1]["next_position"] = "eleven"
+    response = client.post("/v1/grade", json={"traces": [TRACE, broken]})
+    assert response.status_code == 422 and response.mimetype == "application/problem+json"
+    problem = response.get_json()
+    assert problem["errors"] == [{"pointer": "#/traces/1/blocks/1/next_position", "detail": "'eleven' is not of type 'integer'"}]
+
+
+def test_invalid_config_is_a_422(client):
+    broken = copy.deepcopy(TRACE)
+    broken["config"]["width"] = 99
+    problem = client.post("/v1/grade", json=broken).get_json()
+    assert problem["status"] == 422 and problem["errors"][0]["pointer"] == "#/config/width"
+
+
+def test_unknown_batch_field_is_a_422(client):
+    problem = client.post("/v1/grade", json={"traces": [TRACE], "x": 1}).get_json()
+    assert problem["status"] == 422 and problem["errors"] == [{"pointer": "#/x", "detail": "unknown field: a batch has only traces"}]
+
+
+def test_body_errors(client):
+    assert client.post("/v1/grade", data="{", content_type="application/json").status_code == 400
+    assert client.post("/v1/grade", data="[NaN]", content_type="application/json").status_code == 400
+    assert client.post("/v1/grade", data="x", content_type="text/plain").status_code == 415
+    big = b" " * (GRADE_MAX_BODY_BYTES + 1)
+    response = client.post("/v1/grade/distribution", data=big, content_type="application/json")
+    assert response.status_code == 413 and str(GRADE_MAX_BODY_BYTES) in response.get_json()["detail"]
+
+
+def test_distribution_route(client):
+    counts = [{"prefix": ["A"], "count": 497}, {"prefix": ["B"], "count": 305}, {"prefix": ["C"], "count": 198}]
+    body = client.post("/v1/grade/distribution",
+                       json={"config": {"draft": "biased", "seed": 0}, "m": 1, "counts": counts}).get_json()
+    assert body["passed"] is True and body["dof"] == 2 and body["test"] == "chi-square"
+    assert body["total_variation"] == pytest.approx(0.5 * (0.003 + 0.005 + 0.002))
+
+
+def test_distribution_route_refuses_bad_input(client):
+    response = client.post("/v1/grade/distribution", json={"config": {"draft": "biased", "seed": 0}, "m": 0, "samples": [["A"]]})
+    assert response.status_code == 422 and response.get_json()["errors"][0]["pointer"] == "#/m"

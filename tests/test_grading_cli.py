@@ -1,0 +1,110 @@
+"""``specdec grade``: the table, exit statuses, batches with malformed files, Gradescope results.
+
+The SDK's real ``Client`` talks to the real Flask app through a ``responses`` callback (no network).
+"""
+
+import json
+from urllib.parse import urlsplit
+
+import pytest
+import responses
+
+from specdec_client.cli import main
+from specdec_service import create_app
+from specdec_service.engine import parse_config, run
+from specdec_service.grading import BY_ID, CHECKS, faulty_run
+
+BASE = "http://grading.test"
+APP = create_app({"TESTING": True})
+
+
+def forward(request):
+    response = APP.test_client().post(urlsplit(request.url).path, data=request.body,
+                                      headers={"Content-Type": request.headers.get("Content-Type", "")})
+    return response.status_code, {"Content-Type": response.headers["Content-Type"]}, response.get_data()
+
+
+@pytest.fixture
+def service():
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        mock.add_callback("POST", BASE + "/v1/grade", callback=forward)
+        yield mock
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # files are named as given on the command line
+
+    def write(name, value):
+        (tmp_path / name).write_text(value if isinstance(value, str) else json.dumps(value), encoding="utf-8")
+        return name
+
+    mistake = BY_ID["no-bonus"]
+    broken = run(parse_config({"draft": "biased", "seed": 2}))
+    broken["blocks"][0]["position"] = "zero"
+    return {
+        "good": write("good.json", run(parse_config({"draft": "biased", "seed": 1}))),
+        "good2": write("good2.json", run(parse_config({"draft": "aligned", "seed": 3, "width": 5}))),
+        "nobonus": write("nobonus.json", faulty_run(parse_config(mistake.example), mistake.faults)),
+        "broken": write("broken.json", broken),
+        "notjson": write("notjson.json", "{"),
+    }
+
+
+def test_all_pass_exits_0(service, files, capsys):
+    assert main(["grade", files["good"], files["good2"], "--url", BASE]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:3] == ["FILE", "RESULT", "SCORE"]
+    assert [line.split()[1:3] for line in out[1:3]] == [["pass", "1.00"], ["pass", "1.00"]]
+    assert out[-1] == "2/2 passed"
+
+
+def test_failures_and_malformed_files_exit_1_and_are_isolated(service, files, capsys, tmp_path):
+    results = tmp_path / "results.json"
+    status = main(["grade", files["good"], files["nobonus"], files["broken"], files["notjson"], "--url", BASE,
+                   "--gradescope", str(results), "--batch", "10"])
+    assert status == 1
+    lines = capsys.readouterr().out.splitlines()
+    rows = {line.split()[0]: line for line in lines[1:-1]}
+    assert rows["good.json"].split()[1:3] == ["pass", "1.00"]
+    assert rows["nobonus.json"].split()[1:3] == ["FAIL", "0.90"]
+    assert "#/blocks/0/bonus (bonus)" in rows["nobonus.json"] and rows["nobonus.json"].endswith("no-bonus")
+    assert rows["broken.json"].split()[1] == "malformed" and "#/blocks/0/position" in rows["broken.json"]
+    assert rows["notjson.json"].split()[1] == "malformed" and "not JSON" in rows["notjson.json"]
+    assert lines[-1] == "1/4 passed"
+
+    gradescope = json.loads(results.read_text(encoding="utf-8"))
+    tests = gradescope["tests"]
+    assert len(tests) == 2 * len(CHECKS) + 2
+    for test in tests:
+        assert set(test) == {"name", "score", "max_score", "status", "output"}
+        assert test["status"] in ("passed", "failed")
+    bonus = next(t for t in tests if t["name"] == "nobonus.json: bonus")
+    assert bonus["status"] == "failed" and bonus["score"] == 0 and bonus["max_score"] == pytest.approx(1.0)
+    assert "SPEC section 4.4" in bonus["output"] and "#/blocks/0/bonus" in bonus["output"]
+    assert gradescope["score"] == pytest.approx(10 + 9)
+    assert "no-bonus" in gradescope["output"] and "Hint:" in gradescope["output"]
+
+
+def test_points_scale_the_gradescope_scores(service, files, tmp_path):
+    results = tmp_path / "r.json"
+    assert main(["grade", files["nobonus"], "--url", BASE, "--gradescope", str(results), "--points", "50"]) == 1
+    assert json.loads(results.read_text())["score"] == pytest.approx(45)
+
+
+def test_json_output(service, files, capsys):
+    assert main(["grade", files["good"], "--json", "--url", BASE]) == 0
+    [entry] = json.loads(capsys.readouterr().out)
+    assert entry["report"]["passed"] is True and entry["malformed"] is None
+
+
+def test_unreachable_service_exits_2(files, capsys):
+    with responses.RequestsMock():  # no route registered: the request fails
+        assert main(["grade", files["good"], "--url", BASE, "--timeout", "1"]) == 2
+    assert "specdec: error:" in capsys.readouterr().err
+
+
+def test_bad_batch_size_is_a_usage_error(files):
+    with pytest.raises(SystemExit) as exit_:
+        main(["grade", files["good"], "--batch", "0"])
+    assert exit_.value.code == 2

@@ -1,0 +1,137 @@
+"""Distribution-level grading against the exact target distribution (fixed seeds, stated thresholds)."""
+
+from fractions import Fraction
+
+import pytest
+
+from specdec_service.engine import InvalidInput, parse_config, pointer, run
+from specdec_service.grading import BY_ID, MAX_SAMPLES, faulty_run, grade_distribution, prefix_distribution
+from specdec_service.grading.distribution import expected_acceptance
+
+CONFIG = {"draft": "biased", "seed": 0, "limit": 4}
+N = 3000  # "a few thousand samples"
+
+
+def sampled(faults=None, n=N, **settings):
+    outputs, accepted, steps = [], 0, 0
+    for seed in range(n):
+        config = parse_config({**CONFIG, **settings, "seed": seed})
+        trace = run(config) if faults is None else faulty_run(config, faults)
+        outputs.append(trace["output"])
+        accepted += trace["counters"]["accepted"]
+        steps += trace["counters"]["draft_steps"]
+    return outputs, {"accepted": accepted, "draft_steps": steps}
+
+
+@pytest.fixture(scope="module")
+def correct():
+    return sampled()
+
+
+@pytest.fixture(scope="module")
+def from_p():
+    return sampled(BY_ID["resample-from-p"].faults)
+
+
+def test_exact_distribution_of_the_first_two_tokens():
+    cells = prefix_distribution(parse_config(CONFIG), 2)
+    assert len(cells) == 9
+    assert cells[(0, 1)] == pytest.approx(0.5 * 0.6, abs=1e-15)       # A then B
+    assert cells[(2, 2)] == pytest.approx(0.2 * 0.5, abs=1e-15)       # C then C
+    assert sum(cells.values()) == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4])
+def test_correct_sampler_passes(correct, m):
+    outputs, counters = correct
+    result = grade_distribution({"config": CONFIG, "m": m, "samples": outputs, "counters": counters})
+    assert result["passed"] and result["p_value"] > 0.001
+    assert result["samples"] == N
+    if m < 4:
+        assert result["dof"] == 3**m - 1 and result["pooled_cells"] is None
+    else:  # B B B x expects 3000 * .3 * .15 * .15 * x < 5: such cells are pooled into one
+        assert result["tested_cells"] < 81 and result["dof"] == result["tested_cells"]
+    assert result["total_variation"] < 0.08  # sampling noise: 81 cells, 3000 samples give about 0.066
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4])
+def test_resample_from_p_fails(from_p, m):
+    outputs, _ = from_p
+    result = grade_distribution({"config": CONFIG, "m": m, "samples": outputs})
+    assert not result["passed"] and result["p_value"] < 1e-10
+    assert result["total_variation"] > 0.12  # 0.148 (m = 1) to 0.247 (m = 4)
+    # sampling the correction from p over-represents A, which the biased draft already over-proposes
+    assert result["over_represented"][0]["prefix"][0] == "A"
+
+
+def test_counts_give_the_same_verdict_as_samples(correct):
+    outputs, _ = correct
+    counts = {}
+    for out in outputs:
+        counts[tuple(out[:2])] = counts.get(tuple(out[:2]), 0) + 1
+    by_counts = grade_distribution({"config": CONFIG, "m": 2,
+                                    "counts": [{"prefix": list(k), "count": v} for k, v in counts.items()]})
+    by_samples = grade_distribution({"config": CONFIG, "m": 2, "samples": outputs})
+    assert by_counts == by_samples
+
+
+def test_acceptance_rate_matches_its_exact_expectation(correct):
+    outputs, counters = correct
+    acceptance = grade_distribution({"config": CONFIG, "m": 1, "samples": outputs, "counters": counters})["acceptance"]
+    # first position at the empty prefix: sum min(p, q) = min(.5,.8) + min(.3,.15) + min(.2,.05) = 0.7
+    assert acceptance["first_position_rate"] == pytest.approx(0.7, abs=1e-15)
+    # 3000 sessions of about 5 drafted tokens: the observed rate is within 0.02 of the expectation
+    assert acceptance["observed_rate"] == pytest.approx(acceptance["expected_rate"], abs=0.02)
+
+
+def test_expected_acceptance_with_the_aligned_draft_is_one():
+    expected = expected_acceptance(parse_config({"draft": "aligned", "seed": 0, "limit": 8, "width": 3}))
+    assert expected["rate"] == pytest.approx(1.0, abs=1e-12)
+    # limit 8, width 3: two blocks of 3 accepted proposals and a bonus reach the limit
+    assert expected["draft_steps"] == pytest.approx(3 + 3, abs=1e-12)
+
+
+def test_eos_cells_are_shorter_and_impossible_prefixes_fail():
+    model = {"vocab": ["a", "b", "$"], "start": [0.5, 0.5, 0], "next": {"a": [0, 0.5, 0.5], "b": [0.5, 0, 0.5], "$": [1, 0, 0]}}
+    config = {"target": model, "draft": model, "seed": 0, "eos": "$", "limit": 6}
+    cells = prefix_distribution(parse_config(config), 3)
+    assert cells[(0, 2)] == pytest.approx(0.25) and (0, 0) not in cells and len(cells) == 6
+    samples = [["a", "$"]] * 25 + [["b", "$"]] * 25 + [["a", "b", "a"]] * 13 + [["a", "b", "$"]] * 12 \
+        + [["b", "a", "b"]] * 13 + [["b", "a", "$"]] * 12
+    assert grade_distribution({"config": config, "m": 3, "samples": samples})["passed"]
+    result = grade_distribution({"config": config, "m": 3, "samples": samples + [["a", "a", "b"]]})
+    assert not result["passed"] and result["impossible"] == [{"prefix": ["a", "a", "b"], "observed": 1}]
+
+
+def test_large_vocabulary_pools_rare_cells_and_bounds_the_work():
+    vocab = [f"t{i}" for i in range(64)]
+    row = [Fraction(1, 64)] * 64
+    model = {"vocab": vocab, "start": [float(x) for x in row], "next": {v: [float(x) for x in row] for v in vocab}}
+    config = {"target": model, "draft": model, "seed": 0}
+    counts = [{"prefix": [vocab[i % 64], vocab[(i * 7) % 64], vocab[(i * 13) % 64], vocab[i // 64 % 64]], "count": 1}
+              for i in range(4096)]
+    result = grade_distribution({"config": config, "m": 4, "counts": counts})
+    # 64^4 cells of expectation 4096 / 16.7M each: none reaches 5, so all are pooled into one cell
+    assert result["tested_cells"] == 0 and result["dof"] == 0 and result["cells"] == 4096
+    assert result["total_variation"] == pytest.approx(1 - 4096 / 64**4, abs=1e-9)
+
+
+@pytest.mark.parametrize("payload, where", [
+    ({"config": CONFIG, "m": 5, "samples": [["A"]]}, "#/m"),
+    ({"config": {**CONFIG, "width": 99}, "m": 1, "samples": [["A"]]}, "#/config/width"),
+    ({"config": {**CONFIG, "mode": "greedy"}, "m": 1, "samples": [["A"]]}, "#/config/mode"),
+    ({"config": CONFIG, "m": 2, "samples": [["A", "B"], ["A", "Z"]]}, "#/samples/1/1"),
+    ({"config": CONFIG, "m": 2, "samples": [["A"]]}, "#/samples/0"),
+    ({"config": CONFIG, "m": 1}, "#/samples"),
+    ({"config": CONFIG, "m": 1, "samples": [["A"]], "counts": []}, "#/samples"),
+    ({"config": CONFIG, "m": 1, "counts": [{"prefix": ["A"], "count": MAX_SAMPLES + 1}]}, "#/counts/0/count"),
+    ({"config": CONFIG, "m": 1, "counts": [{"prefix": ["A"], "count": MAX_SAMPLES},
+                                           {"prefix": ["B"], "count": 1}]}, "#/counts"),
+    ({"config": CONFIG, "m": 1, "counts": [{"prefix": ["A"], "count": 1}, {"prefix": ["A"], "count": 1}]}, "#/counts/1/prefix"),
+    ({"config": CONFIG, "m": 1, "samples": [["A"]], "counters": {"accepted": 2, "draft_steps": 1}}, "#/counters/accepted"),
+    ({"config": CONFIG, "m": 1, "samples": [["A"]], "alpha": 1.5}, "#/alpha"),
+])
+def test_invalid_input_points_at_the_field(payload, where):
+    with pytest.raises(InvalidInput) as error:
+        grade_distribution(payload)
+    assert pointer(error.value.faults[0].path) == where
