@@ -50,7 +50,8 @@ def test_malformed_trace_is_a_422_with_pointers(client):
     response = client.post("/v1/grade", json={"traces": [TRACE, broken]})
     assert response.status_code == 422 and response.mimetype == "application/problem+json"
     problem = response.get_json()
-    assert problem["errors"] == [{"pointer": "#/traces/1/blocks/1/next_position", "detail": "'eleven' is not of type 'integer'"}]
+    [error] = problem["errors"]
+    assert error["pointer"] == "#/traces/1/blocks/1/next_position" and "is not of type" in error["detail"]
 
 
 def test_invalid_config_is_a_422(client):

@@ -156,3 +156,30 @@ def test_no_diagnosis_for_other_modes():
     report = grade(trace)
     assert not report["passed"] and report["diagnosis"] == []
     assert report["first_divergence"]["check"] == "bonus"  # the target-sample check
+
+
+def test_streamed_variant_difference_equals_the_whole_trace_comparison():
+    from specdec_service.grading import CATALOGUE, first_difference
+    from specdec_service.grading.grader import variant_difference
+
+    config = parse_config({"draft": "biased", "seed": 4})
+    for submitted in CATALOGUE[:5]:
+        trace = faulty_run(config, submitted.faults)
+        for mistake in CATALOGUE:
+            assert variant_difference(config, mistake.faults, trace) == first_difference(faulty_run(config, mistake.faults), trace)
+
+
+def test_pure_python_schema_validation_gives_the_same_pointers(monkeypatch):
+    import sys
+
+    from specdec_service.grading import validate
+
+    monkeypatch.setitem(sys.modules, "jsonschema_rs", None)  # import fails: the jsonschema fallback
+    validate._validator.cache_clear()
+    try:
+        with pytest.raises(InvalidInput) as error:
+            grade(mutated(lambda t: t["blocks"][1]["proposal"]["steps"][0].__setitem__("draw", 5)))
+        assert [pointer(f.path) for f in error.value.faults] == ["#/blocks/1/proposal/steps/0/draw"]
+        assert grade(mutated(lambda t: t["blocks"][0].__setitem__("discarded", [])))["passed"] is False
+    finally:
+        validate._validator.cache_clear()

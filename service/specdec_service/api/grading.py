@@ -29,7 +29,7 @@ from typing import Any
 from flask import Blueprint, request
 from marshmallow import fields, validate
 
-from ..engine import MAX_LIMIT, MAX_WIDTH, COUNTER_NAMES
+from ..engine import COUNTER_NAMES, MAX_LIMIT
 from ..grading import CHECKS, DEFAULT_ALPHA, MAX_CELLS, MAX_M, MAX_SAMPLES, MAX_TRACES, TOLERANCE
 from ..grading import grade, grade_distribution, grade_many, grading_schema
 from .problems import MALFORMED_JSON, ApiProblem, json_response

@@ -38,13 +38,43 @@ def grading_schema() -> dict:
     return schema
 
 
+def _inline(node: Any, defs: dict) -> Any:
+    """The schema with every ``$ref`` to ``#/$defs/...`` replaced by its target (the trace
+    schema is not recursive) and ``oneOf`` by ``anyOf`` (its branches exclude each other):
+    the same verdicts, three times faster with the pure-Python validator."""
+    if isinstance(node, dict):
+        if "$ref" in node:
+            return _inline(defs[node["$ref"].rsplit("/", 1)[1]], defs)
+        out = {k: _inline(v, defs) for k, v in node.items() if k not in ("$defs", "$id", "description")}
+        if "oneOf" in out:
+            out["anyOf"] = out.pop("oneOf")
+        return out
+    if isinstance(node, list):
+        return [_inline(v, defs) for v in node]
+    return node
+
+
 @lru_cache(maxsize=1)
 def _validator():
-    from jsonschema import Draft202012Validator
-
+    """A compiled validator of :func:`grading_schema`: ``jsonschema_rs`` (Rust, about 0.1 ms
+    for an eight-token trace) when installed, else ``jsonschema`` on the inlined schema (about
+    9 ms). Both yield errors with a path and a message."""
     schema = grading_schema()
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    try:
+        import jsonschema_rs
+    except ImportError:
+        from jsonschema import Draft202012Validator
+
+        Draft202012Validator.check_schema(schema)
+        validator = Draft202012Validator(_inline(schema, schema["$defs"]))
+        return lambda instance: [(tuple(e.absolute_path), _message(e)) for e in validator.iter_errors(instance)]
+    validator = jsonschema_rs.Draft202012Validator(schema)
+
+    def errors(instance):
+        if validator.is_valid(instance):
+            return []
+        return [(tuple(e.instance_path), _short(e.message)) for e in validator.iter_errors(instance)]
+    return errors
 
 
 def parse_trace_config(trace: Any) -> Config:
@@ -81,13 +111,17 @@ def _decimals(value: Any) -> Any:
 def validate_trace(trace: Any) -> None:
     """Raise :class:`InvalidInput` listing up to :data:`MAX_ERRORS` schema faults of ``trace``
     (with their paths), or return when it matches the grading schema."""
-    errors = sorted(_validator().iter_errors(trace), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    errors = sorted(_validator()(trace), key=lambda e: (len(e[0]), list(map(str, e[0]))))
     if errors:
-        raise InvalidInput(Fault(tuple(e.absolute_path), _message(e)) for e in errors[:MAX_ERRORS])
+        raise InvalidInput(Fault(path, message) for path, message in errors[:MAX_ERRORS])
 
 
 def _message(error) -> str:
     message = error.message
-    if error.validator == "oneOf" and error.context:
+    if error.validator == "anyOf" and error.context:
         message = min(error.context, key=lambda e: len(e.absolute_path)).message + " (nor any other allowed form)"
+    return _short(message)
+
+
+def _short(message: str) -> str:
     return message if len(message) <= 200 else message[:197] + "..."

@@ -1,0 +1,149 @@
+"""Grading throughput, in-process and over HTTP (run by hand, not in CI).
+
+    python bench/grading.py [--count 1000] [--repeat 3] [--no-http]
+
+In-process (one core): ``grade`` on ``--count`` correct eight-token toy traces (draft biased,
+width 3, seeds 0..count-1, round-tripped through JSON like a parsed request), ``grade_many`` on
+the same batch, and failing traces (every catalogue mistake over the same seeds) with and without
+the diagnosis. Over HTTP: the service under gunicorn with one sync worker on a free local port,
+one ``POST /v1/grade`` with the whole batch, and single-trace requests on a keep-alive session.
+Also distribution grading of 10^6 samples given as counts (m = 4) and of 10^5 sampled outputs.
+Target (issue 5): at least 1000 eight-token traces per second on one core in-process.
+Record results in docs/bench-grading.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from specdec_service.engine import parse_config, run
+from specdec_service.grading import CATALOGUE, faulty_run, grade, grade_distribution, grade_many
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def best(fn, repeat: int) -> float:
+    """Best wall time of ``fn()`` in seconds over ``repeat`` rounds."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def correct_traces(count: int) -> list[dict]:
+    return [json.loads(json.dumps(run(parse_config({"draft": "biased", "seed": s, "width": 3})))) for s in range(count)]
+
+
+def failing_traces(count: int) -> list[dict]:
+    traces = []
+    seed = 0
+    while len(traces) < count:
+        mistake = CATALOGUE[seed % len(CATALOGUE)]
+        config = parse_config({"draft": "biased", "seed": seed, "width": 3})
+        trace = faulty_run(config, mistake.faults)
+        if trace != run(config):
+            traces.append(json.loads(json.dumps(trace)))
+        seed += 1
+    return traces
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_bench(traces: list[dict], repeat: int) -> dict:
+    import requests
+
+    port = free_port()
+    env = {**os.environ, "SPECDEC_BIND": f"127.0.0.1:{port}", "SPECDEC_WORKERS": "1", "SPECDEC_TIMEOUT": "120",
+           "SPECDEC_LOG_LEVEL": "warning"}
+    server = subprocess.Popen([sys.executable, "-m", "specdec_service.cli", "serve"],
+                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        with requests.Session() as http:
+            for _ in range(100):
+                try:
+                    http.get(url + "/health", timeout=1)
+                    break
+                except requests.ConnectionError:
+                    time.sleep(0.1)
+            else:
+                raise RuntimeError("the service did not start")
+            body = json.dumps({"traces": traces})
+
+            def batch():
+                r = http.post(url + "/v1/grade", data=body, headers={"Content-Type": "application/json"}, timeout=120)
+                assert r.status_code == 200 and r.json()["summary"]["passed"] == len(traces), r.text[:200]
+
+            singles = [json.dumps(t) for t in traces[:200]]
+
+            def single():
+                for text in singles:
+                    r = http.post(url + "/v1/grade", data=text, headers={"Content-Type": "application/json"}, timeout=10)
+                    assert r.status_code == 200 and r.json()["passed"]
+
+            batch()  # warm up
+            t_batch = best(batch, repeat)
+            t_single = best(single, repeat)
+        return {"batch": len(traces) / t_batch, "batch_seconds": t_batch, "single": len(singles) / t_single,
+                "body_bytes": len(body)}
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=15)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--count", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-http", action="store_true", help="skip the HTTP measurements")
+    args = parser.parse_args()
+
+    good = correct_traces(args.count)
+    bad = failing_traces(min(args.count, 300))
+    config = parse_config({"draft": "biased", "seed": 1, "width": 3})
+    t_run = best(lambda: [run(config) for _ in range(200)], args.repeat) / 200
+
+    t_grade = best(lambda: [grade(t) for t in good], args.repeat)
+    t_many = best(lambda: grade_many(good), args.repeat)
+    t_bad = best(lambda: [grade(t) for t in bad], args.repeat)
+    t_bad_nodiag = best(lambda: [grade(t, diagnose=False) for t in bad], args.repeat)
+
+    toy4 = {"config": {"draft": "biased", "seed": 0}, "m": 4}
+    cells = [[a, b, c, d] for a in "ABC" for b in "ABC" for c in "ABC" for d in "ABC"]
+    counts = [{"prefix": cell, "count": 1_000_000 // 81 + (1 if i < 1_000_000 % 81 else 0)} for i, cell in enumerate(cells)]
+    samples = [t["output"] for t in good] * (100_000 // len(good))
+    t_counts = best(lambda: grade_distribution({**toy4, "counts": counts}), args.repeat)
+    t_samples = best(lambda: grade_distribution({**toy4, "samples": samples}), args.repeat)
+
+    print(f"# {platform.python_implementation()} {platform.python_version()} on {platform.machine()}, "
+          f"{os.cpu_count()} CPUs; best of {args.repeat}")
+    print(f"engine run (8-token toy trace):            {t_run * 1e3:8.3f} ms")
+    print(f"grade, correct traces:                     {len(good) / t_grade:8.0f} traces/s  ({t_grade / len(good) * 1e3:.3f} ms each)")
+    print(f"grade_many, batch of {len(good)}:                {len(good) / t_many:8.0f} traces/s")
+    print(f"grade, failing traces with diagnosis:      {len(bad) / t_bad:8.0f} traces/s  ({t_bad / len(bad) * 1e3:.2f} ms each)")
+    print(f"grade, failing traces without diagnosis:   {len(bad) / t_bad_nodiag:8.0f} traces/s")
+    print(f"distribution, 10^6 samples as 81 counts:   {t_counts * 1e3:8.1f} ms")
+    print(f"distribution, {len(samples)} sampled outputs:  {t_samples * 1e3:8.1f} ms")
+    if not args.no_http:
+        h = http_bench(good, args.repeat)
+        print(f"HTTP, one batch of {len(good)} ({h['body_bytes']} bytes): {h['batch']:8.0f} traces/s  ({h['batch_seconds']:.2f} s)")
+        print(f"HTTP, single-trace requests:               {h['single']:8.0f} traces/s")
+
+
+if __name__ == "__main__":
+    main()
