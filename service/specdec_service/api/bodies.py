@@ -4,7 +4,8 @@
   ``application/json`` (else 415); the size is capped by
   ``MAX_CONTENT_LENGTH`` (werkzeug raises 413); floats are parsed as
   :class:`decimal.Decimal` so a custom model's ``0.1`` is exactly 1/10
-  (SPEC section 1); ``NaN``/``Infinity`` literals, invalid UTF-8, integers
+  (SPEC section 1; exponents beyond ±1000 are clamped, see
+  :func:`parse_decimal`); ``NaN``/``Infinity`` literals, invalid UTF-8, integers
   of more than 4300 digits and nesting too deep for the parser are 400.
 - :func:`load` checks a parsed body with a marshmallow schema and raises a
   422 :class:`~.problems.ApiProblem` whose ``errors`` point at each bad field.
@@ -29,10 +30,33 @@ def _reject_constant(name: str):
     raise ValueError(f"{name} is not a JSON number")
 
 
+EXPONENT_BOUND = 1000
+"""JSON numbers beyond 10^±1000 are read as ±10^±1000 (see :func:`parse_decimal`)."""
+_HUGE, _TINY = Decimal(f"1e{EXPONENT_BOUND}"), Decimal(f"1e-{EXPONENT_BOUND}")
+
+
+def parse_decimal(text: str) -> Decimal:
+    """A JSON number with a fraction or exponent, exactly as written.
+
+    Only custom model rows hold such numbers, and the engine reads every
+    probability above 999 as 1000 and every one finer than 1e-400 as 1e-400.
+    An exponent beyond ±1000 (``1e-999999999``) is therefore read as
+    ±1e±1000: no verdict changes, and no later arithmetic leaves the default
+    decimal context (where such exponents overflow or build 10^999999999).
+    """
+    value = Decimal(text)
+    exponent = value.adjusted()
+    if exponent > EXPONENT_BOUND:
+        return _HUGE.copy_sign(value)
+    if exponent < -EXPONENT_BOUND and value:
+        return _TINY.copy_sign(value)
+    return value
+
+
 def parse_json(data: bytes) -> Any:
     """Parse ``data`` as JSON with floats as Decimal. Raises :class:`ApiProblem` (400)."""
     try:
-        return json.loads(data, parse_float=Decimal, parse_constant=_reject_constant)
+        return json.loads(data, parse_float=parse_decimal, parse_constant=_reject_constant)
     except RecursionError:
         raise ApiProblem(400, "The JSON body is nested too deeply.", type=MALFORMED_JSON) from None
     except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, int digit limit, NaN

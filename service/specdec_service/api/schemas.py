@@ -283,8 +283,9 @@ class VerificationOut(StrictSchema):
     q = Probabilities(metadata={"description": "The draft row."})
     p_token = fields.Float(required=True, validate=validate.Range(0, 1))
     q_token = fields.Float(required=True, validate=validate.Range(0, 1))
-    ratio = fields.Float(required=True, allow_none=True, validate=validate.Range(0, 1),
-                         metadata={"description": "The acceptance ratio min(1, p/q); null when greedy."})
+    ratio = fields.Float(required=True, allow_none=True, validate=validate.Range(min=0),
+                         metadata={"description": "The acceptance ratio p_token / q_token: the token is accepted "
+                                                  "iff u < ratio, i.e. with probability min(1, ratio); null when greedy."})
     draw = DrawRef("The verification draw; null when greedy.")
     accepted = fields.Boolean(required=True)
 
