@@ -253,7 +253,7 @@ class Renderer:
         if c.target_passes:
             rate = f"  {'per pass':<12}{c.committed / c.target_passes:.4f} tokens per target pass"
             if c.draft_steps:
-                rate += f"   {s.dot} acceptance rate {c.accepted}/{c.draft_steps} = {c.accepted / c.draft_steps:.4f}"
+                rate += f" {s.dot} acceptance rate {c.accepted}/{c.draft_steps} = {c.accepted / c.draft_steps:.4f}"
             lines.append(rate)
         return lines
 

@@ -58,7 +58,7 @@ def test_bonus_and_totals():
     assert lines[-4] == "  output      B C C C C   (5 tokens)"
     assert lines[-3].split() == ["counters", "target_passes", "2", "draft_steps", "4", "accepted", "4", "rejected", "0"]
     assert lines[-2].split() == ["discarded", "0", "bonus_tokens", "1", "committed", "5", "draws", "9"]
-    assert lines[-1] == "  per pass    2.5000 tokens per target pass   · acceptance rate 4/4 = 1.0000"
+    assert lines[-1] == "  per pass    2.5000 tokens per target pass · acceptance rate 4/4 = 1.0000"
 
 
 def test_greedy_has_no_draws():
