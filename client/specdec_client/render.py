@@ -62,42 +62,53 @@ class Style:
     unicode: bool = True
 
     def paint(self, text: str, code: str) -> str:
+        """``text`` in the ANSI SGR ``code`` when colouring, else unchanged."""
         return f"\033[{code}m{text}\033[0m" if self.color else text
 
     def bold(self, text: str) -> str:
+        """Bold: headers, committed tokens, chosen tokens."""
         return self.paint(text, "1")
 
     def dim(self, text: str) -> str:
+        """Dim: table headers, discarded tokens."""
         return self.paint(text, "2")
 
     def good(self, text: str) -> str:
+        """Green: an accepted proposal, a matching replay."""
         return self.paint(text, "32")
 
     def bad(self, text: str) -> str:
+        """Red: a rejected proposal, a diverging replay."""
         return self.paint(text, "31")
 
     @property
     def empty(self) -> str:
+        """The empty token list (and the empty prefix's context)."""
         return "∅" if self.unicode else "-"
 
     @property
     def arrow(self) -> str:
+        """Between a draw and the token it picks."""
         return "→" if self.unicode else "->"
 
     @property
     def none(self) -> str:
+        """A value that does not exist (greedy: no draw, no ratio)."""
         return "—" if self.unicode else "-"
 
     @property
     def dot(self) -> str:
+        """A separator between settings."""
         return "·" if self.unicode else "|"
 
     def mark(self, accepted: bool) -> str:
+        """The decision on a proposal: ``✓ accept`` / ``✗ reject`` (ASCII: ``ACCEPT``/``REJECT``)."""
         if self.unicode:
             return self.good("✓ accept") if accepted else self.bad("✗ reject")
         return self.good("ACCEPT") if accepted else self.bad("REJECT")
 
     def vs(self, accepted: bool) -> str:
+        """The comparison that decided: ``u < ratio`` accepts, ``u ≥ ratio`` rejects (SPEC 4.2)."""
         return "<" if accepted else ("≥" if self.unicode else ">=")
 
 
@@ -134,9 +145,11 @@ class Renderer:
     # ------------------------------------------------------------ pieces
 
     def ctx(self, context: Optional[str]) -> str:
+        """A context token, ``∅`` at the empty prefix."""
         return self.style.empty if context is None else context
 
     def tokens(self, tokens: Sequence[str]) -> str:
+        """Tokens separated by spaces, ``∅`` when there are none."""
         return " ".join(tokens) if tokens else self.style.empty
 
     def distribution(self, probs: Sequence[float], lead: str, tail: str, indent: int) -> list[str]:
@@ -156,6 +169,7 @@ class Renderer:
         return lines
 
     def draw(self, d: Optional[Draw]) -> str:
+        """``u 0.7629 (pos 5)``, or that no draw was used (greedy)."""
         return f"u {num(d.u)} (pos {d.position})" if d is not None else "(no draw: argmax)"
 
     def counters(self, c: Counters, indent: int = 14) -> list[str]:

@@ -63,7 +63,11 @@ def _opt(cls, value: Any):
 
 @dataclass(frozen=True)
 class Record:
-    """Base of every typed result: ``raw`` is the JSON object it came from."""
+    """Base of every typed result: ``raw`` is the JSON object it came from.
+
+    Each subclass has ``from_dict(obj)``, which reads the JSON object (raising
+    ``KeyError``/``TypeError``/``ValueError`` when it is malformed) and keeps
+    it as ``raw``, and :meth:`to_dict`, which gives it back."""
 
     raw: Optional[dict] = field(default=None, kw_only=True, repr=False, compare=False)
 
