@@ -62,10 +62,12 @@ def wait_for_health(url: str, process: subprocess.Popen, timeout: float = 30.0) 
 
 
 def start_gunicorn(port: int, log, workers: int = 1) -> subprocess.Popen:
-    """gunicorn with the repository's ``gunicorn.conf.py`` on ``port``."""
-    env = {**os.environ, "SPECDEC_BIND": f"127.0.0.1:{port}", "SPECDEC_WORKERS": str(workers)}
+    """``specdec-service serve`` (gunicorn with the repository's
+    ``gunicorn.conf.py``) on ``port``."""
+    env = {**os.environ, "SPECDEC_BIND": f"127.0.0.1:{port}", "SPECDEC_WORKERS": str(workers),
+           "SPECDEC_GUNICORN_CONF": str(ROOT / "gunicorn.conf.py")}
     return subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "--config", str(ROOT / "gunicorn.conf.py")],
+        [sys.executable, "-m", "specdec_service.cli", "serve"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
 

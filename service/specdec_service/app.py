@@ -34,8 +34,11 @@ DEFAULTS: Mapping[str, Any] = {
     "MAX_CONTENT_LENGTH": MAX_BODY_BYTES,
     "JSON_SORT_KEYS": False,
 }
-CORS_RESOURCES = {r"/v1/*": {"origins": "*"}, r"/openapi.yaml": {"origins": "*"}}
-"""Any origin may call the API and read the contract (no credentials)."""
+CORS_RESOURCES = {
+    r"/v1/*": {"origins": "*", "send_wildcard": True},
+    r"/openapi.yaml": {"origins": "*", "send_wildcard": True},
+}
+"""Any origin may call the API and read the contract (``Access-Control-Allow-Origin: *``, no credentials)."""
 
 
 def create_app(config: Optional[Mapping[str, Any]] = None) -> Flask:

@@ -1,0 +1,275 @@
+"""Every error is an RFC 9457 problem document: 400, 404, 405, 409, 413,
+415, 422 (with a JSON pointer for each bad field), never a 500 or a
+traceback, whatever the body."""
+
+import json
+from decimal import Decimal
+
+import pytest
+from flask import Blueprint
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from specdec_service import create_app
+from specdec_service.api.bodies import parse_json
+from specdec_service.api.problems import ApiProblem, marshmallow_faults
+
+SEED1 = {"config": {"draft": "biased", "seed": 1}}
+TABLE = {"vocab": ["A", "B", "C"], "start": [0.5, 0.3, 0.2],
+         "next": {"A": [0.2, 0.6, 0.2], "B": [0.55, 0.15, 0.3], "C": [0.25, 0.25, 0.5]}}
+_APP = create_app({"TESTING": True})
+
+
+def problem_of(response, status):
+    assert response.status_code == status, response.data
+    assert response.mimetype == "application/problem+json"
+    body = response.get_json()
+    assert {"type", "title", "status", "detail"} <= set(body) and body["status"] == status
+    assert "Traceback" not in response.get_data(as_text=True)
+    return body
+
+
+def pointers(body):
+    return {e["pointer"]: e["detail"] for e in body["errors"]}
+
+
+# ---------------------------------------------------------------- 400
+
+
+@pytest.mark.parametrize("text", ['{"config": ', "", "{'config': 1}", '{"config":{"draft":"biased","seed":NaN}}',
+                                  '[1, Infinity]', "[" * 50000 + "]" * 50000, '{"seed": ' + "9" * 5000 + "}"])
+def test_malformed_json_is_400(client, text):
+    body = problem_of(client.post("/v1/step", data=text, content_type="application/json"), 400)
+    assert body["type"] == "tag:specdec,2026:problem/malformed-json" and body["title"] == "Malformed JSON"
+
+
+def test_invalid_utf8_is_400(client):
+    problem_of(client.post("/v1/step", data=b'{"config": "\xff"}', content_type="application/json"), 400)
+
+
+def test_floats_are_read_as_exact_decimals():
+    assert parse_json(b'{"p": [0.1, 1e-2, 3]}') == {"p": [Decimal("0.1"), Decimal("0.01"), 3]}
+    assert parse_json(b"[1e-999999999, -1e999999999]") == [Decimal("1e-1000"), Decimal("-1e1000")]
+    with pytest.raises(ApiProblem):
+        parse_json(b"[-Infinity]")
+
+
+# ---------------------------------------------------------------- 404, 405
+
+
+def test_unknown_path_is_404(client):
+    body = problem_of(client.get("/v1/nothing"), 404)
+    assert body["type"] == "about:blank" and body["title"] == "Not Found"
+
+
+def test_wrong_method_is_405_with_allow(client):
+    response = client.get("/v1/step")
+    problem_of(response, 405)
+    assert set(response.headers["Allow"].replace(" ", "").split(",")) == {"POST", "OPTIONS"}
+    assert client.delete("/health").status_code == 405
+
+
+# ---------------------------------------------------------------- 413, 415
+
+
+def test_body_over_256_kib_is_413(client):
+    padding = " " * (256 * 1024)
+    body = problem_of(client.post("/v1/step", data='{"config": 1}' + padding, content_type="application/json"), 413)
+    assert "262144" in body["detail"]
+
+
+def test_body_just_under_the_limit_is_read(client):
+    text = json.dumps(SEED1)
+    response = client.post("/v1/step", data=text + " " * (256 * 1024 - len(text)), content_type="application/json")
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", None])
+def test_body_not_declared_json_is_415(client, content_type):
+    response = client.post("/v1/step", data=json.dumps(SEED1), content_type=content_type)
+    assert "Content-Type application/json" in problem_of(response, 415)["detail"]
+
+
+# ---------------------------------------------------------------- 422
+
+
+def invalid(client, path, body):
+    problem = problem_of(client.post(path, json=body), 422)
+    assert problem["type"] == "tag:specdec,2026:problem/invalid-input"
+    return pointers(problem)
+
+
+@pytest.mark.parametrize("config, pointer, says", [
+    ({"draft": "biased", "seed": 1, "width": 17}, "#/config/width", "less than or equal to 16"),
+    ({"draft": "biased", "seed": 1, "limit": 0}, "#/config/limit", "greater than or equal to 1"),
+    ({"draft": "biased", "seed": 2**53}, "#/config/seed", "less than or equal to 9007199254740991"),
+    ({"draft": "biased", "seed": "1"}, "#/config/seed", "Not a valid integer"),
+    ({"draft": "biased", "seed": True}, "#/config/seed", "Not a valid integer"),
+    ({"draft": "biased"}, "#/config/seed", "Missing data"),
+    ({"seed": 1}, "#/config/draft", "Missing data"),
+    ({"draft": "gpt", "seed": 1}, "#/config/draft", "unknown draft model 'gpt'"),
+    ({"draft": "toy", "seed": 1}, "#/config/draft", "unknown draft model 'toy'"),
+    ({"draft": "biased", "seed": 1, "mode": "beam"}, "#/config/mode", "Must be one of"),
+    ({"draft": "biased", "seed": 1, "eos": "Z"}, "#/config/eos", "token of the vocabulary"),
+    ({"draft": "biased", "seed": 1, "temperature": 1}, "#/config/temperature", "Unknown field"),
+    ({"draft": {**TABLE, "start": [0.5, 0.3, 0.1]}, "seed": 1}, "#/config/draft/start", "sum to 1"),
+    ({"draft": {**TABLE, "start": [0.5, 0.5, "0"]}, "seed": 1}, "#/config/draft/start/2", "Not a valid number"),
+    ({"draft": {**TABLE, "start": [1.5, -0.5, 0]}, "seed": 1}, "#/config/draft/start/1", "negative"),
+    ({"draft": {**TABLE, "next": {"A": [1, 0, 0], "B": [1, 0, 0]}}, "seed": 1}, "#/config/draft/next/C", "missing"),
+    ({"draft": {**TABLE, "vocab": ["A", "B", "D"]}, "seed": 1}, "#/config/draft/next/C", "not in the vocabulary"),
+    ({"draft": {**TABLE, "vocab": ["A", "A", "C"]}, "seed": 1}, "#/config/draft/vocab/1", "duplicate"),
+    ({"draft": {**TABLE, "vocab": ["A", "B", "C" * 17]}, "seed": 1}, "#/config/draft/vocab/2", "Length"),
+    ({"draft": {**TABLE, "extra": 1}, "seed": 1}, "#/config/draft/extra", "Unknown field"),
+    ({"draft": 3, "seed": 1}, "#/config/draft", "built-in model name or a custom model object"),
+])
+def test_bad_config_is_422_at_its_pointer(client, config, pointer, says):
+    errors = invalid(client, "/v1/step", {"config": config})
+    assert pointer in errors, errors
+    assert says in errors[pointer]
+    assert invalid(client, "/v1/runs", {"config": config}) == errors  # same pointers under /v1/runs
+
+
+def test_vocabularies_must_match(client):
+    other = {"vocab": ["x", "y"], "start": [0.5, 0.5], "next": {"x": [0.5, 0.5], "y": [0.5, 0.5]}}
+    errors = invalid(client, "/v1/step", {"config": {"draft": other, "seed": 1}})
+    assert "differs from the target" in errors["#/config/draft/vocab"]
+
+
+@pytest.mark.parametrize("state, pointer, says", [
+    ({**SEED1, "committed": ["A", "Z"]}, "#/committed/1", "not a token of the vocabulary"),
+    ({**SEED1, "committed": ["A"] * 9}, "#/committed", "more than the limit (8)"),
+    ({**SEED1, "committed": ["A"] * 257}, "#/committed", "Length"),
+    ({**SEED1, "position": -1}, "#/position", "greater than or equal to 0"),
+    ({**SEED1, "counters": {"accepted": -1}}, "#/counters/accepted", "greater than or equal to 0"),
+    ({**SEED1, "counters": {"speed": 1}}, "#/counters/speed", "Unknown field"),
+    ({**SEED1, "session": "x"}, "#/session", "Unknown field"),
+    ({"committed": []}, "#/config", "Missing data"),
+    ([], "#", "Invalid input type"),
+    ({"config": {"target": TABLE, "draft": TABLE, "seed": 1, "eos": "B"}, "committed": ["B", "A"]},
+     "#/committed", "after the EOS token 'B'"),
+])
+def test_bad_state_is_422_at_its_pointer(client, state, pointer, says):
+    for path in ("/v1/step", "/v1/draft"):
+        errors = invalid(client, path, state)
+        assert says in errors[pointer], errors
+    nested = invalid(client, "/v1/verify", {"state": state, "proposal": {"tokens": ["A"]}})
+    assert says in nested["#/state" + pointer[1:]]
+
+
+def test_position_past_the_end_of_the_stream_is_422(client):
+    state = {**SEED1, "position": 2**53 - 3}
+    for path in ("/v1/step", "/v1/draft"):
+        assert "past 2^53-1" in invalid(client, path, state)["#/position"]
+
+
+@pytest.mark.parametrize("tokens, pointer, says", [
+    (["A", "Z"], "#/proposal/tokens/1", "not a token of the vocabulary"),
+    (["A", "A", "A", "A"], "#/proposal/tokens", "1 to 3 tokens"),
+    ([], "#/proposal/tokens", "1 to 3 tokens"),
+    (["A"] * 17, "#/proposal/tokens", "Length"),
+    ([1], "#/proposal/tokens/0", "Not a valid string"),
+])
+def test_bad_proposal_is_422_under_proposal(client, tokens, pointer, says):
+    errors = invalid(client, "/v1/verify", {"state": SEED1, "proposal": {"tokens": tokens}})
+    assert says in errors[pointer], errors
+
+
+def test_proposal_token_the_draft_never_proposes_is_422(client):
+    sure = {"vocab": ["A", "B"], "start": [1, 0], "next": {"A": [1, 0], "B": [0, 1]}}
+    even = {"vocab": ["A", "B"], "start": [0.5, 0.5], "next": {"A": [0.5, 0.5], "B": [0.5, 0.5]}}
+    state = {"config": {"target": even, "draft": sure, "seed": 1}}
+    errors = invalid(client, "/v1/verify", {"state": state, "proposal": {"tokens": ["B"]}})
+    assert "probability 0" in errors["#/proposal/tokens/0"]
+
+
+def test_verify_body_shape(client):
+    errors = invalid(client, "/v1/verify", {"state": SEED1})
+    assert errors == {"#/proposal": "Missing data for required field."}
+    assert "#/proposal/extra" in invalid(client, "/v1/verify", {"state": SEED1, "proposal": {"tokens": ["A"], "extra": 1}})
+
+
+def test_every_fault_is_listed(client):
+    errors = invalid(client, "/v1/step", {"config": {"draft": "biased", "seed": -1, "width": 0, "limit": 300}})
+    assert set(errors) == {"#/config/seed", "#/config/width", "#/config/limit"}
+
+
+@pytest.mark.parametrize("query, parameter, says", [
+    ("seed=1&count=4097", "count", "less than or equal to 4096"),
+    ("seed=1&count=0", "count", "greater than or equal to 1"),
+    ("count=3", "seed", "Missing data"),
+    ("seed=x", "seed", "Not a valid integer"),
+    ("seed=1&position=9007199254740991&count=2", "position", "must not exceed 2^53-1"),
+    ("seed=1&seed=2", "seed", "more than once"),
+    ("seed=1&size=2", "size", "Unknown field"),
+])
+def test_bad_draws_query_is_422_naming_the_parameter(client, query, parameter, says):
+    body = problem_of(client.get(f"/v1/draws?{query}"), 422)
+    errors = {e["parameter"]: e["detail"] for e in body["errors"]}
+    assert says in errors[parameter], errors
+
+
+# ---------------------------------------------------------------- pointers, 500
+
+
+def test_marshmallow_messages_become_paths():
+    messages = {"config": {"width": ["Too big."], "draft": {"next": {"A": {"value": {0: ["Bad."]}},
+                                                                  "": {"key": ["Shorter than minimum length 1."]}}}},
+                "_schema": ["Invalid input type."]}
+    faults = {(f.path, f.message) for f in marshmallow_faults(messages)}
+    assert faults == {(("config", "width"), "Too big."), (("config", "draft", "next", "A", 0), "Bad."),
+                      (("config", "draft", "next", ""), "key shorter than minimum length 1."),
+                      ((), "Invalid input type.")}
+
+
+def test_unexpected_error_is_a_bare_500_problem():
+    app = create_app({"TESTING": True})
+    broken = Blueprint("broken", __name__)
+
+    @broken.get("/v1/broken")
+    def explode():
+        raise RuntimeError("secret internals")
+
+    app.register_blueprint(broken)
+    response = app.test_client().get("/v1/broken")
+    body = problem_of(response, 500)
+    assert "secret" not in response.get_data(as_text=True)
+    assert body["detail"] == "An unexpected error occurred; it has been logged."
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20) | st.sampled_from(["toy", "biased", "aligned", "A", "B", "C", "greedy"]),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(
+        st.sampled_from(["config", "draft", "target", "seed", "width", "limit", "mode", "eos", "committed",
+                         "position", "counters", "state", "proposal", "tokens", "vocab", "start", "next", "A"])
+        | st.text(max_size=8), children, max_size=6),
+    max_leaves=30)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(path=st.sampled_from(["/v1/step", "/v1/draft", "/v1/verify", "/v1/runs"]), body=JSON)
+def test_no_json_body_makes_a_server_error(path, body):
+    response = _APP.test_client().post(path, data=json.dumps(body), content_type="application/json")
+    assert response.status_code in (200, 409, 422)
+    if response.status_code != 200:
+        assert response.mimetype == "application/problem+json"
+
+
+def _mutations():
+    state = {"config": {"target": TABLE, "draft": "biased", "seed": 1, "width": 3, "limit": 8, "eos": None},
+             "committed": ["A", "C"], "position": 6, "counters": {"target_passes": 1}}
+    keys = [("config", k) for k in state["config"]] + [(k,) for k in state] + [("config", "target", k) for k in TABLE]
+    return state, keys
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(where=st.sampled_from(_mutations()[1]), value=JSON)
+def test_one_bad_field_in_a_good_state_is_never_a_server_error(where, value):
+    state = json.loads(json.dumps(_mutations()[0]))
+    node = state
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = value
+    response = _APP.test_client().post("/v1/step", json=state)
+    assert response.status_code in (200, 409, 422), response.data
+    if response.status_code == 422:
+        assert all(e["pointer"].startswith("#/") for e in response.get_json()["errors"])
