@@ -67,3 +67,30 @@ def test_docs_document_every_entry_with_its_example_and_divergence():
         assert f"`{m.id}`" in text, m.id
         assert m.example_divergence in text, m.id
         assert json.dumps(m.example, separators=(", ", ": ")) in text, m.id
+
+
+EXPECTED_FAILING_CHECKS = {
+    "resample-from-p": ["correction"],
+    "residual-not-clipped": ["correction"],
+    "residual-not-normalised": ["correction"],
+    "keep-after-rejection": ["discard", "output"],
+    "draft-from-discarded": ["proposal"],
+    "no-bonus": ["bonus"],
+    "bonus-past-limit": ["bonus", "output"],
+    "bonus-from-draft": ["bonus"],
+    "inverted-ratio": ["acceptance"],
+    "skip-draw-when-p-ge-q": ["acceptance"],
+    "interleaved-draws": ["position", "proposal", "acceptance"],
+    "greedy-acceptance": ["acceptance", "correction"],
+    "accepted-counts-all-tests": ["acceptance", "counters"],
+    "reused-rejection-draw": ["position", "correction", "counters"],
+}
+
+
+@pytest.mark.parametrize("mistake", CATALOGUE, ids=IDS)
+def test_example_fails_exactly_the_checks_of_its_rule(mistake):
+    report = grade(json.loads(json.dumps(faulty_run(parse_config(mistake.example), mistake.faults))))
+    failing = [c["name"] for c in report["checks"] if not c["passed"]]
+    assert failing == EXPECTED_FAILING_CHECKS[mistake.id]
+    assert report["score"] == pytest.approx(1 - len(failing) / 10)
+    assert report["first_divergence"]["check"] in failing
