@@ -4,10 +4,12 @@ A single mistake makes every later block of a trace differ from the reference (o
 bonus shifts every later prefix and position). So the checks do not compare a submission with
 the reference *trace*; each block is judged from the submission's **own** state before it:
 
-- the rule checks (``proposal``, ``acceptance``, ``correction``, ``discard``, ``bonus``) compare
-  the block with the engine's block from the same prefix and position (the proposal with
-  ``engine.step``; the rest with ``engine.verify`` of the submitted proposal, so that a wrong
-  proposal is not counted again as a wrong verification);
+- the rule checks compare the block with the engine from the same prefix and position:
+  ``proposal`` with ``engine.step``'s proposal; ``acceptance`` with ``engine.verify`` of the
+  *submitted* proposal (so a wrong proposal is not counted again as a wrong verification);
+  ``correction``, ``discard`` and ``bonus`` with what SPEC 4.3-4.4 make of the block's *own*
+  proposal and decisions (:func:`_tail_given_decisions`), so a wrong acceptance test is not
+  counted again as a wrong correction;
 - the bookkeeping checks are consistency checks of the submission's own records: ``draws``
   (each recorded draw is SplitMix64 at its position), ``position`` (draws used consecutively
   from the block's position, blocks chained), ``output`` (a block commits its accepted prefix
