@@ -11,7 +11,7 @@ from flask import Blueprint
 
 from .. import engine
 from ..engine import MAX_POSITION, InvalidInput, parse_state
-from .bodies import load, read_json
+from .bodies import load, parse_with, read_json
 from .problems import json_response
 from .schemas import ProposalOut, StateIn, StepOut, VerifyIn
 
@@ -24,7 +24,7 @@ SEED1 = {"config": {"draft": "biased", "seed": 1}}
 
 
 def _state_from_body() -> engine.State:
-    return parse_state(load(_STATE, read_json()))
+    return parse_with(_STATE, read_json(), parse_state)
 
 
 @blueprint.post("/v1/draft")
