@@ -5,7 +5,6 @@ from decimal import Decimal
 
 from specdec_service.engine import parse_config, run
 from specdec_service.grading import TOLERANCE, first_difference
-from specdec_service.grading.compare import strictly_equal
 
 TRACE = run(parse_config({"draft": "biased", "seed": 1}))
 
@@ -34,7 +33,7 @@ def test_exact_fields_have_no_tolerance():
 def test_a_boolean_is_not_a_number():
     got = copy.deepcopy(TRACE)
     got["blocks"][0]["verification"][0]["accepted"] = 1
-    assert not strictly_equal(TRACE, got)
+    assert got == TRACE  # Python: True == 1; the comparison is stricter
     d = first_difference(TRACE, got)
     assert d.kind == "type" and d.expected is True and d.got == 1
 
@@ -67,5 +66,9 @@ def test_order_keys_rank_later_differences_higher():
     assert first_difference(TRACE, early).order < first_difference(TRACE, late).order
 
 
-def test_strict_equality_of_a_copy():
-    assert strictly_equal(TRACE, copy.deepcopy(TRACE))
+def test_typed_comparison_skips_equal_subtrees_with_the_same_verdict():
+    got = copy.deepcopy(TRACE)
+    got["blocks"][1]["verification"][0]["p"][0] += 1e-12
+    got["blocks"][1]["committed"] = ["C"]
+    assert first_difference(TRACE, got, typed=True) == first_difference(TRACE, got)
+    assert first_difference(TRACE, got).path == ("blocks", 1, "committed", 0)

@@ -7,8 +7,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from specdec_service.engine import InvalidInput
-from specdec_service.grading import grade
+from specdec_service.engine import InvalidInput, parse_config, run
+from specdec_service.grading import first_difference, grade
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 NAMES = sorted(p.stem for p in GOLDEN.glob("*.json") if p.stem != "index")
@@ -65,6 +65,8 @@ def test_grading_a_mutated_trace_never_crashes_and_scores_consistently(trace):
     except InvalidInput as error:
         assert error.faults  # a malformed trace: a 422 with at least one pointer
         return
+    reference = run(parse_config(trace["config"]))
+    assert first_difference(reference, trace, typed=True) == first_difference(reference, trace)
     assert (report["score"] == 1.0) == report["passed"]
     assert report["passed"] == (report["first_divergence"] is None)
     failing = [c for c in report["checks"] if not c["passed"]]

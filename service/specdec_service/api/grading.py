@@ -10,10 +10,11 @@ Thin HTTP layer over :mod:`specdec_service.grading` (issue 5, ``docs/grading.md`
 - ``POST /v1/grade/distribution``: settings plus sampled outputs or prefix counts (at most
   10^6 samples), graded against the exact target distribution (chi-square, total variation).
 
-Body size: these routes accept bodies up to :data:`GRADE_MAX_BODY_BYTES` (16 MiB), above the
-service's 256 KiB default, so that 1000 eight-token traces (about 7 MB) fit in one request; a
+Body size: these routes accept bodies up to :data:`GRADE_MAX_BODY_BYTES` (8 MiB), above the
+service's 256 KiB default, so that 1000 eight-token traces (about 6.5 MB) fit in one request; a
 larger body is a 413. The grading work of a request is bounded by that size (each trace is at
-most the engine's limits: 256 blocks of width 16).
+most the engine's limits: 256 blocks of width 16): at most about 3 s of one core for 8 MiB of
+long failing traces (measured, docs/bench-grading.md), well inside gunicorn's 30 s timeout.
 
 Numbers: unlike the other routes, the body is parsed with JSON floats as float64, not
 Decimal. A trace echoes its config with every probability as the nearest float64 (the engine
@@ -35,8 +36,8 @@ from ..grading import grade, grade_distribution, grade_many, grading_schema
 from .problems import MALFORMED_JSON, ApiProblem, json_response
 from .schemas import ConfigIn, CountersIn, Label, StrictSchema
 
-GRADE_MAX_BODY_BYTES = 16 * 1024 * 1024
-"""The largest body of the grading routes (16 MiB); larger is a 413 problem."""
+GRADE_MAX_BODY_BYTES = 8 * 1024 * 1024
+"""The largest body of the grading routes (8 MiB); larger is a 413 problem."""
 
 blueprint = Blueprint("grading", __name__)
 
@@ -301,7 +302,7 @@ def document(spec) -> None:
         f"`score` (the share of the {len(CHECKS)} named checks that hold: {', '.join(CHECKS)}), the first "
         "divergence (block, pointer, expected, got, the SPEC rule broken) and the diagnosis (the catalogued mistakes "
         "that reproduce the trace, docs/grading.md). The body is one trace or `{\"traces\": [...]}` with "
-        f"1-{MAX_TRACES}; bodies up to {GRADE_MAX_BODY_BYTES} bytes (16 MiB). A malformed trace or an invalid "
+        f"1-{MAX_TRACES}; bodies up to {GRADE_MAX_BODY_BYTES} bytes (8 MiB). A malformed trace or an invalid "
         "config is a 422 (in a batch the pointers start with `#/traces/<i>` and no trace is graded).",
         tags=("grading",), body={"oneOf": [{"$ref": "#/components/schemas/GradeTraceIn"}, {"$ref": "#/components/schemas/GradeBatchIn"}]},
         examples={"correct": example("A correct trace", good),
@@ -321,7 +322,7 @@ def document(spec) -> None:
         f"distance, the most over- and under-represented prefixes; passes iff p > alpha (default {DEFAULT_ALPHA}) and no "
         f"impossible prefix was observed. At most {MAX_SAMPLES} samples in all and {MAX_CELLS} count entries; mode greedy "
         f"is refused (deterministic). Counters ({', '.join(COUNTER_NAMES[:3])}, ...) summed over the samples give the "
-        "acceptance rate, compared with its exact expectation. Bodies up to 16 MiB.",
+        "acceptance rate, compared with its exact expectation. Bodies up to 8 MiB.",
         tags=("grading",), body=DistributionIn,
         examples={"counts": example("Counts of first tokens", request_example)},
         ok=DistributionOut, ok_description="The distribution-level grade.", problems=(400, 413, 415, 422),

@@ -84,7 +84,7 @@ _DRAW_VALUES = frozenset({"u", "hex"})
 
 
 def _compare(result: CheckResult, block: int, base: tuple, expected: Any, got: Any) -> None:
-    diff = first_difference(expected, got, skip=_DRAW_VALUES)
+    diff = first_difference(expected, got, skip=_DRAW_VALUES, typed=True)
     if diff is not None:
         result.fail(block, base + diff.path, f"{diff.kind}: expected {_describe(diff.expected)}, got {_describe(diff.got)}")
 
@@ -116,7 +116,7 @@ def evaluate(trace: dict, config: Config) -> list[CheckResult]:
 
     if trace["format"] != TRACE_FORMAT:
         fmt.fail(None, ("format",), f"expected {TRACE_FORMAT!r}")
-    diff = first_difference(config.to_json(), trace["config"], ("config",), tolerant=True)
+    diff = first_difference(config.to_json(), trace["config"], ("config",), tolerant=True, typed=True)
     if diff is not None:
         fmt.fail(None, diff.path, f"{diff.kind}: expected {_describe(diff.expected)}, got {_describe(diff.got)}")
 
