@@ -3,7 +3,9 @@
     python bench/grading.py [--count 1000] [--repeat 3] [--no-http]
 
 In-process (one core): ``grade`` on ``--count`` correct eight-token toy traces (draft biased,
-width 3, seeds 0..count-1, round-tripped through JSON like a parsed request), ``grade_many`` on
+width 3, seeds 0..count-1, round-tripped through JSON like a parsed request: every config
+distinct, so the reference cache never hits), the same number drawn from 20 configs (the cache
+hits, as when a class submits traces for a few assigned settings), ``grade_many`` on
 the same batch, and failing traces (every catalogue mistake over the same seeds) with and without
 the diagnosis. Over HTTP: the service under gunicorn with one sync worker on a free local port,
 one ``POST /v1/grade`` with the whole batch, and single-trace requests on a keep-alive session.
@@ -118,7 +120,9 @@ def main() -> None:
     config = parse_config({"draft": "biased", "seed": 1, "width": 3})
     t_run = best(lambda: [run(config) for _ in range(200)], args.repeat) / 200
 
-    t_grade = best(lambda: [grade(t) for t in good], args.repeat)
+    t_grade = best(lambda: [grade(t) for t in good], args.repeat)  # distinct configs: no cache hits
+    same = [good[i % 20] for i in range(len(good))]  # 20 settings, like a class with 20 assigned configs
+    t_same = best(lambda: [grade(t) for t in same], args.repeat)
     t_many = best(lambda: grade_many(good), args.repeat)
     t_bad = best(lambda: [grade(t) for t in bad], args.repeat)
     t_bad_nodiag = best(lambda: [grade(t, diagnose=False) for t in bad], args.repeat)
@@ -134,6 +138,7 @@ def main() -> None:
           f"{os.cpu_count()} CPUs; best of {args.repeat}")
     print(f"engine run (8-token toy trace):            {t_run * 1e3:8.3f} ms")
     print(f"grade, correct traces:                     {len(good) / t_grade:8.0f} traces/s  ({t_grade / len(good) * 1e3:.3f} ms each)")
+    print(f"grade, 20 distinct configs (cached refs):  {len(same) / t_same:8.0f} traces/s")
     print(f"grade_many, batch of {len(good)}:                {len(good) / t_many:8.0f} traces/s")
     print(f"grade, failing traces with diagnosis:      {len(bad) / t_bad:8.0f} traces/s  ({t_bad / len(bad) * 1e3:.2f} ms each)")
     print(f"grade, failing traces without diagnosis:   {len(bad) / t_bad_nodiag:8.0f} traces/s")

@@ -183,3 +183,16 @@ def test_pure_python_schema_validation_gives_the_same_pointers(monkeypatch):
         assert grade(mutated(lambda t: t["blocks"][0].__setitem__("discarded", [])))["passed"] is False
     finally:
         validate._validator.cache_clear()
+
+
+def test_reference_cache_is_not_corrupted_by_a_caller_mutating_a_report():
+    from specdec_service.grading.grader import reference_trace
+
+    config = parse_config({"draft": "aligned", "seed": 11})
+    mistake = BY_ID["no-bonus"]
+    bad = faulty_run(config, mistake.faults)
+    first = grade(bad)
+    first["reference"]["output"].append("X")
+    first["first_divergence"]["expected"]["token"] = "X"
+    assert reference_trace(config) == run(config)
+    assert grade(bad) == grade(copy.deepcopy(bad)) and grade(bad)["reference"]["output"] == run(config)["output"]

@@ -18,6 +18,9 @@ field by field, checked and diagnosed.
 
 from __future__ import annotations
 
+import copy
+import json
+from collections import OrderedDict
 from typing import Any, Optional, Sequence
 
 from ..engine import Config, Fault, InvalidInput, State, pointer, run
@@ -46,7 +49,7 @@ def grade(trace: Any, *, diagnose: bool = True) -> dict:
     """
     config = parse_trace_config(trace)
     validate_trace(trace)
-    reference = run(config)
+    reference = reference_trace(config)
     if trace == reference:  # C-level; valid by the schema, so no boolean hides as a number
         return _report(config, reference, all_passed(), None, [])
     difference = first_difference(reference, trace, typed=True)
@@ -55,6 +58,29 @@ def grade(trace: Any, *, diagnose: bool = True) -> dict:
     checks = evaluate(trace, config)
     found = diagnose_trace(config, trace, difference) if diagnose else []
     return _report(config, reference, checks, difference, found)
+
+
+REFERENCE_CACHE_SIZE = 128
+"""How many reference traces are kept (least recently used first out): a class grades many
+submissions of the same few settings. Only small sessions are kept (limit x vocabulary <= 1024)."""
+_references: "OrderedDict[str, dict]" = OrderedDict()
+
+
+def reference_trace(config: Config) -> dict:
+    """``engine.run(config)``, remembered for the last :data:`REFERENCE_CACHE_SIZE` small
+    configs. The result is shared: treat it as read-only (reports copy what they take from it)."""
+    if config.limit * len(config.vocab) > 1024:
+        return run(config)
+    key = json.dumps(config.to_json(), sort_keys=True)
+    found = _references.get(key)
+    if found is not None:
+        _references.move_to_end(key)
+        return found
+    trace = run(config)
+    _references[key] = trace
+    if len(_references) > REFERENCE_CACHE_SIZE:
+        _references.popitem(last=False)
+    return trace
 
 
 def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
@@ -165,7 +191,7 @@ def _divergence(d: Difference) -> dict:
     return {
         "block": block,
         "path": pointer(d.path),
-        "expected": d.expected,
+        "expected": copy.deepcopy(d.expected),  # a part of the shared reference
         "got": d.got,
         "kind": d.kind,
         "check": check,
@@ -184,6 +210,6 @@ def _report(config: Config, reference: dict, checks: Sequence[CheckResult], diff
         "tolerance": TOLERANCE,
         "first_divergence": None if passed else _divergence(difference),
         "diagnosis": diagnosis,
-        "reference": {"output": reference["output"], "position": reference["position"], "blocks": len(reference["blocks"]),
+        "reference": {"output": list(reference["output"]), "position": reference["position"], "blocks": len(reference["blocks"]),
                       "done": reference["done"]},
     }
