@@ -58,10 +58,13 @@ def parse_decimal(text: str) -> Decimal:
     return value
 
 
+_DECODER = json.JSONDecoder(parse_float=parse_decimal, parse_constant=_reject_constant)
+
+
 def parse_json(data: bytes) -> Any:
     """Parse ``data`` as JSON with floats as Decimal. Raises :class:`ApiProblem` (400)."""
     try:
-        return json.loads(data, parse_float=parse_decimal, parse_constant=_reject_constant)
+        return _DECODER.decode(data.decode("utf-8"))  # RFC 8259 section 8.1: JSON between systems is UTF-8
     except RecursionError:
         raise ApiProblem(400, "The JSON body is nested too deeply.", type=MALFORMED_JSON) from None
     except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, int digit limit, NaN

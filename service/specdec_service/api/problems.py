@@ -24,6 +24,11 @@ from http import HTTPStatus
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from flask import Flask, Response, current_app
+
+try:
+    import orjson
+except ImportError:  # optional speed-up, see dumps()
+    orjson = None
 from werkzeug.exceptions import HTTPException
 
 from ..engine import Fault, InvalidInput, SessionDone, pointer
@@ -43,11 +48,23 @@ PROBLEM_TITLES = {
 }
 
 
-def dumps(obj: Any) -> str:
-    """The JSON text of a response body: compact, key order kept, ASCII only,
-    one trailing newline; the same object always gives the same bytes.
-    Decimals (from a caller's custom model) are written as float64."""
-    return json.dumps(obj, separators=(",", ":"), allow_nan=False, default=_float_of) + "\n"
+def dumps(obj: Any) -> bytes:
+    """The JSON text of a response body as UTF-8 bytes: compact, key order
+    kept, one trailing newline; the same object always gives the same bytes.
+    Decimals (from a caller's custom model) are written as float64.
+
+    orjson writes it (8x faster than the standard library on a block, which
+    matters for ``POST /v1/step``'s throughput, docs/bench-service.md); a
+    string orjson refuses (a lone surrogate such as ``"\\ud800"``, which JSON
+    allows) falls back to the standard library, which escapes it. Without
+    orjson installed the standard library writes every body.
+    """
+    if orjson is not None:
+        try:
+            return orjson.dumps(obj, default=_float_of) + b"\n"
+        except orjson.JSONEncodeError:
+            pass
+    return (json.dumps(obj, separators=(",", ":"), allow_nan=False, default=_float_of) + "\n").encode()
 
 
 def _float_of(value: Any) -> float:
