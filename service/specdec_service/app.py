@@ -35,8 +35,8 @@ DEFAULTS: Mapping[str, Any] = {
     "JSON_SORT_KEYS": False,
 }
 CORS_RESOURCES = {
-    r"/v1/*": {"origins": "*", "send_wildcard": True},
-    r"/openapi.yaml": {"origins": "*", "send_wildcard": True},
+    r"/v1/*": {"origins": "*", "send_wildcard": True, "methods": ["GET", "POST"]},
+    r"/openapi.yaml": {"origins": "*", "send_wildcard": True, "methods": ["GET"]},
 }
 """Any origin may call the API and read the contract (``Access-Control-Allow-Origin: *``, no credentials)."""
 
