@@ -135,3 +135,16 @@ def test_invalid_input_points_at_the_field(payload, where):
     with pytest.raises(InvalidInput) as error:
         grade_distribution(payload)
     assert pointer(error.value.faults[0].path) == where
+
+
+def test_too_few_samples_are_inconclusive_not_a_pass():
+    result = grade_distribution({"config": CONFIG, "m": 4, "samples": [["A", "B", "A", "B"]] * 10})
+    assert result["dof"] == 0 and result["conclusive"] is False and result["passed"] is False
+
+
+def test_a_target_with_one_possible_prefix_is_conclusive():
+    model = {"vocab": ["a", "b"], "start": [1, 0], "next": {"a": [1, 0], "b": [0, 1]}}
+    config = {"target": model, "draft": model, "seed": 0, "limit": 3}
+    result = grade_distribution({"config": config, "m": 2, "samples": [["a", "a", "a"]] * 10})
+    assert result["conclusive"] and result["passed"] and result["dof"] == 0
+    assert not grade_distribution({"config": config, "m": 2, "samples": [["a", "b", "b"]] * 10})["passed"]

@@ -257,7 +257,9 @@ class AcceptanceOut(StrictSchema):
 class DistributionOut(StrictSchema):
     """The distribution-level grade."""
 
-    passed = fields.Boolean(required=True)
+    passed = fields.Boolean(required=True, metadata={"description": "conclusive, p_value > alpha and nothing impossible observed."})
+    conclusive = fields.Boolean(required=True, metadata={
+        "description": "At least one degree of freedom (or a target with a single possible prefix): too few samples never pass."})
     m = fields.Integer(required=True)
     length = fields.Integer(required=True, metadata={"description": "min(m, limit): the length of the cells."})
     samples = fields.Integer(required=True)

@@ -21,7 +21,8 @@ exact distribution:
 - Pearson's **chi-square** test (``scipy.stats.chisquare``) gives the statistic, the degrees of
   freedom (tested cells - 1) and the p-value; an observed prefix of probability 0 is listed
   under ``impossible``; **passed** iff ``p_value > alpha`` (default :data:`DEFAULT_ALPHA`
-  = 0.001) and nothing impossible was observed;
+  = 0.001), nothing impossible was observed, and the test is ``conclusive`` (at least one
+  degree of freedom: too few samples, with every cell pooled into one, never pass);
 - the **total-variation distance** ``(1/2) sum |observed share - P|`` over every cell (unpooled);
 - the most **over- and under-represented** cells by standardised residual ``(O - E)/sqrt(E)``;
 - the **acceptance rate** when counters are given: ``accepted / draft_steps`` against the exact
@@ -320,8 +321,12 @@ def _test(config: Config, m: int, counts: Counter, n: int, alpha: float) -> dict
     scored = sorted((cell_json(*r) for r in ranked), key=lambda x: x["residual"])
     over = [x for x in reversed(scored[-TOP:]) if x["residual"] > 0]
     under = [x for x in scored[:TOP] if x["residual"] < 0]
+    # With every cell pooled into one there is nothing to test, unless the target really has a
+    # single possible prefix: too few samples never pass.
+    conclusive = dof >= 1 or (len(tested) == 1 and pooled_mass == 0.0)
     return {
-        "passed": p_value > alpha and not impossible,
+        "passed": conclusive and p_value > alpha and not impossible,
+        "conclusive": conclusive,
         "m": m,
         "length": length,
         "samples": n,
