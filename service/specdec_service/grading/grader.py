@@ -135,8 +135,8 @@ def diagnose_trace(config: Config, trace: dict, difference: Optional[Difference]
     for mistake in CATALOGUE:
         try:
             found = variant_difference(config, mistake.faults, trace)
-        except (ValueError, InvalidInput):
-            continue  # the switch makes a rule undefined for this config
+        except (ValueError, ArithmeticError, InvalidInput):
+            continue  # the switch makes a rule undefined (or a ratio overflow) for this config
         if found is None:
             exact.append(mistake)
         elif found.order > difference.order:
