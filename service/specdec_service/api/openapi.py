@@ -51,12 +51,23 @@ stream, speculative sampling after Leviathan et al. 2023 and Chen et al. 2023,
 blockwise greedy decoding after Stern et al. 2018).
 
 Request bodies are JSON (`Content-Type: application/json`) of at most
-262144 bytes (256 KiB); JSON numbers are read as the decimals they are written
-as (0.1 is exactly 1/10). Every error is an RFC 9457 problem document
+262144 bytes (256 KiB; the grading routes state their own limit); JSON
+numbers are read as the decimals they are written as (0.1 is exactly 1/10),
+and decimal exponents beyond +-1000 as +-1e+-1000. Every error is an RFC 9457 problem document
 (`application/problem+json`); a 422 lists each bad field in `errors` by its
 JSON Pointer into the request body (or the name of the bad query parameter).
 CORS is open (any origin) for `/v1/*` and `/openapi.yaml`.
 """
+
+
+TAGS = (
+    ("service", "Liveness and this contract."),
+    ("models", "The built-in target and draft models (SPEC section 1)."),
+    ("draws", "The SplitMix64 draw stream (SPEC section 2)."),
+    ("sessions", "One block at a time: the caller sends the whole state and gets the next one back (SPEC 4-8)."),
+    ("runs", "A whole session from the empty prefix to its end, as a trace."),
+)
+"""Tags of the routes in this package's modules (another module may add its own with ``spec.tag``)."""
 
 
 def operation(summary: str, description: str, *, ok: Any, ok_description: str,
@@ -144,15 +155,34 @@ def build_spec() -> APISpec:
         info={"description": DESCRIPTION, "license": {"name": "MIT", "identifier": "MIT"}},
     )
     _register_components(spec)
+    for name, description in TAGS:
+        spec.tag({"name": name, "description": description})
     for module in api_modules():
         module.document(spec)
     return spec
 
 
+class _Dumper(yaml.SafeDumper):
+    """YAML with multi-line strings as literal blocks (readable descriptions)."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str):
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+TOP_LEVEL_ORDER = ("openapi", "info", "tags", "paths", "components")
+
+
 @lru_cache(maxsize=1)
 def openapi_yaml() -> str:
-    """The contract as YAML text: deterministic, keys in the order written."""
-    return yaml.safe_dump(build_spec().to_dict(), sort_keys=False, allow_unicode=False, width=100)
+    """The contract as YAML text: deterministic, the top-level keys in
+    :data:`TOP_LEVEL_ORDER`, every other key in the order written."""
+    document = build_spec().to_dict()
+    ordered = {key: document[key] for key in TOP_LEVEL_ORDER if key in document}
+    ordered.update((key, value) for key, value in document.items() if key not in ordered)
+    return yaml.dump(ordered, Dumper=_Dumper, sort_keys=False, allow_unicode=False, width=100)
 
 
 def repository_openapi_path() -> Path:
