@@ -77,3 +77,10 @@ def test_rows_are_normalised_by_their_exact_sum():
     assert sum(d.probability(i) for i in range(3)) == 1
     d = Dist.from_fractions([Fraction(1, 3) + Fraction(1, 10**10), Fraction(2, 3)])
     assert d.probability(0) + d.probability(1) == 1
+
+
+def test_a_ratio_beyond_float64_is_published_as_the_largest_double():
+    p = Dist((1, 1), 2)
+    q = Dist((1, 10**400), 10**400 + 1)
+    assert acceptance_ratio(p, q, 0) == 1.7976931348623157e308
+    assert accepts(at(Fraction(1) - Fraction(1, 2**53)), p, q, 0)

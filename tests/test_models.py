@@ -70,6 +70,8 @@ def faults(spec):
         ({"start": [0.25, 0.25, 0.25, 0.26]}, "#/start", "sum to 1 within 1e-9"),
         ({"start": [0.25, 0.25, 0.25, 0.250000002]}, "#/start", "sum to 1"),
         ({"start": [0.25, 0.25, 0.25, "0.25"]}, "#/start/3", "finite number"),
+        ({"start": [1e308, 0.25, 0.25, 0.25]}, "#/start/0", "must not exceed 1"),
+        ({"start": [1.5, -0.5, 0, 0]}, "#/start/0", "must not exceed 1"),
         ({"start": [0.25, 0.25, 0.25, float("nan")]}, "#/start/3", "finite number"),
         ({"start": [0.25, 0.25, 0.25, True]}, "#/start/3", "finite number"),
         ({"next": {"A": [1, 0, 0, 0], "B": [1, 0, 0, 0], "C": [1, 0, 0, 0]}}, "#/next/D", "missing"),
@@ -97,6 +99,6 @@ def test_every_fault_is_reported_at_once():
 
 def test_huge_and_tiny_decimals_stay_cheap():
     found = faults({**FOUR, "start": [Decimal("1e999999"), 0, 0, 0]})
-    assert "#/start" in found
+    assert "must not exceed 1" in found["#/start/0"]
     tiny = parse_model({**FOUR, "start": [Decimal("1e-999999"), Decimal("0.25"), Decimal("0.25"), Decimal("0.5")]})
     assert 0 < tiny.start.probability(0) < Fraction(1, 10**399)

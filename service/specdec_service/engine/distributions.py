@@ -7,6 +7,7 @@ decides a token. Floats appear only when a distribution is published.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
@@ -16,6 +17,7 @@ from typing import Sequence
 from .draws import Draw
 
 _TWO_53 = 2**53
+_BIGGEST_EXACT = int(sys.float_info.max)
 
 
 @dataclass(frozen=True)
@@ -85,10 +87,21 @@ def accepts(draw: Draw, p: Dist, q: Dist, token: int) -> bool:
     return draw.mantissa * q.weights[token] * p.total < p.weights[token] * q.total * _TWO_53
 
 
+LARGEST_FLOAT = sys.float_info.max
+
+
 def acceptance_ratio(p: Dist, q: Dist, token: int) -> float:
     """The acceptance ratio ``p(x) / q(x)`` as the nearest float64 (for
-    display only: :func:`accepts` decides exactly); ``q(x)`` must be positive."""
-    return (p.weights[token] * q.total) / (p.total * q.weights[token])
+    display only: :func:`accepts` decides exactly); ``q(x)`` must be positive.
+
+    A ratio beyond the largest float64 (q(x) below about 1e-308 of p(x)) is
+    published as the largest float64, since JSON has no infinity; any ratio
+    >= 1 means the proposal is always accepted.
+    """
+    numerator, denominator = p.weights[token] * q.total, p.total * q.weights[token]
+    if numerator > denominator * _BIGGEST_EXACT:
+        return LARGEST_FLOAT
+    return numerator / denominator
 
 
 def residual(p: Dist, q: Dist) -> Dist:

@@ -183,6 +183,8 @@ def _parse_row(row: Any, size: int, path: tuple, faults: list[Fault]) -> Optiona
             faults.append(Fault(path + (i,), "must be a finite number"))
         elif ratio[0] < 0:
             faults.append(Fault(path + (i,), "must not be negative"))
+        elif ratio[0] * ROW_TOLERANCE.denominator > ratio[1] * (ROW_TOLERANCE.denominator + ROW_TOLERANCE.numerator):
+            faults.append(Fault(path + (i,), "must not exceed 1: it is a probability"))
         else:
             ratios.append(ratio)
     if len(ratios) != size:
@@ -194,7 +196,7 @@ def _parse_row(row: Any, size: int, path: tuple, faults: list[Fault]) -> Optiona
     weights = tuple(n * (denominator // d) for n, d in ratios)
     total = sum(weights)
     if abs(total - denominator) * ROW_TOLERANCE.denominator > denominator * ROW_TOLERANCE.numerator:
-        faults.append(Fault(path, f"must sum to 1 within 1e-9, not {total / denominator!r}"))
+        faults.append(Fault(path, f"must sum to 1 within 1e-9, not {_approximate(total, denominator)}"))
         return None
     if total == 0:
         faults.append(Fault(path, "must sum to 1 within 1e-9, not 0.0"))
@@ -212,7 +214,7 @@ def exact_number(value: Any) -> Optional[Fraction]:
     ``value`` is not a finite number (booleans are not numbers).
 
     Decimals finer than 1e-400 (below every float64) are rounded to 1e-400 and
-    those above 999 read as 1000, so that no input can make a huge rational;
+    numbers above 999 read as 1000, so that no input can make a huge rational;
     neither changes any verdict on a probability row.
     """
     ratio = exact_ratio(value)
@@ -226,6 +228,8 @@ def exact_ratio(value: Any) -> Optional[tuple[int, int]]:
     if kind is float:
         if not math.isfinite(value):
             return None
+        if abs(value) > 999:  # as for decimals below: surely not a probability
+            return (1000 if value > 0 else -1000), 1
         text = repr(value)  # the shortest decimal that reads back as value
         if "e" in text:
             return Decimal(text).as_integer_ratio()
@@ -248,6 +252,14 @@ def exact_ratio(value: Any) -> Optional[tuple[int, int]]:
         if isinstance(value, base):
             return exact_ratio(base(value))
     return None
+
+
+def _approximate(numerator: int, denominator: int) -> str:
+    """A short decimal for a message, even for values beyond float64."""
+    try:
+        return repr(numerator / denominator)
+    except OverflowError:
+        return "more than 1e308"
 
 
 def _plain(value: Any) -> Any:
