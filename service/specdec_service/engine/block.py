@@ -19,7 +19,6 @@ from typing import Any, Optional, Sequence
 from .distributions import Dist, acceptance_ratio, accepts, argmax, residual, sample
 from .draws import MAX_POSITION, Draw, draw
 from .errors import Fault, InvalidInput, SessionDone
-from .models import Model
 from .state import MAX_COUNTER, COUNTER_NAMES, Counters, State, parse_tokens
 
 
@@ -77,39 +76,34 @@ def draft_room(state: State) -> int:
     return min(state.config.width, state.config.limit - len(state.committed))
 
 
-def _drafted_token(state: State, q: Dist, d: Optional[Draw]) -> int:
-    """What the draft's own rule proposes: ``sample(q, u)`` when speculative,
-    its argmax when greedy (SPEC sections 4.1 and 5)."""
-    return argmax(q) if d is None else sample(q, d)
-
-
 def _proposal(state: State, tokens: Optional[Sequence[int]]) -> tuple[list[int], list[dict]]:
     """Draft (``tokens is None``) or record a given proposal: each proposal's
     context, draft row q, draw (none when greedy) and whether the draft's rule
     gives that token from that draw. Drafting stops right after an EOS (SPEC 6)."""
     cfg = state.config
-    prefix = list(state.committed)
-    room = draft_room(state)
-    count = room if tokens is None else len(tokens)
+    vocab, draft_model, eos = cfg.vocab, cfg.draft, cfg.eos
+    speculative = cfg.mode == "speculative"
+    count = draft_room(state) if tokens is None else len(tokens)
+    last = state.committed[-1] if state.committed else None  # a bigram row needs only this
     proposal: list[int] = []
     steps: list[dict] = []
     for i in range(count):
-        context = prefix + proposal
-        q = cfg.draft.row(context)
-        d = draw(cfg.seed, state.position + i) if cfg.mode == "speculative" else None
-        own = _drafted_token(state, q, d)
+        q = draft_model.after(last)
+        d = draw(cfg.seed, state.position + i) if speculative else None
+        own = sample(q, d) if speculative else argmax(q)
         token = own if tokens is None else tokens[i]
         proposal.append(token)
         steps.append({
             "index": i + 1,
-            "context": context_label(state, context),
+            "context": None if last is None else vocab[last],
             "q": q.to_json(),
-            "draw": draw_json(d),
-            "token": cfg.vocab[token],
+            "draw": None if d is None else d.to_json(),
+            "token": vocab[token],
             "drafted": token == own,
         })
-        if token == cfg.eos:
+        if token == eos:
             break
+        last = token
     return proposal, steps
 
 
@@ -148,53 +142,57 @@ def _check_proposal(state: State, tokens: Sequence[int]) -> None:
 
 
 def _speculative(state: State, proposal: list[int], n: int):
-    """SPEC sections 4.2-4.4. Returns the records, the committed tokens,
-    the accepted count and the next position."""
+    """SPEC sections 4.2-4.4 (and the greedy rule of section 5): verify the
+    proposal from draw position ``n``. Returns the verification records, the
+    correction record (or ``None``), the accepted prefix, the correction
+    token (as a list of 0 or 1), the discarded proposals and the next position."""
     cfg = state.config
-    vocab = cfg.vocab
-    prefix = list(state.committed)
+    vocab, target, draft_model, seed = cfg.vocab, cfg.target, cfg.draft, cfg.seed
     greedy = cfg.mode == "greedy"
+    last = state.committed[-1] if state.committed else None
     verification: list[dict] = []
-    correction = None
     accepted: list[int] = []
     for i, token in enumerate(proposal):
-        context = prefix + accepted
-        p, q = cfg.target.row(context), cfg.draft.row(context)
+        context = None if last is None else vocab[last]
+        p, q = target.after(last), draft_model.after(last)
         if greedy:
             d, ok, ratio = None, token == argmax(p), None
         else:
-            d = draw(cfg.seed, n)
+            d = draw(seed, n)
             n += 1
             ok, ratio = accepts(d, p, q, token), acceptance_ratio(p, q, token)
         verification.append({
             "index": i + 1,
-            "context": context_label(state, context),
+            "context": context,
             "token": vocab[token],
             "p": p.to_json(),
             "q": q.to_json(),
             "p_token": p.floats[token],
             "q_token": q.floats[token],
             "ratio": ratio,
-            "draw": draw_json(d),
+            "draw": None if d is None else d.to_json(),
             "accepted": ok,
         })
         if not ok:
-            r = p if greedy else residual(p, q)
-            d = None if greedy else draw(cfg.seed, n)
-            n += 0 if greedy else 1
-            fix = argmax(p) if greedy else sample(r, d)
+            if greedy:
+                r, d, fix = p, None, argmax(p)
+            else:
+                r, d = residual(p, q), draw(seed, n)
+                n += 1
+                fix = sample(r, d)
             correction = {
                 "index": i + 1,
-                "context": context_label(state, context),
+                "context": context,
                 "distribution": r.to_json(),
-                "draw": draw_json(d),
+                "draw": None if d is None else d.to_json(),
                 "token": vocab[fix],
             }
             return verification, correction, accepted, [fix], proposal[i + 1:], n
         accepted.append(token)
         if token == cfg.eos:
             break
-    return verification, correction, accepted, [], [], n
+        last = token
+    return verification, None, accepted, [], [], n
 
 
 def verify(state: State, labels: Sequence[str]) -> StepResult:

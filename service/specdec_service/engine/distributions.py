@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property
+from functools import cached_property, lru_cache
 from math import lcm
 from typing import Sequence
 
@@ -104,12 +104,15 @@ def acceptance_ratio(p: Dist, q: Dist, token: int) -> float:
     return numerator / denominator
 
 
+@lru_cache(maxsize=4096)
 def residual(p: Dist, q: Dist) -> Dist:
     """The correction distribution after a rejection (SPEC section 4.3):
     ``r(y) = max(p(y) - q(y), 0) / sum_z max(p(z) - q(z), 0)``.
 
     The sum is positive whenever a rejection is possible (some ``p(x) < q(x)``
     implies some ``p(y) > q(y)``); ``ValueError`` is raised otherwise.
+    Memoised: a model pair has at most (vocabulary + 1) distinct residuals,
+    and a :class:`Dist` is immutable.
     """
     weights = tuple(max(wp * q.total - wq * p.total, 0) for wp, wq in zip(p.weights, q.weights))
     total = sum(weights)

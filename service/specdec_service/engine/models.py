@@ -52,6 +52,11 @@ class Model:
         its last token matters (SPEC section 1)."""
         return self.rows[prefix[-1]] if prefix else self.start
 
+    def after(self, token: Optional[int]) -> Dist:
+        """The next-token distribution after a prefix whose last token is
+        ``token`` (an index), or after the empty prefix when ``None``."""
+        return self.start if token is None else self.rows[token]
+
     def to_json(self) -> Any:
         """The model as a config names it: its built-in name, or the custom table."""
         return self.name if self.name is not None else self.spec
