@@ -84,3 +84,29 @@ def test_a_ratio_beyond_float64_is_published_as_the_largest_double():
     q = Dist((1, 10**400), 10**400 + 1)
     assert acceptance_ratio(p, q, 0) == 1.7976931348623157e308
     assert accepts(at(Fraction(1) - Fraction(1, 2**53)), p, q, 0)
+
+
+def linear_sample(d: Dist, m: int) -> int:
+    """SPEC section 3 read literally: scan the cumulative sum."""
+    cumulative = 0
+    for i, w in enumerate(d.weights):
+        cumulative += w
+        if Fraction(m, 2**53) < Fraction(cumulative, d.total):
+            return i
+    raise AssertionError
+
+
+@given(st.lists(st.integers(0, 10**20), min_size=2, max_size=64).filter(any), st.integers(0, 2**53 - 1))
+def test_sample_is_the_spec_definition(weights, m):
+    d = Dist(tuple(weights), sum(weights))
+    assert sample(d, Draw(0, m, m << 11)) == linear_sample(d, m)
+
+
+@given(st.lists(st.integers(0, 50), min_size=2, max_size=6).filter(any), st.data())
+def test_sample_at_every_boundary(weights, data):
+    """Draws exactly at and just below each cumulative boundary."""
+    d = Dist(tuple(weights), sum(weights))
+    boundary = Fraction(d.cumulative[data.draw(st.integers(0, len(weights) - 1))], d.total)
+    for m in ((boundary * 2**53).__floor__(), (boundary * 2**53).__ceil__() - 1):
+        if 0 <= m < 2**53:
+            assert sample(d, Draw(0, m, m << 11)) == linear_sample(d, m)

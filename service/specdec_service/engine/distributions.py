@@ -8,6 +8,8 @@ decides a token. Floats appear only when a distribution is published.
 from __future__ import annotations
 
 import sys
+from bisect import bisect_right
+from itertools import accumulate
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property, lru_cache
@@ -50,6 +52,11 @@ class Dist:
         correctly rounded, so 1/2 is 0.5 and never 0.4999999999999999)."""
         return [w / self.total for w in self.weights]
 
+    @cached_property
+    def cumulative(self) -> tuple[int, ...]:
+        """The running sums of :attr:`weights` (the last is :attr:`total`)."""
+        return tuple(accumulate(self.weights))
+
     def to_json(self) -> list[float]:
         """A fresh list of :attr:`floats`, safe to hand to a caller."""
         return list(self.floats)
@@ -58,16 +65,12 @@ class Dist:
 def sample(dist: Dist, draw: Draw) -> int:
     """SPEC section 3: the first token ``i`` with ``u < d[0] + ... + d[i]``.
 
-    With ``u = m / 2**53`` this is ``m * total < cumulative * 2**53``. A token
-    of probability 0 is never returned, and since ``u < 1`` one always is.
+    With ``u = m / 2**53`` and integer cumulative weights ``c_i`` this is the
+    first ``i`` with ``m * total < c_i * 2**53``, i.e. ``c_i > floor(m * total
+    / 2**53)``: a binary search. A token of probability 0 is never returned
+    (its ``c_i`` equals the one before it), and since ``u < 1`` one always is.
     """
-    threshold = draw.mantissa * dist.total
-    cumulative = 0
-    for token, weight in enumerate(dist.weights):
-        cumulative += weight
-        if threshold < cumulative * _TWO_53:
-            return token
-    raise AssertionError("unreachable: u < 1 and the weights sum to total")
+    return bisect_right(dist.cumulative, (draw.mantissa * dist.total) >> 53)
 
 
 def argmax(dist: Dist) -> int:
