@@ -83,6 +83,10 @@ def Count(**kwargs) -> fields.Integer:
 # ---------------------------------------------------------------- models
 
 
+PROBABILITY = {"minimum": 0, "maximum": 1, "description": "A probability, read exactly as written."}
+"""Documented bounds of a custom row entry; the engine enforces them (with the row sum)."""
+
+
 class ModelTableIn(StrictSchema):
     """A custom bigram model (SPEC section 1): the ``start`` row and one row
     after each token, each a distribution in vocabulary order that sums to 1
@@ -90,11 +94,14 @@ class ModelTableIn(StrictSchema):
 
     vocab = fields.List(Label(), required=True, validate=validate.Length(MIN_VOCAB, MAX_VOCAB),
                         metadata={"description": "The distinct token labels, in order."})
-    start = fields.List(ExactNumber(), required=True, validate=validate.Length(MIN_VOCAB, MAX_VOCAB),
+    start = fields.List(ExactNumber(metadata=PROBABILITY), required=True, validate=validate.Length(MIN_VOCAB, MAX_VOCAB),
                         metadata={"description": "The distribution after the empty prefix."})
-    next = fields.Dict(keys=Label(), values=fields.List(ExactNumber(), validate=validate.Length(MIN_VOCAB, MAX_VOCAB)),
-                       required=True, validate=validate.Length(MIN_VOCAB, MAX_VOCAB),
-                       metadata={"description": "The distribution after a prefix ending in each token, by label."})
+    next = fields.Dict(keys=Label(), values=fields.List(ExactNumber(metadata=PROBABILITY),
+                                                        validate=validate.Length(MIN_VOCAB, MAX_VOCAB)),
+                       required=True,
+                       metadata={"description": "The distribution after a prefix ending in each token, by label "
+                                                "(one row per vocabulary token).",
+                                 "minProperties": MIN_VOCAB, "maxProperties": MAX_VOCAB})
 
 
 def _model_doc(role: str, names) -> dict:
