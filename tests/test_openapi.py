@@ -15,13 +15,12 @@ from specdec_service.api.openapi import REGENERATE, openapi_yaml, repository_ope
 
 OPENAPI_PATH = Path(__file__).resolve().parents[1] / "openapi.yaml"
 
-# The schema can state structure and bounds but not the engine's rules (a row
-# sums to 1, target and draft share a vocabulary, a token is in it, the prefix
-# fits the limit, ...) nor the body size limit, so data that is valid by the
-# schema may still be a documented 422 or 413; every other check runs with its
-# defaults. Nor can it state a
-# body's size in bytes: a schema-valid trace batch for POST /v1/grade can exceed
-# the grading routes' documented 8 MiB bound, a documented 413.
+# The schema can state structure and bounds but neither the engine's rules (a
+# row sums to 1, target and draft share a vocabulary, a token is in it, the
+# prefix fits the limit, ...) nor a body's size in bytes (a schema-valid trace
+# batch for POST /v1/grade can exceed the grading routes' 8 MiB), so data that
+# is valid by the schema may still be a documented 422 or 413; every other
+# check runs with its defaults.
 CONFIG = SchemathesisConfig.from_dict({
     "seed": 20261130,
     "checks": {"positive_data_acceptance": {"expected-statuses": ["2xx", "409", "413", "422"]}},
