@@ -144,6 +144,18 @@ def test_step_on_an_ended_session_is_refused():
         assert error.value.reason == "limit"
 
 
+def test_no_draw_past_the_end_of_the_stream():
+    """SPEC section 2: positions stop at 2^53-1."""
+    config = {"config": {"draft": "biased", "seed": 1}}
+    for call in (draft, step):
+        with pytest.raises(InvalidInput) as error:
+            call(parse_state({**config, "position": 2**53 - 3}))
+        assert "past 2^53-1" in str(error.value) and error.value.faults[0].path == ("position",)
+    assert len(draft(parse_state({**config, "position": 2**53 - 4}))["tokens"]) == 3
+    last = step(parse_state({**config, "config": {"draft": "biased", "seed": 1, "mode": "autoregressive"}, "position": 2**53 - 2}))
+    assert last.state.position == 2**53 - 1
+
+
 def test_verify_a_caller_proposal():
     s = state(draft="biased")
     block = verify(s, ["B", "A"]).block

@@ -97,6 +97,11 @@ def test_every_fault_is_reported_at_once():
     assert set(found) == {"#/start/1", "#/next/B"}
 
 
+@pytest.mark.parametrize("text, verdict", [("1e999999999", "must not exceed 1"), ("-1e999999999", "negative"), ("-1e-999999999", "negative")])
+def test_extreme_exponents_neither_overflow_nor_hang(text, verdict):
+    assert verdict in faults({**FOUR, "start": [Decimal(text), 0.25, 0.25, 0.5]})["#/start/0"]
+
+
 def test_huge_and_tiny_decimals_stay_cheap():
     found = faults({**FOUR, "start": [Decimal("1e999999"), 0, 0, 0]})
     assert "must not exceed 1" in found["#/start/0"]

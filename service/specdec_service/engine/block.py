@@ -39,6 +39,8 @@ class StepResult:
         return {"block": self.block, "state": self.state.to_json(), "done": self.done}
 
 
+_PAST_THE_END = "the block would move the position past 2^53-1: start a new session"
+
 # ---------------------------------------------------------------- records
 
 
@@ -84,6 +86,8 @@ def _proposal(state: State, tokens: Optional[Sequence[int]]) -> tuple[list[int],
     vocab, draft_model, eos = cfg.vocab, cfg.draft, cfg.eos
     speculative = cfg.mode == "speculative"
     count = draft_room(state) if tokens is None else len(tokens)
+    if speculative and state.position + count > MAX_POSITION:
+        raise InvalidInput.at(("position",), _PAST_THE_END)
     last = state.committed[-1] if state.committed else None  # a bigram row needs only this
     proposal: list[int] = []
     steps: list[dict] = []
@@ -271,7 +275,7 @@ def _commit(state: State, proposal: list[int], steps: list[dict]) -> StepResult:
     )
     total = state.counters + counters
     if n > MAX_POSITION:
-        raise InvalidInput.at(("position",), "the block would move the position past 2^53-1: start a new session")
+        raise InvalidInput.at(("position",), _PAST_THE_END)
     over = [name for name in COUNTER_NAMES if getattr(total, name) > MAX_COUNTER]
     if over:
         raise InvalidInput([Fault(("counters", name), "would exceed 2^53-1 after this block") for name in over])

@@ -243,11 +243,13 @@ def exact_ratio(value: Any) -> Optional[tuple[int, int]]:
     if kind is Decimal:
         if not value.is_finite():
             return None
-        size = abs(value)
+        # copy_abs and comparisons are exact and context-free: abs() would
+        # round to the context and raise Overflow for 1e999999999.
+        size = value.copy_abs()
         if size > _LARGEST:
-            return (1000 if value > 0 else -1000), 1
-        if 0 < size < _FINEST:
-            return (1 if value > 0 else -1), 10**400
+            return (-1000 if value.is_signed() else 1000), 1
+        if size and size < _FINEST:
+            return (-1 if value.is_signed() else 1), 10**400
         return value.as_integer_ratio()
     if kind is int:
         return value, 1
