@@ -9,8 +9,10 @@ committed prefix, position, cumulative counters) and gets the next one back.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import lru_cache
 from operator import add
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Optional
 
 from .draws import MAX_POSITION, MAX_SEED
 from .errors import Fault, InvalidInput
@@ -145,6 +147,10 @@ def _int_in(obj: Mapping, key: str, low: int, high: int, faults: list[Fault], wh
 def parse_config(obj: Any) -> Config:
     """Read a config (SPEC section 8) from its JSON form.
 
+    Configs that name built-in models are memoised (a session sends the same
+    config with every block; a :class:`Config` is immutable): the key holds
+    each value's type, so ``True`` is never taken for ``1``.
+
     ``draft`` and ``seed`` are required; ``target`` ["toy"], ``mode``
     ["speculative"], ``width`` [3], ``limit`` [8] and ``eos`` [null] may be
     left out. Models are built-in names or custom tables and must share one
@@ -152,6 +158,20 @@ def parse_config(obj: Any) -> Config:
 
     Raises :class:`InvalidInput` with paths relative to the config.
     """
+    if type(obj) is dict and all(type(v) in _SCALARS for v in obj.values()):
+        return _parse_scalar_config(tuple((k, type(v), v) for k, v in obj.items()))
+    return _parse_config(obj)
+
+
+_SCALARS = (str, int, type(None))
+
+
+@lru_cache(maxsize=1024)
+def _parse_scalar_config(items: tuple) -> Config:
+    return _parse_config({k: v for k, _, v in items})
+
+
+def _parse_config(obj: Any) -> Config:
     if not isinstance(obj, Mapping):
         raise InvalidInput.at((), "must be an object with the session settings")
     faults: list[Fault] = []
