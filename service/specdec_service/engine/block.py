@@ -14,7 +14,7 @@ The rules themselves live in :mod:`.distributions` (``sample``, ``accepts``,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 from .distributions import Dist, acceptance_ratio, accepts, argmax, residual, sample
 from .draws import MAX_POSITION, Draw, draw
@@ -280,9 +280,24 @@ def _commit(state: State, proposal: list[int], steps: list[dict]) -> StepResult:
     if over:
         raise InvalidInput([Fault(("counters", name), "would exceed 2^53-1 after this block") for name in over])
     next_state = State(cfg, state.committed + tuple(committed), n, total)
-    vocab = cfg.vocab
-    block: dict[str, Any] = {
-        "mode": cfg.mode,
+    block = block_record(
+        state, next_state, proposal=proposal, steps=steps, verification=verification, correction=correction,
+        discarded=discarded, bonus=bonus, no_bonus=no_bonus, sample=sample_record, committed=committed,
+        counters=counters,
+    )
+    return StepResult(block, next_state)
+
+
+def block_record(state: State, next_state: State, *, proposal: Sequence[int], steps: list, verification: list,
+                 correction: Optional[dict], discarded: Sequence[int], bonus: Optional[dict], no_bonus: Optional[str],
+                 sample: Optional[dict], committed: Sequence[int], counters: Counters) -> dict:
+    """A block as recorded in traces (every key of ``docs/trace-format.md``,
+    in order), from the block's parts: token indices, the step records and
+    the block's own counters; ``state`` and ``next_state`` are the states
+    before and after it."""
+    vocab = state.config.vocab
+    return {
+        "mode": state.config.mode,
         "prefix": state.labels(),
         "position": state.position,
         "proposal": {"tokens": [vocab[t] for t in proposal], "steps": steps},
@@ -291,10 +306,9 @@ def _commit(state: State, proposal: list[int], steps: list[dict]) -> StepResult:
         "discarded": [vocab[t] for t in discarded],
         "bonus": bonus,
         "no_bonus": no_bonus,
-        "sample": sample_record,
+        "sample": sample,
         "committed": [vocab[t] for t in committed],
         "counters": counters.to_json(),
-        "next_position": n,
+        "next_position": next_state.position,
         "done": next_state.done,
     }
-    return StepResult(block, next_state)

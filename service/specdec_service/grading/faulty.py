@@ -23,10 +23,10 @@ function so a reader can hold it next to ``engine/block.py``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Optional
 
 from ..engine import Config, Counters, State, accepts, argmax, draft_room, draw, residual, sample, step
-from ..engine.block import context_label, draw_json, target_sample_record
+from ..engine.block import block_record, context_label, draw_json, target_sample_record
 from ..engine.distributions import Dist, acceptance_ratio
 from ..engine.trace import trace_of
 
@@ -255,22 +255,10 @@ def faulty_step(state: State, faults: Faults = CORRECT, stale: Optional[int] = N
         draws=n - state.position,
     )
     next_state = State(cfg, state.committed + tuple(committed), n, state.counters + counters)
-    block: dict[str, Any] = {
-        "mode": cfg.mode,
-        "prefix": state.labels(),
-        "position": state.position,
-        "proposal": {"tokens": [vocab[t] for t in proposal], "steps": steps},
-        "verification": verification,
-        "correction": correction,
-        "discarded": [vocab[t] for t in discarded],
-        "bonus": bonus,
-        "no_bonus": no_bonus,
-        "sample": None,
-        "committed": [vocab[t] for t in committed],
-        "counters": counters.to_json(),
-        "next_position": n,
-        "done": next_state.done,
-    }
+    block = block_record(
+        state, next_state, proposal=proposal, steps=steps, verification=verification, correction=correction,
+        discarded=discarded, bonus=bonus, no_bonus=no_bonus, sample=None, committed=committed, counters=counters,
+    )
     return block, next_state, next_stale
 
 
