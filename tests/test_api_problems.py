@@ -85,6 +85,48 @@ def test_body_just_under_the_limit_is_read(client):
     assert response.status_code == 200
 
 
+def post_chunked(client, path, data):
+    """POST ``data`` as a body without Content-Length (``Transfer-Encoding:
+    chunked``) from a server that terminates the input stream, as gunicorn does."""
+    return client.post(path, data=data, content_type="application/json", headers={"Transfer-Encoding": "chunked"},
+                       environ_overrides={"wsgi.input_terminated": True})
+
+
+def test_chunked_body_over_256_kib_is_413_not_a_truncated_400(client):
+    padding = " " * (256 * 1024)
+    response = post_chunked(client, "/v1/step", '{"config": {"draft": "biased", "seed": 1}, "x": "' + padding + '"}')
+    assert "262144" in problem_of(response, 413)["detail"]
+    over_by_one = json.dumps(SEED1).encode()
+    assert problem_of(post_chunked(client, "/v1/step", over_by_one + b" " * (256 * 1024 + 1 - len(over_by_one))), 413)
+
+
+def test_chunked_body_at_the_limit_is_read(client):
+    text = json.dumps(SEED1)
+    response = post_chunked(client, "/v1/step", text + " " * (256 * 1024 - len(text)))
+    assert response.status_code == 200 and response.get_json()["block"]["committed"] == ["A", "C"]
+
+
+def test_chunked_body_limit_follows_the_requests_max_content_length():
+    """A route that raises ``request.max_content_length`` (as the grading routes do) gets its own limit."""
+    from flask import request
+
+    from specdec_service.api.bodies import read_json
+
+    app = create_app({"TESTING": True})
+    wide = Blueprint("wide", __name__)
+
+    @wide.post("/wide")
+    def _wide():
+        request.max_content_length = 512 * 1024
+        return {"length": len(read_json())}
+
+    app.register_blueprint(wide)
+    client = app.test_client()
+    fits = '"' + "a" * (300 * 1024) + '"'
+    assert post_chunked(client, "/wide", fits).get_json() == {"length": 300 * 1024}
+    assert "524288" in problem_of(post_chunked(client, "/wide", '"' + "a" * (512 * 1024) + '"'), 413)["detail"]
+
+
 @pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", None])
 def test_body_not_declared_json_is_415(client, content_type):
     response = client.post("/v1/step", data=json.dumps(SEED1), content_type=content_type)
@@ -158,12 +200,12 @@ def test_bad_state_is_422_at_its_pointer(client, state, pointer, says):
 
 
 def test_a_huge_acceptance_ratio_is_not_a_server_error(client):
-    """p/q = 5e349 is beyond float64: published as the largest double (JSON has no infinity)."""
-    tiny = {"vocab": ["A", "B", "C"], "start": [Decimal("1e-350"), 0.6, 0.4],
+    """p/q = 5e319 is beyond float64: published as the largest double (JSON has no infinity)."""
+    tiny = {"vocab": ["A", "B", "C"], "start": [Decimal("1e-320"), 0.6, 0.4],
             "next": {"A": [0.5, 0.5, 0], "B": [0.5, 0.5, 0], "C": [0.5, 0.5, 0]}}
     target = {**tiny, "start": [0.5, 0.3, 0.2]}
     body = {"state": {"config": {"target": target, "draft": tiny, "seed": 1}}, "proposal": {"tokens": ["A"]}}
-    text = json.dumps(body, default=str).replace('"1E-350"', "1e-350")
+    text = json.dumps(body, default=str).replace('"1E-320"', "1e-320")
     response = client.post("/v1/verify", data=text, content_type="application/json")
     assert response.status_code == 200, response.data
     step = response.get_json()["block"]["verification"][0]
@@ -212,6 +254,20 @@ def test_every_fault_is_listed(client):
     ("seed=1&count=0", "count", "greater than or equal to 1"),
     ("count=3", "seed", "Missing data"),
     ("seed=x", "seed", "Not a valid integer"),
+    ("seed=1_0", "seed", "ASCII digits 0-9 only"),  # int() reads 10
+    ("seed=%2B1", "seed", "ASCII digits 0-9 only"),  # +1
+    ("seed=%201", "seed", "ASCII digits 0-9 only"),  # " 1"
+    ("seed=1%20", "seed", "ASCII digits 0-9 only"),
+    ("seed=%EF%BC%91", "seed", "ASCII digits 0-9 only"),  # full-width 1
+    ("seed=%D9%A1", "seed", "ASCII digits 0-9 only"),  # Arabic-Indic 1
+    ("seed=1&count=%E0%A5%A8", "count", "ASCII digits 0-9 only"),  # Devanagari 2
+    ("seed=1.0", "seed", "ASCII digits 0-9 only"),
+    ("seed=", "seed", "ASCII digits 0-9 only"),
+    ("seed=-", "seed", "ASCII digits 0-9 only"),
+    ("seed=--1", "seed", "ASCII digits 0-9 only"),
+    ("seed=" + "9" * 5000, "seed", "ASCII digits 0-9 only"),
+    ("seed=-1", "seed", "greater than or equal to 0"),
+    ("seed=1&position=-3", "position", "greater than or equal to 0"),
     ("seed=1&position=9007199254740991&count=2", "position", "must not exceed 2^53-1"),
     ("seed=1&seed=2", "seed", "more than once"),
     ("seed=1&size=2", "size", "Unknown field"),

@@ -105,5 +105,20 @@ def test_extreme_exponents_neither_overflow_nor_hang(text, verdict):
 def test_huge_and_tiny_decimals_stay_cheap():
     found = faults({**FOUR, "start": [Decimal("1e999999"), 0, 0, 0]})
     assert "must not exceed 1" in found["#/start/0"]
-    tiny = parse_model({**FOUR, "start": [Decimal("1e-999999"), Decimal("0.25"), Decimal("0.25"), Decimal("0.5")]})
-    assert 0 < tiny.start.probability(0) < Fraction(1, 10**399)
+    found = faults({**FOUR, "start": [Decimal("1e-999999"), Decimal("0.25"), Decimal("0.25"), Decimal("0.5")]})
+    assert "float64" in found["#/start/0"]
+
+
+@pytest.mark.parametrize("text", ["0.372890878631350564109681045010802336037158967064453125", "1e-400", "0.12345678901234567"])
+def test_decimals_a_trace_cannot_echo_exactly_are_refused(text):
+    """A trace carries probabilities as float64: a decimal that is not the
+    shortest decimal of a double would come back as another rational."""
+    rest = Decimal(repr(float((1 - Fraction(text)) / 3)))
+    assert "float64" in faults({**FOUR, "start": [Decimal(text), rest, rest, rest]})["#/start/0"]
+
+
+@pytest.mark.parametrize("text", ["0.1", "0.10", "0.3333333333333333", "0.30000000000000004", "1E-5"])
+def test_decimals_a_trace_can_echo_are_read_exactly(text):
+    model = parse_model({**FOUR, "start": [Decimal(text), Decimal("0.25"), Decimal("0.25"), Decimal("0.5") - Decimal(text)]})
+    assert model.start.probability(0) == Fraction(text)
+    assert parse_model(model.to_json()) == model  # the float64 echo reads back as the same model

@@ -13,7 +13,7 @@ from itertools import accumulate
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property, lru_cache
-from math import lcm
+from math import gcd, lcm
 from typing import Sequence
 
 from .draws import Draw
@@ -35,12 +35,22 @@ class Dist:
     total: int
 
     @classmethod
+    def of_weights(cls, weights) -> "Dist":
+        """The distribution proportional to non-negative integer ``weights``
+        (positive sum), in lowest terms, so that equal distributions are
+        equal values."""
+        weights = tuple(weights)
+        divisor = gcd(*weights)
+        if divisor > 1:
+            weights = tuple(w // divisor for w in weights)
+        return cls(weights, sum(weights))
+
+    @classmethod
     def from_fractions(cls, probabilities: Sequence[Fraction]) -> "Dist":
         """The exact normalisation of ``probabilities`` (non-negative, positive
         sum): each is divided by their exact sum (SPEC section 1)."""
         denominator = lcm(*(p.denominator for p in probabilities))
-        weights = tuple(int(p * denominator) for p in probabilities)
-        return cls(weights, sum(weights))
+        return cls.of_weights(int(p * denominator) for p in probabilities)
 
     def probability(self, token: int) -> Fraction:
         """The exact probability of token index ``token``."""
@@ -118,10 +128,9 @@ def residual(p: Dist, q: Dist) -> Dist:
     and a :class:`Dist` is immutable.
     """
     weights = tuple(max(wp * q.total - wq * p.total, 0) for wp, wq in zip(p.weights, q.weights))
-    total = sum(weights)
-    if total == 0:
+    if not any(weights):
         raise ValueError("p equals q: no rejection is possible, so there is no residual")
-    return Dist(weights, total)
+    return Dist.of_weights(weights)
 
 
 def to_float(value: Fraction) -> float:

@@ -191,6 +191,10 @@ def _parse_row(row: Any, size: int, path: tuple, faults: list[Fault]) -> Optiona
             faults.append(Fault(path + (i,), "must not be negative"))
         elif ratio[0] * ROW_TOLERANCE.denominator > ratio[1] * (ROW_TOLERANCE.denominator + ROW_TOLERANCE.numerator):
             faults.append(Fault(path + (i,), "must not exceed 1: it is a probability"))
+        elif type(entry) is Decimal and not _carried_by_float(entry):
+            faults.append(Fault(path + (i,), f"{entry} is not exactly a float64's shortest decimal, and traces echo "
+                                             "every probability as float64: write it with at most 15 significant "
+                                             "digits, not below 1e-300"))
         else:
             ratios.append(ratio)
     if len(ratios) != size:
@@ -207,7 +211,7 @@ def _parse_row(row: Any, size: int, path: tuple, faults: list[Fault]) -> Optiona
     if total == 0:
         faults.append(Fault(path, "must sum to 1 within 1e-9, not 0.0"))
         return None
-    return Dist(weights, total)
+    return Dist.of_weights(weights)
 
 
 _FINEST = Decimal("1e-400")
@@ -260,6 +264,19 @@ def exact_ratio(value: Any) -> Optional[tuple[int, int]]:
         if isinstance(value, base):
             return exact_ratio(base(value))
     return None
+
+
+def _carried_by_float(value: Decimal) -> bool:
+    """Whether ``value`` is the shortest decimal of its nearest float64, so that
+    a config or trace that echoes it as a JSON float64 gives back the same
+    exact rational (true of every decimal of at most 15 significant digits in
+    float64's range, and of every float's repr)."""
+    if value.copy_abs() > _LARGEST:
+        return True  # refused as "must not exceed 1" anyway
+    try:
+        return Decimal(repr(float(value))) == value
+    except OverflowError:
+        return False
 
 
 def _approximate(numerator: int, denominator: int) -> str:
