@@ -108,3 +108,30 @@ def test_bad_batch_size_is_a_usage_error(files):
     with pytest.raises(SystemExit) as exit_:
         main(["grade", files["good"], "--batch", "0"])
     assert exit_.value.code == 2
+
+
+def test_gradescope_scores_have_no_float_noise(service, files, tmp_path):
+    # 10 checks of 0.3 point: summed as floats they give 5.699999999999998 and 5.999999999999998
+    results = tmp_path / "r.json"
+    assert main(["grade", files["good"], files["nobonus"], "--url", BASE, "--gradescope", str(results),
+                 "--points", "3"]) == 1
+    gradescope = json.loads(results.read_text())
+    tests = gradescope["tests"]
+    assert gradescope["score"] == 5.7
+    assert [t["max_score"] for t in tests] == [0.3] * 20
+    assert round(sum(t["score"] for t in tests), 6) == gradescope["score"]
+    assert round(sum(t["max_score"] for t in tests), 6) == 6.0
+
+
+def test_points_that_do_not_divide_evenly_still_add_up():
+    from specdec_client.grading import Row, gradescope, shares
+
+    assert shares(1, 3) == [333334, 333333, 333333] and shares(3, 10) == [300000] * 10
+    assert sum(shares(2.5, 7)) == 2500000
+    checks = [{"name": f"c{i}", "rule": "r", "passed": i != 1, "blocks": [], "first_failure": None}
+              for i in range(3)]
+    result = gradescope([Row("a.json", report={"passed": False, "score": 2 / 3, "checks": checks}),
+                         Row("b.json", malformed="not JSON")], points=1)
+    assert [(t["score"], t["max_score"]) for t in result["tests"]] == [
+        (0.333334, 0.333334), (0.0, 0.333333), (0.333333, 0.333333), (0.0, 1.0)]
+    assert result["score"] == 0.666667 == round(sum(t["score"] for t in result["tests"]), 6)

@@ -20,9 +20,9 @@ __version__ = "0.1.0"
 
 from .client import DEFAULT_URL, Client, make_retry
 from .errors import (
-    APIError, BadRequest, ConnectionFailed, FieldError, InvalidInput, InvalidResponse, MethodNotAllowed, NotFound,
-    PayloadTooLarge, RequestTimedOut, ServerError, SessionDone, SpecdecError, TraceFormatError,
-    UnsupportedMediaType,
+    APIError, BadRequest, ConnectionFailed, FieldError, InvalidInput, InvalidResponse, InvalidSettings,
+    MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimedOut, ServerError, SessionDone, SpecdecError,
+    TraceFormatError, UnsupportedMediaType,
 )
 from .traces import Divergence, MISSING, ReplayReport, diff, load_trace, replay, save_trace
 from .session import Session
@@ -34,8 +34,8 @@ from .types import (
 __all__ = [
     "APIError", "BadRequest", "Block", "Bonus", "Client", "Config", "ConnectionFailed", "Correction", "Counters",
     "DEFAULT_URL", "Divergence", "DraftStep", "Draw", "FieldError", "Health", "InvalidInput", "InvalidResponse",
-    "MISSING", "MethodNotAllowed", "ModelInfo", "NotFound", "PayloadTooLarge", "Proposal", "ReplayReport",
-    "RequestTimedOut", "ServerError", "Session", "SessionDone", "SpecdecError", "State", "StepResult",
+    "InvalidSettings", "MISSING", "MethodNotAllowed", "ModelInfo", "NotFound", "PayloadTooLarge", "Proposal",
+    "ReplayReport", "RequestTimedOut", "ServerError", "Session", "SessionDone", "SpecdecError", "State", "StepResult",
     "TRACE_FORMAT", "TargetSample", "Trace", "TraceFormatError", "UnsupportedMediaType", "VerificationStep",
     "diff", "load_trace", "make_retry", "replay", "save_trace",
 ]

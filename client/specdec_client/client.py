@@ -22,6 +22,7 @@ caller should hear about it after ``timeout`` seconds, not four times that.
 
 from __future__ import annotations
 
+import html
 import re
 from http import HTTPStatus
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
@@ -263,6 +264,24 @@ def _trace_body(trace: Union[Trace, Mapping]) -> dict:
     return trace.to_dict() if isinstance(trace, Trace) else dict(trace)
 
 
+EXCERPT_CHARS = 100
+"""How much of an error body that is not a problem document :class:`APIError` keeps."""
+_INVISIBLE = re.compile(r"<(head|script|style)\b.*?</\1\s*>|<!--.*?-->", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def excerpt(text: str, content_type: str = "", limit: int = EXCERPT_CHARS) -> str:
+    """One line from an error body that is not a problem document: HTML
+    (by ``content_type`` or a leading ``<``) without its tags, head, scripts
+    and styles, entities decoded; whitespace collapsed to single spaces; at
+    most ``limit`` characters, ``...`` marking a cut. ``""`` for a blank body."""
+    text = text.lstrip()
+    if "html" in content_type.lower() or text.startswith("<"):
+        text = html.unescape(_TAG.sub(" ", _INVISIBLE.sub(" ", text)))
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3].rstrip() + "..."
+
+
 def problem_error(response: requests.Response, method: str = "") -> APIError:
     """The :class:`APIError` subclass for an HTTP error ``response``, with
     its RFC 9457 problem details when the body is JSON."""
@@ -283,9 +302,9 @@ def problem_error(response: requests.Response, method: str = "") -> APIError:
         for e in problem.get("errors") or () if isinstance(e, Mapping)
     )
     detail = problem.get("detail")
-    if detail is None and not problem:
-        text = (response.text or "").strip()
-        detail = text[:200] or None
+    if detail is None and not any(key in problem for key in ("title", "errors")):
+        # not a problem document (another server, a proxy's HTML page): a short, one-line excerpt
+        detail = excerpt(response.text or "", response.headers.get("Content-Type", "")) or None
     return error_class(status)(
         status, str(problem.get("title") or phrase), None if detail is None else str(detail),
         type=str(problem.get("type", "about:blank")), errors=errors, problem=problem,

@@ -15,10 +15,13 @@
     ├── ConnectionFailed         the service could not be reached (after the retries)
     ├── RequestTimedOut          no answer within the timeout
     ├── InvalidResponse          the service answered something that is not the expected JSON
+    ├── InvalidSettings          settings not sent: draft/seed missing or an unknown name (also a TypeError)
     └── TraceFormatError         a trace file that is not ``specdec-trace/1``
 
-``str(error)`` is one readable line (with the per-field errors appended),
-suitable for a command line.
+``str(error)`` is one readable line, suitable for a command line: each
+field error said once, whitespace (newlines included) collapsed, and for an
+error body that is not a problem document (another server's HTML page) a
+short excerpt of its text.
 """
 
 from __future__ import annotations
@@ -54,8 +57,9 @@ class APIError(SpecdecError):
     """The service answered with an HTTP error status.
 
     Attributes (RFC 9457 problem details, when the body is
-    ``application/problem+json``; otherwise ``title`` is the HTTP reason and
-    ``detail`` the start of the body): ``status`` (int), ``title``,
+    ``application/problem+json``; otherwise ``title`` is the HTTP reason
+    phrase and ``detail`` a one-line excerpt of the body, see
+    :func:`specdec_client.client.excerpt`): ``status`` (int), ``title``,
     ``detail``, ``type`` (URI or ``"about:blank"``), ``errors`` (tuple of
     :class:`FieldError`), ``problem`` (the whole body as a dict, or ``{}``),
     ``method`` and ``url`` of the request.
@@ -75,11 +79,13 @@ class APIError(SpecdecError):
         super().__init__(self._message())
 
     def _message(self) -> str:
-        head = f"HTTP {self.status} {self.title}"
-        if self.detail:
-            head += f": {self.detail}"
-        unsaid = [str(e) for e in self.errors if str(e) not in (self.detail or "")]
-        if unsaid:  # the service's detail usually names the fields already
+        detail = _line(self.detail or "")
+        head = f"HTTP {self.status} {_line(self.title)}"
+        if detail:
+            head += f": {detail}"
+        # the service's detail usually names each field already ("#/config/width: why", "count: why")
+        unsaid = [_line(str(e)) for e in self.errors if not _said(e, detail)]
+        if unsaid:
             head += " [" + "; ".join(unsaid) + "]"
         if self.url:
             head += f" ({self._where()})"
@@ -95,6 +101,17 @@ class APIError(SpecdecError):
         if self.url:
             lines.append(f"  ({self._where()})")
         return "\n".join(lines)
+
+
+def _line(text: str) -> str:
+    """``text`` on one line: every run of whitespace (newlines included) becomes one space."""
+    return " ".join(str(text).split())
+
+
+def _said(error: FieldError, detail: str) -> bool:
+    """Whether ``detail`` already names ``error``: its pointer or parameter, then its detail."""
+    names = {error.where, error.pointer or error.parameter or ""}
+    return any(_line(f"{name}: {error.detail}") in detail for name in names if name)
 
 
 class BadRequest(APIError):
@@ -171,6 +188,15 @@ class InvalidResponse(SpecdecError):
         self.url = url
         self.reason = reason
         super().__init__(f"unexpected answer from {url}: {reason}")
+
+
+class InvalidSettings(SpecdecError, TypeError):
+    """Session settings the SDK refuses before sending anything: ``draft``
+    or ``seed`` missing, or a name that is not a setting (SPEC section 8).
+    Raised by ``Client.run``, ``Client.session``, ``Session.configure`` and
+    the setting properties, ``as_config`` and ``Config.replace``. It is also
+    a ``TypeError``, like a call with a missing or unexpected keyword. The
+    settings' values are checked by the service (:class:`InvalidInput`)."""
 
 
 class TraceFormatError(SpecdecError):

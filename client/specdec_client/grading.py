@@ -16,7 +16,9 @@ is a row ``malformed`` with the reason; the rest of its batch is graded.
 test per file and check (``name``, ``score``, ``max_score``, ``status`` passed/failed,
 ``output`` with the rule and the first failure), the total ``score``, and an ``output``
 summary with the diagnosis hints. ``--points`` is the maximum score of one file (default 10,
-split evenly over the checks).
+split evenly over the checks in millionths of a point, so the checks' ``max_score`` add up to
+``--points`` exactly); every score is rounded to 6 decimals and the total ``score`` is the sum of
+the tests' scores (no float noise such as 5.699999999999998).
 
 Exit status: 0 when every file passed, 1 otherwise (a failed or malformed file), 2 on a usage
 error, a connection failure or an error answer from the service.
@@ -189,31 +191,51 @@ def table(rows: Sequence[Row]) -> list[str]:
     return [line.rstrip() for line in out]
 
 
+SCORE_UNIT = 10 ** 6
+"""Gradescope scores are whole millionths of a point (6 decimals)."""
+
+
+def shares(points: float, count: int) -> list[int]:
+    """``points`` split over ``count`` (>= 1) tests in millionths of a point: the shares differ
+    by at most one millionth (the first ones get the remainder) and add up to ``points``
+    rounded to 6 decimals, e.g. ``shares(1, 3) == [333334, 333333, 333333]``."""
+    base, extra = divmod(round(points * SCORE_UNIT), count)
+    return [base + 1 if i < extra else base for i in range(count)]
+
+
+def _points(units: int) -> float:
+    return round(units / SCORE_UNIT, 6)
+
+
 def gradescope(rows: Sequence[Row], points: float = 10.0) -> dict:
-    """Gradescope's autograder results: one test per file and check (see the module docstring)."""
+    """Gradescope's autograder results: one test per file and check (see the module docstring).
+    Scores are in points with at most 6 decimals; ``score`` is the sum of the tests' scores."""
     tests: list[dict] = []
     summary: list[str] = []
+    total = 0  # millionths of a point
     for row in rows:
         if row.report is None:
-            tests.append({"name": f"{row.name}: well-formed trace", "score": 0.0, "max_score": points,
+            tests.append({"name": f"{row.name}: well-formed trace", "score": 0.0,
+                          "max_score": _points(sum(shares(points, 1))),
                           "status": "failed", "output": f"The trace could not be graded: {row.malformed}"})
             summary.append(f"{row.name}: malformed ({row.malformed})")
             continue
         report = row.report
         checks = report["checks"]
-        each = points / len(checks)
-        for check in checks:
+        for check, each in zip(checks, shares(points, max(1, len(checks)))):
             output = check["rule"]
             failure = check.get("first_failure")
             if failure:
                 output += f"\nFirst failure: {failure['pointer']}: {failure['detail']}"
                 if check["blocks"]:
                     output += f"\nBlocks: {', '.join(map(str, check['blocks']))}"
-            tests.append({"name": f"{row.name}: {check['name']}", "score": each if check["passed"] else 0.0,
-                          "max_score": each, "status": "passed" if check["passed"] else "failed", "output": output})
+            score = each if check["passed"] else 0
+            total += score
+            tests.append({"name": f"{row.name}: {check['name']}", "score": _points(score),
+                          "max_score": _points(each), "status": "passed" if check["passed"] else "failed",
+                          "output": output})
         summary.append(_summary(row.name, report))
-    total = sum(t["score"] for t in tests)
-    return {"score": total, "output": "\n\n".join(summary), "visibility": "visible",
+    return {"score": _points(total), "output": "\n\n".join(summary), "visibility": "visible",
             "stdout_visibility": "hidden", "tests": tests}
 
 

@@ -74,7 +74,9 @@ class Session:
     def configure(self, **changes: Any) -> "Session":
         """Change settings (any of ``target``, ``draft``, ``mode``, ``width``,
         ``seed``, ``limit``, ``eos``) and start a new session (SPEC section 8).
-        Returns the session. Raises ``TypeError`` for an unknown setting."""
+        Returns the session. Raises
+        :class:`~specdec_client.errors.InvalidSettings` (a ``TypeError``) for
+        an unknown setting."""
         self._config = self._config.replace(**changes)
         self.reset()
         return self

@@ -20,7 +20,11 @@ compares every field of every block with the saved one:
   ``next_position`` and ``done``).
 
 Every block is replayed from its own saved starting point, so one altered
-value is reported once, where it is, not again in every later block.
+value is reported once, where it is, not again in every later block. When
+the service refuses a block (HTTP 409/422) whose saved ``prefix``/``position``
+already failed the chain check, the refusal is not reported too: the block is
+replayed from where the saved block before it ended and compared, the broken
+start being reported once, by the chain check.
 Comparison is exact (the service is deterministic and JSON floats round-trip
 exactly); a boolean never equals a number.
 """
@@ -66,7 +70,7 @@ def load_trace(source: Union[str, os.PathLike, Any]) -> Trace:
     not JSON, too large, or not a ``specdec-trace/1`` document, and
     ``OSError`` when it cannot be read.
     """
-    name = getattr(source, "name", source)
+    name = source_name(source)
     if hasattr(source, "read"):
         text = source.read(MAX_TRACE_BYTES + 1)
     else:
@@ -83,15 +87,110 @@ def load_trace(source: Union[str, os.PathLike, Any]) -> Trace:
     return trace_from(data, name)
 
 
+def source_name(source: Any) -> str:
+    """How errors name a trace's source: the path, an open file's ``name``
+    (``<stdin>`` for standard input), or ``"<stream>"`` for a stream without
+    one (e.g. ``io.StringIO``)."""
+    if hasattr(source, "read"):
+        name = getattr(source, "name", None)
+        return name if isinstance(name, str) else "<stream>"
+    try:
+        return os.fspath(source)
+    except TypeError:
+        return "<stream>"
+
+
+def _fields(*keys: str, **shapes: Any) -> tuple:
+    return tuple((k, "any") for k in keys) + tuple(shapes.items())
+
+
+# The objects and lists of a trace (docs/trace-format.md), for shape_fault: a
+# shape is "any" (a scalar, checked by the typed readers), "list" (of
+# anything), ("list", item shape), ("object", fields) or ("object?", fields)
+# (an object or null); fields are (key, shape) pairs, a key ending in "?"
+# may be absent.
+_DRAW = ("object?", _fields("position", "u", "hex"))
+_SAMPLE = ("object?", _fields("context", "token", p="list", draw=_DRAW))
+_BLOCK = ("object", _fields(
+    "mode", "position", "next_position", prefix="list",
+    proposal=("object", _fields(tokens="list", steps=("list", ("object", _fields(
+        "index", "context", "token", "drafted", q="list", draw=_DRAW))))),
+    verification=("list", ("object", _fields(
+        "index", "context", "token", "p_token", "q_token", "ratio", "accepted", p="list", q="list", draw=_DRAW))),
+    discarded="list", committed="list", counters=("object", ()),
+    **{"correction?": ("object?", _fields("index", "context", "token", distribution="list", draw=_DRAW)),
+       "bonus?": _SAMPLE, "sample?": _SAMPLE},
+))
+_TRACE = ("object", (("config", ("object", ())), ("blocks", ("list", _BLOCK)), ("output", "list"),
+                     ("counters", ("object", ())), ("position", "any")))
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object" if isinstance(value, Mapping) else type(value).__name__
+
+
+def shape_fault(value: Any, shape: Any = _TRACE, path: str = "") -> Optional[str]:
+    """The first place where ``value`` (a trace's JSON form) does not have
+    the objects and lists of a ``specdec-trace/1`` trace, as a sentence
+    naming the field (``"blocks[0] must be an object, not null"``,
+    ``"blocks[1].proposal is missing"``), or ``None``. Scalars are not
+    checked here (the typed readers check them)."""
+    where = path or "the trace"
+    if shape == "any":
+        return None
+    if shape == "list":
+        shape = ("list", "any")
+    kind, inner = shape
+    if kind == "object?":
+        if value is None:
+            return None
+        kind = "object"
+    if kind == "list":
+        if not isinstance(value, list):
+            return f"{where} must be a list, not {_kind(value)}"
+        for i, item in enumerate(value):
+            fault = shape_fault(item, inner, f"{path}[{i}]")
+            if fault:
+                return fault
+        return None
+    if not isinstance(value, Mapping):
+        return f"{where} must be an object, not {_kind(value)}"
+    for key, sub in inner:
+        optional = key.endswith("?")
+        key = key.rstrip("?")
+        child = f"{path}.{key}" if path else key
+        if key not in value:
+            if optional:
+                continue
+            return f"{child} is missing"
+        fault = shape_fault(value[key], sub, child)
+        if fault:
+            return fault
+    return None
+
+
 def trace_from(data: Any, name: Any = "trace") -> Trace:
-    """A :class:`Trace` from its JSON form; raises :class:`TraceFormatError`."""
+    """A :class:`Trace` from its JSON form; raises :class:`TraceFormatError`
+    naming ``name`` (the source) and the faulty field."""
     if isinstance(data, Trace):
         return data
     if not isinstance(data, Mapping):
-        raise TraceFormatError(f"{name}: a trace is a JSON object, not {type(data).__name__}")
+        raise TraceFormatError(f"{name}: a trace is a JSON object, not {_kind(data)}")
     missing = [k for k in TRACE_KEYS if k not in data]
     if missing:
         raise TraceFormatError(f"{name}: not a {TRACE_FORMAT} trace (missing {', '.join(missing)})")
+    if data.get("format") == TRACE_FORMAT:
+        fault = shape_fault(data)
+        if fault:
+            raise TraceFormatError(f"{name}: not a {TRACE_FORMAT} trace ({fault})")
     try:
         return Trace.from_dict(data)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
@@ -216,7 +315,9 @@ def replay(client: "Client", trace: Union[Trace, Mapping]) -> ReplayReport:
     ``trace``: a :class:`Trace` or its JSON form. Returns a
     :class:`ReplayReport`. A block the service refuses (its saved starting
     state is invalid, HTTP 422, or the session was already done, HTTP 409)
-    is reported as a divergence at ``blocks[i]``. Raises
+    is reported as a divergence at ``blocks[i]``, unless its saved start
+    already broke the chain (then it is replayed from where the block before
+    ended, see the module docstring). Raises
     :class:`TraceFormatError` for a document that is not a trace, and the
     client's connection errors.
     """
@@ -240,22 +341,30 @@ def replay(client: "Client", trace: Union[Trace, Mapping]) -> ReplayReport:
         where = f"blocks[{i}]"  # every saved block is an object: trace_from has read it as a Block
         # the chain: block 0 starts at the empty session, each later block
         # where the saved block before it ended
-        note(i, _chain(where, saved, start_prefix, start_position))
+        broken = list(_chain(where, saved, start_prefix, start_position))
+        note(i, broken)
         state = {"config": config, "committed": saved.get("prefix", []), "position": saved.get("position", 0),
                  "counters": dict(running)}
         steps = (saved.get("proposal") or {}).get("steps") or []
         supplied = any(isinstance(s, Mapping) and s.get("drafted") is False for s in steps)
+        tokens = list(saved["proposal"].get("tokens", [])) if supplied else None
         try:
-            if supplied:
-                result = client.verify(state, list(saved["proposal"].get("tokens", [])))
-            else:
-                result = client.step(state)
+            result = _replay_block(client, state, tokens)
         except (InvalidInput, SessionDone) as error:
-            note(i, [(where, "a block", f"no block: HTTP {error.status}: {error.detail}")])
+            result, refusal = None, error
+            if broken:  # refused from a saved start already reported: replay from where the block before ended
+                try:
+                    result = _replay_block(client, {**state, "committed": start_prefix, "position": start_position},
+                                           tokens)
+                except (InvalidInput, SessionDone) as again:
+                    refusal = again
+        if result is None:
+            note(i, [(where, "a block", f"no block: HTTP {refusal.status}: {refusal.detail}")])
             got = dict(saved)  # carry on from the saved block, so the refusal is reported once
         else:
             got = result.block.to_dict()
-            note(i, diff(saved, got, where))
+            reported = {path for path, _, _ in broken}  # a broken start is reported once, by the chain
+            note(i, (d for d in diff(saved, got, where) if d[0] not in reported))
             if echoed_config is None:
                 echoed_config = result.state.to_dict().get("config")
         _add(running, saved.get("counters"))
@@ -273,6 +382,12 @@ def replay(client: "Client", trace: Union[Trace, Mapping]) -> ReplayReport:
     note(None, diff(data["position"], position, "position"))
     note(None, diff(data["done"], done, "done"))
     return ReplayReport(len(saved_blocks), tuple(found))
+
+
+def _replay_block(client: "Client", state: dict, tokens: Optional[list]):
+    """The service's block from ``state``: ``POST /v1/verify`` with the saved
+    ``tokens`` of a caller-supplied proposal, else ``POST /v1/step``."""
+    return client.verify(state, tokens) if tokens is not None else client.step(state)
 
 
 def _chain(where: str, saved: Mapping, prefix: list, position: Any):

@@ -21,6 +21,8 @@ import copy
 from dataclasses import dataclass, field, fields
 from typing import Any, Iterator, Mapping, Optional, Sequence, Union
 
+from .errors import InvalidSettings
+
 TRACE_FORMAT = "specdec-trace/1"
 """The trace format this SDK reads and writes."""
 
@@ -294,10 +296,11 @@ class Config(Record):
         return {k: _jsonable(getattr(self, k)) for k in CONFIG_KEYS}
 
     def replace(self, **changes: Any) -> "Config":
-        """A new config with ``changes`` (unknown names raise ``TypeError``)."""
+        """A new config with ``changes``; unknown names raise
+        :class:`~specdec_client.errors.InvalidSettings` (a ``TypeError``)."""
         unknown = set(changes) - set(CONFIG_KEYS)
         if unknown:
-            raise TypeError(f"unknown settings {sorted(unknown)}: the settings are {', '.join(CONFIG_KEYS)}")
+            raise InvalidSettings(_unknown(unknown))
         values = {k: getattr(self, k) for k in CONFIG_KEYS}
         values.update(changes)
         return Config(**values)
@@ -415,8 +418,10 @@ class ModelInfo(Record):
 
 def as_config(config: Union[Config, Mapping, None] = None, **settings: Any) -> Config:
     """A :class:`Config` from a Config, a JSON-shaped mapping and/or keyword
-    settings (keywords win). Raises ``TypeError`` for unknown settings or a
-    missing ``draft``/``seed``."""
+    settings (keywords win). Raises
+    :class:`~specdec_client.errors.InvalidSettings` (a ``SpecdecError`` and a
+    ``TypeError``) for unknown settings or a missing ``draft``/``seed``; the
+    values are left to the service to check."""
     values: dict = {}
     if isinstance(config, Config):
         values.update({k: getattr(config, k) for k in CONFIG_KEYS})
@@ -425,11 +430,16 @@ def as_config(config: Union[Config, Mapping, None] = None, **settings: Any) -> C
     values.update(settings)
     unknown = set(values) - set(CONFIG_KEYS)
     if unknown:
-        raise TypeError(f"unknown settings {sorted(unknown)}: the settings are {', '.join(CONFIG_KEYS)}")
+        raise InvalidSettings(_unknown(unknown))
     missing = [k for k in ("draft", "seed") if k not in values]
     if missing:
-        raise TypeError(f"missing required settings: {', '.join(missing)}")
+        raise InvalidSettings(f"missing required settings: {', '.join(missing)} (draft and seed are required, "
+                              f"e.g. draft=\"biased\", seed=1)")
     return Config(**values)
+
+
+def _unknown(names: Any) -> str:
+    return f"unknown settings {sorted(names)}: the settings are {', '.join(CONFIG_KEYS)}"
 
 
 def tokens_of(proposal: Union[Proposal, Sequence[str]]) -> list[str]:

@@ -221,3 +221,37 @@ def test_a_model_file_that_is_not_json(service, capsys, tmp_path):
     (tmp_path / "bad.json").write_text("{")
     status, _, err = specdec(capsys, "run", "--draft", f"@{tmp_path / 'bad.json'}", "--seed", "1")
     assert status == 2 and err.startswith(f"specdec: error: {tmp_path / 'bad.json'}: not JSON")
+
+
+@pytest.fixture
+def not_specdec():
+    """A real HTTP server that is not specdec: ``http.server`` answers every request 501 with
+    its multi-line HTML error page."""
+    import http.server
+    import threading
+
+    class Quiet(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("command, route", [(["run", "--draft", "biased", "--seed", "1"], "/v1/runs"),
+                                            (["replay", "TRACE"], "/v1/step"),
+                                            (["grade", "TRACE"], "/v1/grade")])
+def test_a_server_that_is_not_specdec_is_one_line(not_specdec, capsys, tmp_path, command, route):
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps(run_body({"draft": "biased", "seed": 1})))
+    argv = [str(trace) if a == "TRACE" else a for a in command]
+    status, out, err = specdec(capsys, *argv, "--url", not_specdec)
+    assert (status, out) == (2, "")
+    # status, reason phrase, the page's text without its tags (100 characters at most), the URL
+    assert err == ("specdec: error: HTTP 501 Not Implemented: Error response Error code: 501 Message: "
+                   "Unsupported method ('POST'). Error code explanation: 501... "
+                   f"(POST {not_specdec}{route})\n")

@@ -13,8 +13,8 @@ import requests
 from responses import matchers
 
 from specdec_client import (
-    APIError, BadRequest, Client, Config, ConnectionFailed, InvalidInput, InvalidResponse, MethodNotAllowed,
-    NotFound, PayloadTooLarge, RequestTimedOut, ServerError, SessionDone, SpecdecError, State,
+    APIError, BadRequest, Client, Config, ConnectionFailed, InvalidInput, InvalidResponse, InvalidSettings,
+    MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimedOut, ServerError, SessionDone, SpecdecError, State,
     UnsupportedMediaType, make_retry,
 )
 
@@ -124,9 +124,18 @@ def test_run_posts_the_config_with_keyword_settings(rsps, client):
     assert trace.to_dict() == run_body(config)
 
 
-def test_run_needs_draft_and_seed():
-    with pytest.raises(TypeError, match="seed"):
-        Client(BASE).run(draft="biased")
+def test_run_needs_draft_and_seed(rsps):
+    client = Client(BASE)
+    with pytest.raises(InvalidSettings, match=r"^missing required settings: seed \(draft and seed are required"):
+        client.run(draft="biased")
+    with pytest.raises(InvalidSettings, match="missing required settings: draft, seed"):
+        client.session()
+    with pytest.raises(InvalidSettings, match="unknown settings \\['temperature'\\]"):
+        client.run(draft="biased", seed=1, temperature=0.5)
+    with pytest.raises(InvalidSettings, match="unknown settings"):
+        client.session(draft="biased", seed=1).configure(wdth=2)
+    assert issubclass(InvalidSettings, SpecdecError) and issubclass(InvalidSettings, TypeError)
+    assert len(rsps.calls) == 0  # refused before sending anything
 
 
 def test_every_request_has_a_timeout(rsps):
@@ -202,11 +211,56 @@ def test_query_parameter_errors(rsps, client):
     assert str(info.value.errors[0]) == "?count: too big"
 
 
+def test_a_query_parameter_error_is_said_once(service, client):
+    with pytest.raises(InvalidInput) as info:
+        client.draws(1, count=0)  # the real service's problem document
+    assert str(info.value) == (
+        "HTTP 422 Invalid input: 1 field is invalid: count: Must be greater than or equal to 1 and less than "
+        f"or equal to 4096. (GET {BASE}/v1/draws?seed=1&position=0&count=0)")
+    assert str(info.value.errors[0]) == "?count: Must be greater than or equal to 1 and less than or equal to 4096."
+
+
+def test_field_errors_the_detail_does_not_name_are_appended_on_one_line(rsps, client):
+    errors = [{"parameter": "count", "detail": "too big"}, {"pointer": "#/x", "detail": "odd\nvalue"}]
+    rsps.get(f"{BASE}/v1/draws", status=422, content_type=PROBLEM,
+             json=problem(422, "Invalid input", "2 fields are invalid:\ncount: too big", errors))
+    with pytest.raises(InvalidInput) as info:
+        client.draws(1, count=5000)
+    assert str(info.value) == (f"HTTP 422 Invalid input: 2 fields are invalid: count: too big [#/x: odd value] "
+                               f"(GET {BASE}/v1/draws?seed=1&position=0&count=5000)")
+
+
 def test_an_error_without_problem_body(rsps, client):
     rsps.get(f"{BASE}/health", status=404, body="<html>nope</html>", content_type="text/html")
     with pytest.raises(NotFound) as info:
         client.health()
-    assert (info.value.title, info.value.detail, info.value.problem) == ("Not Found", "<html>nope</html>", {})
+    assert (info.value.title, info.value.detail, info.value.problem) == ("Not Found", "nope", {})
+    assert str(info.value) == f"HTTP 404 Not Found: nope (GET {BASE}/health)"
+
+
+def test_a_long_error_page_is_one_short_line(rsps, client):
+    page = ("<!DOCTYPE html>\n<html>\n  <head><title>Bad gateway</title><style>p {color: red}</style></head>\n"
+            "  <body>\n    <h1>Upstream  &amp;\tproxy</h1>\n" + "    <p>It broke.</p>\n" * 30 + "  </body>\n</html>\n")
+    rsps.get(f"{BASE}/health", status=418, body=page, content_type="text/html; charset=utf-8")
+    with pytest.raises(APIError) as info:
+        client.health()
+    detail = info.value.detail
+    assert detail.startswith("Upstream & proxy It broke. It broke.") and detail.endswith("...")
+    assert len(detail) <= 100 and "\n" not in str(info.value)
+    assert str(info.value) == f"HTTP 418 I'm a Teapot: {detail} (GET {BASE}/health)"
+
+
+@pytest.mark.parametrize("body, content_type, detail", [
+    ("  plain\n\n text  ", "text/plain", "plain text"),
+    ("", "text/plain", None),
+    ('{"error": "no such thing"}', "application/json", '{"error": "no such thing"}'),
+])
+def test_bodies_that_are_not_problem_documents(rsps, client, body, content_type, detail):
+    rsps.get(f"{BASE}/health", status=404, body=body, content_type=content_type)
+    with pytest.raises(NotFound) as info:
+        client.health()
+    assert info.value.detail == detail
+    assert str(info.value) == f"HTTP 404 Not Found{': ' + detail if detail else ''} (GET {BASE}/health)"
 
 
 def test_a_2xx_body_that_is_not_json(rsps, client):

@@ -35,7 +35,7 @@ def test_save_then_load_round_trips(tmp_path):
 
 @pytest.mark.parametrize("text, message", [
     ("{not json", "not JSON"),
-    ("[1, 2]", "a trace is a JSON object, not list"),
+    ("[1, 2]", "a trace is a JSON object, not a list"),
     ('{"format": "specdec-trace/1"}', "missing config, blocks, output, counters, position, done"),
 ])
 def test_unreadable_traces(tmp_path, text, message):
@@ -50,6 +50,50 @@ def test_a_trace_of_another_format(tmp_path):
     path.write_text(json.dumps({**saved(), "format": "specdec-trace/0"}))
     with pytest.raises(TraceFormatError, match="specdec-trace/1"):
         load_trace(path)
+
+
+def _set(path, value):
+    def alter(trace):
+        *parents, last = path
+        target = trace
+        for key in parents:
+            target = target[key]
+        if value is KeyError:
+            del target[last]
+        else:
+            target[last] = value
+    return alter
+
+
+@pytest.mark.parametrize("alter, message", [
+    (_set(("blocks", 0), None), "blocks[0] must be an object, not null"),
+    (_set(("counters",), None), "counters must be an object, not null"),
+    (_set(("blocks",), {}), "blocks must be a list, not an object"),
+    (_set(("blocks", 1, "proposal", "steps"), KeyError), "blocks[1].proposal.steps is missing"),
+    (_set(("blocks", 1, "verification", 0, "draw"), [1]), "blocks[1].verification[0].draw must be an object, not a list"),
+    (_set(("blocks", 0, "correction", "token"), KeyError), "blocks[0].correction.token is missing"),
+    (_set(("blocks", 2, "counters"), "x"), "blocks[2].counters must be an object, not a string"),
+])
+def test_a_malformed_trace_names_the_field_and_the_source(tmp_path, alter, message):
+    trace = saved()
+    alter(trace)
+    text = json.dumps(trace)
+    with pytest.raises(TraceFormatError) as info:
+        load_trace(io.StringIO(text))
+    assert str(info.value) == f"<stream>: not a specdec-trace/1 trace ({message})"
+    path = tmp_path / "t.json"
+    path.write_text(text)
+    with pytest.raises(TraceFormatError) as info:
+        load_trace(path)
+    assert str(info.value) == f"{path}: not a specdec-trace/1 trace ({message})"
+
+
+@pytest.mark.parametrize("config", [{"draft": "biased", "seed": 3, "mode": "greedy"},
+                                    {"draft": "aligned", "seed": 1, "mode": "autoregressive"},
+                                    {"draft": "aligned", "seed": 1, "width": 5}])
+def test_the_shape_check_accepts_every_mode(config):
+    trace = saved(**config)
+    assert load_trace(io.StringIO(json.dumps(trace))).to_dict() == trace
 
 
 def test_a_missing_file_is_an_os_error(tmp_path):
@@ -141,6 +185,25 @@ def test_altered_totals_are_reported(service, client):
     report = client.replay(trace)
     assert [(d.block, d.path) for d in report.divergences] == [
         (None, "output[7]"), (None, "counters.draws"), (None, "done")]
+
+
+@pytest.mark.parametrize("block", [0, 2])
+def test_a_refused_start_that_does_not_join_up_is_reported_once(service, client, block):
+    trace = saved()
+    trace["blocks"][block]["position"] = 2 ** 53 - 1  # the service refuses to draw from there (422)
+    report = client.replay(trace)
+    assert [(d.block, d.path, d.got, d.expected) for d in report.divergences] == [
+        (block, f"blocks[{block}].position", 2 ** 53 - 1, [0, 6, 13, 19][block])]
+    # refused from its saved start, the block was replayed from where the block before ended
+    sent = [json.loads(c.request.body)["position"] for c in calls_to(service, "/v1/step")]
+    assert sent.count(2 ** 53 - 1) == 1 and len(sent) == 5
+
+
+def test_a_refused_block_that_joins_up_is_still_reported(service, client):
+    trace = saved()
+    trace["config"]["width"] = 99  # every block is refused (422), its start joins up
+    paths = [(d.block, d.path) for d in client.replay(trace).divergences]
+    assert paths == [(0, "blocks[0]"), (1, "blocks[1]"), (2, "blocks[2]"), (3, "blocks[3]")]
 
 
 def test_blocks_that_do_not_join_up(service, client):
