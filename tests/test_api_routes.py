@@ -42,6 +42,8 @@ def test_draws_from_a_position_and_the_defaults(client):
         {"position": 3, "u": 0.4443592170557721, "hex": "71c18690ee42c90b"}]
     assert client.get("/v1/draws?seed=1").get_json()["draws"][0]["position"] == 0
     assert len(client.get("/v1/draws?seed=1&count=4096").get_json()["draws"]) == 4096
+    assert client.get("/v1/draws?seed=0001&position=03&count=01").get_json()["draws"] == [
+        client.get("/v1/draws?seed=1&position=3").get_json()["draws"][0]]  # leading zeros are plain digits
     last = client.get(f"/v1/draws?seed=1&position={2**53 - 1}").get_json()["draws"]
     assert last[0]["position"] == 2**53 - 1
 

@@ -1,8 +1,10 @@
 """Reading request bodies and query strings: JSON in, validated dicts out.
 
 - :func:`read_json` reads the body as JSON: ``Content-Type`` must be
-  ``application/json`` (else 415); the size is capped by
-  ``MAX_CONTENT_LENGTH`` (werkzeug raises 413); floats are parsed as
+  ``application/json`` (else 415); the size is capped by the request's
+  ``max_content_length`` (the app's ``MAX_CONTENT_LENGTH``; a 413 problem,
+  for a declared ``Content-Length`` and a chunked body alike, see
+  :func:`read_body`); floats are parsed as
   :class:`decimal.Decimal` so a custom model's ``0.1`` is exactly 1/10
   (SPEC section 1; exponents beyond ±1000 are clamped, see
   :func:`parse_decimal`); ``NaN``/``Infinity`` literals, invalid UTF-8, integers
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Optional, TypeVar
 
 from flask import request
 from marshmallow import Schema, ValidationError
@@ -71,16 +73,56 @@ def parse_json(data: bytes) -> Any:
         raise ApiProblem(400, f"The body is not valid JSON: {error}.", type=MALFORMED_JSON) from None
 
 
+def too_large(limit: int) -> ApiProblem:
+    """The 413 problem of a body over ``limit`` bytes (the same detail as
+    werkzeug's ``RequestEntityTooLarge`` gets from the error handler)."""
+    return ApiProblem(413, f"The request body is larger than the limit of {limit} bytes.")
+
+
+_READ_CHUNK = 64 * 1024
+
+
+def read_body(limit: Optional[int]) -> bytes:
+    """The raw request body, at most ``limit`` bytes (None: no limit).
+
+    A declared ``Content-Length`` over ``limit`` is refused before reading.
+    A body without one (``Transfer-Encoding: chunked``) is read from the
+    server's terminated input stream up to ``limit + 1`` bytes, so a body over
+    the limit is a 413 as well (werkzeug would cut it at ``limit`` bytes and
+    the truncated JSON would be a misleading 400). A server that does not
+    terminate the stream (no ``wsgi.input_terminated``) gives an empty body,
+    as werkzeug does. Raises :class:`ApiProblem` (413).
+    """
+    if limit is None:
+        return request.get_data(cache=False)
+    length = request.content_length
+    if length is not None:
+        if length > limit:
+            raise too_large(limit)
+        return request.get_data(cache=False)
+    if "wsgi.input_terminated" not in request.environ:
+        return b""
+    stream, data = request.input_stream, bytearray()
+    while len(data) <= limit:
+        chunk = stream.read(min(_READ_CHUNK, limit + 1 - len(data)))
+        if not chunk:
+            break
+        data += chunk
+    if len(data) > limit:
+        raise too_large(limit)
+    return bytes(data)
+
+
 def read_json() -> Any:
     """The request body as JSON (see the module docstring).
 
-    Raises :class:`ApiProblem` (415, 400) or werkzeug's
-    ``RequestEntityTooLarge`` (413).
+    Raises :class:`ApiProblem` (415; 413 over the request's
+    ``max_content_length``, see :func:`read_body`; 400).
     """
     if request.mimetype != "application/json":
         got = request.mimetype or "no Content-Type"
         raise ApiProblem(415, f"The body must be JSON with Content-Type application/json, not {got}.")
-    return parse_json(request.get_data(cache=False))
+    return parse_json(read_body(request.max_content_length))
 
 
 def load(schema: Schema, data: Any) -> dict:

@@ -75,6 +75,30 @@ def Probabilities(**kwargs) -> fields.List:
     return fields.List(fields.Float(validate=validate.Range(0, 1)), required=True, **kwargs)
 
 
+class QueryInteger(fields.Integer):
+    """An integer query parameter written as plain ASCII decimal digits.
+
+    Python's ``int`` (which marshmallow's ``Integer`` calls) also accepts
+    ``1_0``, ``+1``, surrounding whitespace and non-ASCII digits (full-width
+    ``１``, Arabic-Indic ``١``); the contract's parameters are plain
+    integers, so only ``[0-9]+`` is read, with an optional leading ``-`` so
+    a negative value gets the field's range error. Anything else is a 422
+    naming the parameter (documented as ``type: integer``).
+    """
+
+    default_error_messages = {"invalid": "Not a valid integer: write it with the ASCII digits 0-9 only."}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        digits = value[1:] if isinstance(value, str) and value.startswith("-") else value
+        if not (isinstance(digits, str) and 0 < len(digits) <= QUERY_DIGITS and digits.isascii() and digits.isdigit()):
+            raise self.make_error("invalid")
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+QUERY_DIGITS = 32
+"""At most this many digits in an integer query parameter (every bound is below 2^53, 16 digits)."""
+
+
 def Count(**kwargs) -> fields.Integer:
     """A non-negative integer of at most 2^53-1 (safe in every JSON parser)."""
     return fields.Integer(strict=True, validate=validate.Range(0, MAX_COUNTER), **kwargs)
@@ -191,12 +215,12 @@ class RunIn(StrictSchema):
 class DrawsQuery(StrictSchema):
     """``GET /v1/draws`` query: ``count`` draws of ``seed`` from ``position``."""
 
-    seed = fields.Integer(required=True, validate=validate.Range(0, MAX_SEED),
-                          metadata={"description": "Seed of the draw stream."})
-    position = fields.Integer(load_default=0, validate=validate.Range(0, MAX_POSITION),
-                              metadata={"description": "Index of the first draw (position + count - 1 <= 2^53-1)."})
-    count = fields.Integer(load_default=1, validate=validate.Range(1, MAX_DRAWS_SLICE),
-                           metadata={"description": "How many draws."})
+    seed = QueryInteger(required=True, validate=validate.Range(0, MAX_SEED),
+                        metadata={"description": "Seed of the draw stream."})
+    position = QueryInteger(load_default=0, validate=validate.Range(0, MAX_POSITION),
+                            metadata={"description": "Index of the first draw (position + count - 1 <= 2^53-1)."})
+    count = QueryInteger(load_default=1, validate=validate.Range(1, MAX_DRAWS_SLICE),
+                         metadata={"description": "How many draws."})
 
 
 # ---------------------------------------------------------------- responses

@@ -1,0 +1,54 @@
+"""gunicorn settings of the specdec service.
+
+``specdec-service serve`` loads them with ``gunicorn -c
+python:specdec_service.gunicorn_conf`` (so they apply from any directory,
+with an editable or a regular install); the repository's
+``gunicorn.conf.py`` re-exports them for ``gunicorn -c gunicorn.conf.py
+'specdec_service:create_app()'`` and the Docker image.
+
+Environment (read when gunicorn loads this module):
+
+- ``SPECDEC_BIND`` (default ``127.0.0.1:8000``; the Docker image sets
+  ``0.0.0.0:8000``): the address to listen on.
+- ``SPECDEC_WORKERS`` (default: the number of CPUs, 2 on the reference
+  machine; the Docker image and compose file set 2): sync worker processes.
+  The work is CPU-bound pure Python, so more workers than cores only add
+  context switches (docs/bench-service.md).
+- ``SPECDEC_TIMEOUT`` (default 30 s): a worker silent for longer is restarted.
+- ``SPECDEC_LOG_LEVEL`` (default ``info``).
+
+A value that is not a positive integer stops gunicorn with a one-line
+message (``SystemExit``), not a traceback. The access log goes to stdout
+and the error log to stderr, so a container runtime collects both.
+"""
+
+import multiprocessing
+import os
+
+
+def _positive_int(name: str, default: int) -> int:
+    """``$name`` as a positive integer (ASCII digits), else ``default`` when
+    unset; raises ``SystemExit`` with a one-line message otherwise."""
+    text = os.environ.get(name)
+    if text is None or text == "":
+        return default
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise SystemExit(f"specdec-service: {name} must be a positive integer, not {text!r}")
+    return int(text)
+
+
+wsgi_app = "specdec_service:create_app()"
+bind = os.environ.get("SPECDEC_BIND") or "127.0.0.1:8000"
+workers = _positive_int("SPECDEC_WORKERS", multiprocessing.cpu_count())
+worker_class = "sync"
+timeout = _positive_int("SPECDEC_TIMEOUT", 30)
+graceful_timeout = 10
+keepalive = 2
+preload_app = True
+accesslog = "-"
+errorlog = "-"
+loglevel = os.environ.get("SPECDEC_LOG_LEVEL", "info")
+access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
+# Request line and headers stay within gunicorn's defaults (4094 bytes a line,
+# 100 headers); bodies are capped by the app (256 KiB, 8 MiB on the grading
+# routes; a 413 problem).
