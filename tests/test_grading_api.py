@@ -86,3 +86,15 @@ def test_distribution_route(client):
 def test_distribution_route_refuses_bad_input(client):
     response = client.post("/v1/grade/distribution", json={"config": {"draft": "biased", "seed": 0}, "m": 0, "samples": [["A"]]})
     assert response.status_code == 422 and response.get_json()["errors"][0]["pointer"] == "#/m"
+
+
+def test_chunked_body_over_the_grading_limit_is_413(client):
+    """A body without Content-Length is bounded too (not cut into a misleading 400)."""
+    over = b'{"traces": []' + b" " * (GRADE_MAX_BODY_BYTES) + b"}"
+    for path in ("/v1/grade", "/v1/grade/distribution"):
+        response = client.post(path, data=over, content_type="application/json", headers={"Transfer-Encoding": "chunked"},
+                               environ_overrides={"wsgi.input_terminated": True})
+        assert response.status_code == 413 and str(GRADE_MAX_BODY_BYTES) in response.get_json()["detail"]
+    small = client.post("/v1/grade", data=b'{"traces": []}', content_type="application/json",
+                        headers={"Transfer-Encoding": "chunked"}, environ_overrides={"wsgi.input_terminated": True})
+    assert small.status_code == 422

@@ -33,6 +33,7 @@ from marshmallow import fields, validate
 from ..engine import COUNTER_NAMES, MAX_LIMIT
 from ..grading import CHECKS, DEFAULT_ALPHA, MAX_CELLS, MAX_M, MAX_SAMPLES, MAX_TRACES, TOLERANCE
 from ..grading import grade, grade_distribution, grade_many, grading_schema
+from .bodies import read_body
 from .problems import MALFORMED_JSON, ApiProblem, json_response
 from .schemas import ConfigIn, CountersIn, Label, StrictSchema
 
@@ -58,13 +59,8 @@ def read_grading_json() -> Any:
     if request.mimetype != "application/json":
         got = request.mimetype or "no Content-Type"
         raise ApiProblem(415, f"The body must be JSON with Content-Type application/json, not {got}.")
-    too_large = ApiProblem(413, f"The request body is larger than the grading routes' limit of {GRADE_MAX_BODY_BYTES} bytes.")
-    if request.content_length is not None and request.content_length > GRADE_MAX_BODY_BYTES:
-        raise too_large
-    request.max_content_length = GRADE_MAX_BODY_BYTES  # also bounds a body without Content-Length
-    data = request.get_data(cache=False)
-    if len(data) > GRADE_MAX_BODY_BYTES:
-        raise too_large
+    request.max_content_length = GRADE_MAX_BODY_BYTES
+    data = read_body(GRADE_MAX_BODY_BYTES)  # a 413 also for a chunked body over the limit
     try:
         return json.loads(data, parse_constant=_reject_constant)
     except RecursionError:
