@@ -49,6 +49,10 @@ accesslog = "-"
 errorlog = "-"
 loglevel = os.environ.get("SPECDEC_LOG_LEVEL", "info")
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
+# No runtime control socket (gunicorn >= 25): the service is stateless and
+# needs no gunicornc; the default path ($HOME/.gunicorn/gunicorn.ctl) is shared
+# by every instance of a user and unwritable in the read-only container.
+control_socket_disable = True
 # Request line and headers stay within gunicorn's defaults (4094 bytes a line,
 # 100 headers); bodies are capped by the app (256 KiB, 8 MiB on the grading
 # routes; a 413 problem).
