@@ -15,6 +15,8 @@ Errors are :class:`~specdec_service.engine.InvalidInput` with the path of each f
 
 from __future__ import annotations
 
+import json
+
 import copy
 import math
 from decimal import Decimal
@@ -73,8 +75,34 @@ def _validator():
     def errors(instance):
         if validator.is_valid(instance):
             return []
-        return [(tuple(e.instance_path), _short(e.message)) for e in validator.iter_errors(instance)]
+        return [_rs_fault(e) for e in validator.iter_errors(instance)]
     return errors
+
+
+def _rs_fault(error) -> tuple[tuple, str]:
+    """A ``jsonschema_rs`` error as (path, message): for a value that matches none of its
+    alternatives (``oneOf``/``anyOf``, e.g. a draw or null), the deepest reason inside them,
+    so the pointer names the bad field (``.../draw/hex``), not the whole value; and the
+    message without a long dump of the value (``a list of 300 items has more than 257 items``)."""
+    reasons = [inner for branch in getattr(error.kind, "context", None) or () for inner in branch
+               if not inner.message.endswith('is not of type "null"')]  # the value is not null: say why not the rest
+    if reasons:
+        return _rs_fault(max(reasons, key=lambda inner: len(inner.instance_path)))
+    message = error.message
+    dump = json.dumps(error.instance, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    if len(dump) > 60 and message.startswith(dump):
+        message = _describe(error.instance) + message[len(dump):]
+    return tuple(error.instance_path), _short(message)
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, list):
+        return f"a list of {len(value)} items"
+    if isinstance(value, Mapping):
+        return f"an object with {len(value)} fields"
+    if isinstance(value, str):
+        return f"a string of {len(value)} characters"
+    return "the value"
 
 
 def parse_trace_config(trace: Any) -> Config:
