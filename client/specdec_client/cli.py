@@ -34,6 +34,7 @@ import sys
 from typing import Any, Callable, Optional, Sequence
 
 from . import __version__
+from .argtypes import integer, positive_number
 from .client import DEFAULT_URL, Client
 from .errors import APIError, SpecdecError, TraceFormatError
 from .render import Renderer, Style, can_encode, use_color, vocab_of
@@ -143,25 +144,7 @@ def cmd_health(args: argparse.Namespace, client: Client) -> int:
 
 # ---------------------------------------------------------------- parser
 
-
-def _nonnegative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return value
+_nonnegative = integer(0)
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -169,7 +152,7 @@ def common_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--url", default=argparse.SUPPRESS,
                         help=f"the service's base URL (default: $SPECDEC_URL or {DEFAULT_URL})")
-    common.add_argument("--timeout", type=_positive, default=argparse.SUPPRESS,
+    common.add_argument("--timeout", type=positive_number, default=argparse.SUPPRESS,
                         help="seconds to wait for each answer (default: 10)")
     common.add_argument("--color", choices=("auto", "always", "never"), default=argparse.SUPPRESS,
                         help="colour the output (default: auto, i.e. on a terminal unless NO_COLOR is set)")

@@ -33,6 +33,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
+from .argtypes import integer, positive_number
 from .errors import InvalidInput
 from .traces import MAX_TRACE_BYTES
 
@@ -68,31 +69,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                     "Exit 0 when all pass, 1 otherwise, 2 on error.")
     parser.add_argument("files", metavar="FILE", nargs="+", help="trace files written by students' implementations")
     parser.add_argument("--gradescope", metavar="RESULTS.json", help="also write Gradescope autograder results to this file")
-    parser.add_argument("--points", type=_positive_float, default=10.0, help="maximum score of one file (default 10)")
-    parser.add_argument("--batch", type=_batch, default=100, help=f"traces per request, 1-{MAX_BATCH} (default 100)")
+    parser.add_argument("--points", type=positive_number, default=10.0, help="maximum score of one file (default 10)")
+    parser.add_argument("--batch", type=integer(1, MAX_BATCH), default=100, help=f"traces per request, 1-{MAX_BATCH} (default 100)")
     parser.add_argument("--json", action="store_true", help="print the reports as JSON instead of a table")
     parser.set_defaults(handler=run)
     return parser
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be positive")
-    return value
-
-
-def _batch(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not 1 <= value <= MAX_BATCH:
-        raise argparse.ArgumentTypeError(f"must be 1 to {MAX_BATCH}")
-    return value
 
 
 # ---------------------------------------------------------------- grading

@@ -1,0 +1,33 @@
+"""Argument types shared by the ``specdec`` subcommands (argparse ``type=``
+callables that turn a bad value into argparse's one-line usage error)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Callable, Optional
+
+
+def integer(low: int, high: Optional[int] = None) -> Callable[[str], int]:
+    """An integer in ``low..high`` (no upper bound when ``high`` is None)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low or (high is not None and value > high):
+            bounds = f"{low} or more" if high is None else f"{low} to {high}"
+            raise argparse.ArgumentTypeError(f"must be {bounds}, got {value}")
+        return value
+    return parse
+
+
+def positive_number(text: str) -> float:
+    """A finite number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
