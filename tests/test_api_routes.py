@@ -61,10 +61,19 @@ ORIGIN = {"Origin": "https://frontend.example"}
 @pytest.mark.parametrize("method, path, body", [
     ("get", "/v1/models", None), ("get", "/v1/draws?seed=1", None), ("post", "/v1/step", SEED1),
     ("get", "/openapi.yaml", None), ("post", "/v1/step", {"config": {}}),
+    ("get", "/v1/no-such-route", None), ("put", "/v1/step", SEED1),
 ])
 def test_cors_is_open_for_the_api_and_the_contract(client, method, path, body):
+    """Errors too (422, 404, 405), so that a page on another origin can read the problem."""
     response = getattr(client, method)(path, headers=ORIGIN, json=body)
     assert response.headers["Access-Control-Allow-Origin"] == "*"
+
+
+@pytest.mark.parametrize("path", ["/v1", "/v1x/step", "/openapi.yaml.bak", "/x/openapi.yaml"])
+def test_cors_covers_only_the_api_and_the_contract(client, path):
+    response = client.get(path, headers=ORIGIN)
+    assert response.status_code == 404
+    assert "Access-Control-Allow-Origin" not in response.headers
 
 
 def test_cors_preflight_allows_a_json_post(client):
