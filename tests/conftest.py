@@ -55,7 +55,7 @@ def wait_for_health(url: str, process: subprocess.Popen, timeout: float = 30.0) 
         try:
             if requests.get(f"{url}/health", timeout=1).status_code == 200:
                 return
-        except requests.ConnectionError:
+        except requests.RequestException:  # not listening yet, or no worker answering yet
             pass
         time.sleep(0.1)
     raise RuntimeError(f"{url}/health did not answer within {timeout} s")

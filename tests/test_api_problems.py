@@ -2,6 +2,7 @@
 415, 422 (with a JSON pointer for each bad field), never a 500 or a
 traceback, whatever the body."""
 
+import io
 import json
 from decimal import Decimal
 
@@ -104,6 +105,62 @@ def test_chunked_body_at_the_limit_is_read(client):
     text = json.dumps(SEED1)
     response = post_chunked(client, "/v1/step", text + " " * (256 * 1024 - len(text)))
     assert response.status_code == 200 and response.get_json()["block"]["committed"] == ["A", "C"]
+
+
+class Trickle(io.RawIOBase):
+    """A ``wsgi.input`` that returns at most ``step`` bytes a read (servers may),
+    then raises ``error`` (if any) once the data is used up."""
+
+    def __init__(self, data: bytes, step: int = 1, error: Exception = None):
+        self.data, self.step, self.error = data, step, error
+
+    def readable(self):
+        return True
+
+    def read(self, size=-1):
+        if not self.data and self.error is not None:
+            raise self.error
+        n = self.step if size is None or size < 0 else min(size, self.step)
+        part, self.data = self.data[:n], self.data[n:]
+        return part
+
+
+def post_stream(client, path, stream, length=None):
+    """POST whatever ``stream`` (the server's ``wsgi.input``) yields, with a
+    ``Content-Length`` of ``length`` or chunked (None), as gunicorn passes it."""
+    overrides = {"wsgi.input": stream, "wsgi.input_terminated": True}
+    if length is None:
+        overrides["HTTP_TRANSFER_ENCODING"] = "chunked"
+    else:
+        overrides["CONTENT_LENGTH"] = str(length)
+    return client.post(path, content_type="application/json", environ_overrides=overrides)
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_body_read_a_byte_at_a_time_is_read_whole(client, chunked):
+    data = json.dumps(SEED1).encode()
+    response = post_stream(client, "/v1/step", Trickle(data), None if chunked else len(data))
+    assert response.status_code == 200 and response.get_json()["block"]["committed"] == ["A", "C"]
+
+
+def test_a_body_shorter_than_its_content_length_is_400(client):
+    data = json.dumps(SEED1).encode()
+    response = post_stream(client, "/v1/step", io.BytesIO(data), len(data) + 10)
+    body = problem_of(response, 400)
+    assert body["detail"] == f"The body ended after {len(data)} of the {len(data) + 10} bytes its Content-Length declares."
+
+
+@pytest.mark.parametrize("path", ["/v1/step", "/v1/grade"])
+def test_a_body_the_server_cannot_read_is_400(client, path):
+    """gunicorn raises its own errors from ``wsgi.input`` for a malformed
+    chunked body (InvalidChunkSize, ChunkMissingTerminator, NoMoreData)."""
+
+    class InvalidChunkSize(Exception):
+        pass
+
+    response = post_stream(client, path, Trickle(b'{"config"', 4, InvalidChunkSize("Invalid chunk size: 'zz'")))
+    body = problem_of(response, 400)
+    assert body["detail"] == "The request body could not be read: InvalidChunkSize: Invalid chunk size: 'zz'"
 
 
 def test_chunked_body_limit_follows_the_requests_max_content_length():

@@ -69,7 +69,7 @@ def test_cors_is_open_for_the_api_and_the_contract(client, method, path, body):
     assert response.headers["Access-Control-Allow-Origin"] == "*"
 
 
-@pytest.mark.parametrize("path", ["/v1", "/v1x/step", "/openapi.yaml.bak", "/x/openapi.yaml"])
+@pytest.mark.parametrize("path", ["/v1", "/v1x/step", "/openapi.yaml.bak", "/x/openapi.yaml", "/openapi.yaml%0A"])
 def test_cors_covers_only_the_api_and_the_contract(client, path):
     response = client.get(path, headers=ORIGIN)
     assert response.status_code == 404

@@ -2,8 +2,10 @@
 (``specdec_service.gunicorn_conf``, re-exported by gunicorn.conf.py) and the
 ``specdec-service`` command."""
 
+import json
 import os
 import runpy
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -59,6 +61,32 @@ def test_live_chunked_body_over_the_limit_is_413(live_url):
 
 
 ENV = ("SPECDEC_BIND", "SPECDEC_WORKERS", "SPECDEC_TIMEOUT", "SPECDEC_GUNICORN_CONF")
+
+
+@pytest.mark.parametrize("framing", [b"zz\r\n{}\r\n0\r\n\r\n", b"2\r\n{}XX0\r\n\r\n"])
+def test_live_malformed_chunked_body_is_a_400_problem(live_url, framing):
+    """gunicorn raises InvalidChunkSize / ChunkMissingTerminator while the app reads the body."""
+    host, port = live_url.removeprefix("http://").split(":")
+    request = (b"POST /v1/step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n" + framing)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request)
+        sock.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 "), answer
+    assert b"Content-Type: application/problem+json" in head
+    assert json.loads(body)["detail"].startswith("The request body could not be read: ")
+
+
+def test_on_starting_builds_the_contract_before_the_workers_fork(monkeypatch):
+    from specdec_service.api.openapi import openapi_yaml
+
+    openapi_yaml.cache_clear()
+    config_with(monkeypatch)["on_starting"](None)
+    assert openapi_yaml.cache_info().currsize == 1
 
 
 def config_with(monkeypatch, **env):

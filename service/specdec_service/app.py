@@ -37,11 +37,12 @@ DEFAULTS: Mapping[str, Any] = {
 }
 CORS_RESOURCES = {
     re.compile(r"/v1/"): {"origins": "*", "send_wildcard": True, "methods": ["GET", "POST"]},
-    re.compile(r"/openapi\.yaml$"): {"origins": "*", "send_wildcard": True, "methods": ["GET"]},
+    re.compile(r"/openapi\.yaml\Z"): {"origins": "*", "send_wildcard": True, "methods": ["GET"]},
 }
 """Any origin may call the API and read the contract (``Access-Control-Allow-Origin: *``, no credentials).
 
-The paths are compiled patterns (matched from the start of the path): flask-cors
+The paths are compiled patterns (matched from the start of the path; ``\\Z``, not
+``$``, which would also match before a final newline, ``/openapi.yaml%0A``): flask-cors
 then skips guessing, on every request, whether a string is a regular expression."""
 
 

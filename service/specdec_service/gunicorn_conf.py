@@ -56,3 +56,12 @@ control_socket_disable = True
 # Request line and headers stay within gunicorn's defaults (4094 bytes a line,
 # 100 headers); bodies are capped by the app (256 KiB, 8 MiB on the grading
 # routes; a 413 problem).
+
+
+def on_starting(server):
+    """Build the OpenAPI document in the master (it is cached) before the
+    socket opens and the workers fork, so that no worker's first
+    ``GET /openapi.yaml`` waits the seconds it takes to build."""
+    from specdec_service.api.openapi import openapi_yaml
+
+    openapi_yaml()

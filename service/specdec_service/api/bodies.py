@@ -89,30 +89,49 @@ def read_body(limit: Optional[int]) -> bytes:
     A declared ``Content-Length`` over ``limit`` is refused before reading;
     otherwise exactly that many bytes are read from ``wsgi.input`` (PEP 3333;
     werkzeug's ``get_data`` does the same through two stream wrappers, which
-    cost ``POST /v1/step`` about 40 us, docs/bench-service.md).
+    cost ``POST /v1/step`` about 40 us, docs/bench-service.md), and a body
+    that ends before them is a 400.
     A body without one (``Transfer-Encoding: chunked``) is read from the
     server's terminated input stream up to ``limit + 1`` bytes, so a body over
     the limit is a 413 as well (werkzeug would cut it at ``limit`` bytes and
     the truncated JSON would be a misleading 400). A server that does not
     terminate the stream (no ``wsgi.input_terminated``) gives an empty body,
-    as werkzeug does. Raises :class:`ApiProblem` (413).
+    as werkzeug does. A stream the server cannot read (a malformed chunk, a
+    client gone mid-body) is a 400. Raises :class:`ApiProblem` (400, 413).
     """
     environ = request.environ
     length = get_content_length(environ)
     if length is not None:
         if limit is not None and length > limit:
             raise too_large(limit)
-        return environ["wsgi.input"].read(length) if length else b""
+        data = _read(environ["wsgi.input"], length, length)
+        if len(data) < length:
+            raise ApiProblem(400, f"The body ended after {len(data)} of the {length} bytes "
+                                  "its Content-Length declares.", type=MALFORMED_JSON)
+        return data
     if "wsgi.input_terminated" not in environ:
         return b""
-    stream, data = environ["wsgi.input"], bytearray()
-    while limit is None or len(data) <= limit:
-        chunk = stream.read(_READ_CHUNK if limit is None else min(_READ_CHUNK, limit + 1 - len(data)))
-        if not chunk:
-            break
-        data += chunk
+    data = _read(environ["wsgi.input"], None if limit is None else limit + 1, _READ_CHUNK)
     if limit is not None and len(data) > limit:
         raise too_large(limit)
+    return data
+
+
+def _read(stream, size: Optional[int], chunk: int) -> bytes:
+    """Up to ``size`` bytes of ``stream`` (None: to its end), ``chunk`` bytes a
+    call: a stream may return fewer bytes than asked before its end. Any
+    error of the server's stream (gunicorn raises its own parse errors for a
+    malformed chunked body) is a 400 :class:`ApiProblem`."""
+    data = bytearray()
+    try:
+        while size is None or len(data) < size:
+            part = stream.read(chunk if size is None else min(chunk, size - len(data)))
+            if not part:
+                break
+            data += part
+    except Exception as error:  # noqa: BLE001 - whatever the server raises, the body is unreadable
+        raise ApiProblem(400, f"The request body could not be read: {type(error).__name__}: {error}",
+                         type=MALFORMED_JSON) from None
     return bytes(data)
 
 

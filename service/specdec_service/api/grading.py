@@ -54,7 +54,8 @@ def read_grading_json() -> Any:
     """The body as JSON with floats as float64 (see the module docstring).
 
     Raises :class:`ApiProblem`: 415 (not ``application/json``), 413 (larger than
-    :data:`GRADE_MAX_BODY_BYTES`), 400 (not valid JSON, NaN/Infinity, nested too deeply).
+    :data:`GRADE_MAX_BODY_BYTES`), 400 (not valid JSON, NaN/Infinity, nested too deeply,
+    a body that cannot be read whole, see :func:`.bodies.read_body`).
     """
     if request.mimetype != "application/json":
         got = request.mimetype or "no Content-Type"

@@ -108,7 +108,7 @@ def _register_components(spec: APISpec) -> None:
     spec.components.schema("ModelTableIn", schema=ModelTableIn)
     spec.components.schema("ModelTableOut", schema=ModelTableOut)
     spec.components.response("MalformedJson", _problem_response(
-        "The body is not valid JSON (or uses NaN/Infinity, or is nested too deeply).",
+        "The body is not valid JSON (or uses NaN/Infinity, is nested too deeply, ends before its Content-Length, or has malformed chunked framing).",
         {"malformed": example("A truncated body", {
             "type": MALFORMED_JSON, "title": "Malformed JSON", "status": 400,
             "detail": "The body is not valid JSON: Expecting value: line 1 column 12 (char 11)."})}))
