@@ -91,13 +91,12 @@ def live_url():
         port = free_port()
         process = start_gunicorn(port, log)
         url = f"http://127.0.0.1:{port}"
-        try:
-            wait_for_health(url, process)
-        except RuntimeError as error:
-            stop(process)
-            log.seek(0)
-            pytest.fail(f"the live service did not start: {error}\n{log.read()[-4000:]}")
-        try:
+        try:  # the server is stopped whatever happens, a failed start included
+            try:
+                wait_for_health(url, process)
+            except RuntimeError as error:
+                log.seek(0)
+                pytest.fail(f"the live service did not start: {error}\n{log.read()[-4000:]}")
             yield url
         finally:
             stop(process)
