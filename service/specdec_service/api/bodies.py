@@ -104,7 +104,7 @@ def read_body(limit: Optional[int]) -> bytes:
     if length is not None:
         if limit is not None and length > limit:
             raise too_large(limit)
-        data = _read(environ["wsgi.input"], length, length)
+        data = _read(environ["wsgi.input"], length, _READ_CHUNK)
         if len(data) < length:
             raise ApiProblem(400, f"The body ended after {len(data)} of the {length} bytes "
                                   "its Content-Length declares.", type=MALFORMED_JSON)
