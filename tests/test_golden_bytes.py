@@ -98,7 +98,7 @@ def test_service_bytes_are_unchanged_for_golden_config(client, name):
 
 def test_every_golden_config_has_recorded_digests():
     assert set(_RECORDED) == set(INDEX) and len(INDEX) == 66
-    assert all(len(v) >= 6 for v in _RECORDED.values())
+    assert all(len(v) >= 5 for v in _RECORDED.values())  # greedy has no grade/distribution
 
 
 def main(argv) -> int:
