@@ -113,3 +113,19 @@ def test_malformed_fields_are_named_precisely(client):
     assert "does not match" in errors["#/blocks/0/verification/0/draw/hex"]
     assert errors["#/blocks/1/bonus"] == '"p" is a required property'
     assert errors["#/output"] == "a list of 300 items has more than 257 items"
+
+
+def test_suites_routes(client):
+    from specdec_service.grading.suites import suite
+
+    listed = client.get("/v1/grade/suites").get_json()["suites"]
+    assert [s["name"] for s in listed] == ["quick", "standard", "full"]
+    assert listed[1]["count"] == len(suite("standard").configs)
+    body = client.get("/v1/grade/suites/standard").get_json()
+    assert body == suite("standard").to_json()
+    first = body["configs"][0]
+    assert set(first) == {"id", "config", "exercises"} and set(first["config"]) == {
+        "target", "draft", "mode", "width", "seed", "limit", "eos"}
+    response = client.get("/v1/grade/suites/nope")
+    assert response.status_code == 404 and response.mimetype == "application/problem+json"
+    assert response.get_json()["detail"] == "no suite named 'nope': the suites are quick, standard, full."

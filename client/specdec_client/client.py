@@ -25,6 +25,7 @@ from __future__ import annotations
 import html
 import re
 from http import HTTPStatus
+from urllib.parse import quote
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import requests
@@ -234,6 +235,15 @@ class Client:
         if isinstance(payload.get("config"), Config):
             payload["config"] = payload["config"].to_dict()
         return self.request("POST", "/v1/grade/distribution", json=payload)
+
+    def suites(self) -> list[dict]:
+        """``GET /v1/grade/suites``: the assignment suites, ``[{"name", "description", "count"}]``."""
+        return self.request("GET", "/v1/grade/suites")["suites"]
+
+    def suite(self, name: str = "standard") -> dict:
+        """``GET /v1/grade/suites/{name}``: ``{"name", "description", "configs": [{"id", "config",
+        "exercises"}]}``. Raises :class:`~specdec_client.errors.NotFound` (404) for an unknown name."""
+        return self.request("GET", "/v1/grade/suites/" + quote(name, safe=""))
 
     # ------------------------------------------------------------ conveniences
 

@@ -33,9 +33,10 @@ from marshmallow import fields, validate
 from ..engine import COUNTER_NAMES, MAX_LIMIT
 from ..grading import CHECKS, DEFAULT_ALPHA, MAX_CELLS, MAX_M, MAX_SAMPLES, MAX_TRACES, TOLERANCE
 from ..grading import grade, grade_distribution, grade_many, grading_schema
+from ..grading.suites import EXERCISES, UnknownSuite, suite, suites
 from .bodies import read_body
 from .problems import MALFORMED_JSON, ApiProblem, json_response
-from .schemas import ConfigIn, CountersIn, Label, StrictSchema
+from .schemas import ConfigIn, ConfigOut, CountersIn, Label, StrictSchema
 
 GRADE_MAX_BODY_BYTES = 8 * 1024 * 1024
 """The largest body of the grading routes (8 MiB); larger is a 413 problem."""
@@ -91,6 +92,21 @@ def grade_traces():
 def grade_samples():
     """Samples or prefix counts -> the distribution report."""
     return json_response(grade_distribution(read_grading_json()))
+
+
+@blueprint.get("/v1/grade/suites")
+def list_suites():
+    """The assignment suites: ``{"suites": [{"name", "description", "count"}, ...]}``."""
+    return json_response({"suites": [s.summary() for s in suites().values()]})
+
+
+@blueprint.get("/v1/grade/suites/<name>")
+def get_suite(name: str):
+    """One suite with its configs; an unknown name is a 404 problem naming the suites."""
+    try:
+        return json_response(suite(name).to_json())
+    except UnknownSuite as error:
+        raise ApiProblem(404, f"{error.args[0]}.") from None
 
 
 # ---------------------------------------------------------------- schemas (documentation)
@@ -206,6 +222,35 @@ class GradeBatchOut(StrictSchema):
     summary = fields.Nested(SummaryOut, required=True)
 
 
+class SuiteSummaryOut(StrictSchema):
+    name = fields.String(required=True)
+    description = fields.String(required=True)
+    count = fields.Integer(required=True, metadata={"description": "How many configs the suite has."})
+
+
+class SuitesOut(StrictSchema):
+    """The assignment suites."""
+
+    suites = fields.List(fields.Nested(SuiteSummaryOut), required=True)
+
+
+class SuiteConfigOut(StrictSchema):
+    """One config of a suite: a student's program gets ``config`` and must print its trace."""
+
+    id = fields.String(required=True, metadata={"description": "Unique in the suite (model, mode, width, seed, limit)."})
+    config = fields.Nested(ConfigOut, required=True, metadata={"description": "Every setting, defaults filled in, as the trace echoes it."})
+    exercises = fields.List(fields.String(validate=validate.OneOf(list(EXERCISES))), required=True,
+                            metadata={"description": "The SPEC rules its reference trace exercises (docs/grading.md)."})
+
+
+class SuiteOut(StrictSchema):
+    """An assignment suite (docs/grading.md, Assignment suites)."""
+
+    name = fields.String(required=True)
+    description = fields.String(required=True)
+    configs = fields.List(fields.Nested(SuiteConfigOut), required=True)
+
+
 class PrefixCountIn(StrictSchema):
     prefix = fields.List(Label(), required=True, validate=validate.Length(1, MAX_M))
     count = fields.Integer(strict=True, required=True, validate=validate.Range(0, MAX_SAMPLES))
@@ -310,6 +355,30 @@ def document(spec) -> None:
         ok_description="One report, or the reports of a batch with a summary.",
         problems=(400, 413, 415, 422),
         ok_examples={"no_bonus": example("The no-bonus trace: fails the bonus check only", grade(bad))})})
+    for schema in (SuitesOut, SuiteOut):
+        spec.components.schema(schema.__name__, schema=schema)
+    spec.path(path="/v1/grade/suites", operations={"get": operation(
+        "Assignment suites",
+        "The named suites of configs a student's program is graded on (`quick`, `standard`, `full`); "
+        "`specdec grade --exec` runs a program on every config of one.",
+        tags=("grading",), ok=SuitesOut, ok_description="The suites.",
+        ok_examples={"suites": example("The suites", {"suites": [s.summary() for s in suites().values()]})})})
+    quick = suite("quick")
+    suite_operation = operation(
+        "One assignment suite",
+        "The suite's configs, each complete (every setting, as a trace echoes it) with the SPEC rules its reference "
+        "trace exercises. `standard` exercises every rule and every catalogued mistake fails at least one of its "
+        "configs with a diagnosis that names it (docs/grading.md). An unknown name is a 404.",
+        tags=("grading",), ok=SuiteOut, ok_description="The suite.",
+        parameters=[{"in": "path", "name": "name", "required": True, "schema": {"type": "string", "enum": list(suites())},
+                     "description": "The suite's name."}],
+        ok_examples={"quick": example("The quick suite", quick.to_json())})
+    suite_operation["responses"]["404"] = {
+        "description": "No suite of that name.",
+        "content": {"application/problem+json": {"schema": "ProblemOut", "examples": {"unknown": example("An unknown suite", {
+            "type": "about:blank", "title": "Not Found", "status": 404,
+            "detail": f"no suite named 'nope': the suites are {', '.join(suites())}."})}}}}
+    spec.path(path="/v1/grade/suites/{name}", operations={"get": suite_operation})
     counts = [{"prefix": ["A"], "count": 497}, {"prefix": ["B"], "count": 305}, {"prefix": ["C"], "count": 198}]
     request_example = {"config": {"draft": "biased", "seed": 0}, "m": 1, "counts": counts,
                        "counters": {"accepted": 1500, "draft_steps": 2700}}

@@ -1,0 +1,149 @@
+"""Assignment suites: named, fixed sets of session configs that a student's program is run on.
+
+A suite (``GET /v1/grade/suites/{name}``, ``specdec grade --exec``) is
+``{"name", "description", "configs": [{"id", "config", "exercises"}]}``: each ``config`` is a
+full session config (every setting of SPEC section 8, defaults filled in, as a trace echoes it),
+and ``exercises`` names the SPEC rules its reference trace exercises (:data:`EXERCISES`,
+computed by :func:`exercises` from the reference trace, never written by hand).
+
+The suites are data (``suites.json`` next to this module), found once by the search script
+:mod:`.suites_search` over seeds and settings: ``standard`` exercises every rule of
+:data:`EXERCISES` and every catalogued mistake (:data:`.catalogue.CATALOGUE`) fails at least
+one of its configs with a diagnosis that names it; ``quick`` is 3-4 configs that catch as many
+mistakes as possible; ``full`` catches each mistake on several configs.
+``tests/test_grading_suites.py`` checks all of this against the catalogue as it is at run time.
+
+Errors: :func:`suite` raises :class:`UnknownSuite` (HTTP 404) for a name that is not a suite.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from ..engine import Config, parse_config
+
+SUITES_PATH = Path(__file__).with_name("suites.json")
+"""The suite data, written by ``python -m specdec_service.grading.suites_search --write``."""
+
+EXERCISES = {
+    "first-position-rejection": "SPEC 4.2-4.3: the first proposal of a block is rejected and replaced by a correction token.",
+    "later-rejection": "SPEC 4.2-4.3: a proposal after the first is rejected, after an accepted prefix.",
+    "discarded-proposals": "SPEC 4.3: proposals after a rejection are discarded.",
+    "certain-acceptance": "SPEC 4.2: a proposal with p(x) >= q(x) still uses its draw (ratio at least 1).",
+    "bonus": "SPEC 4.4: every proposal is accepted below the limit and a bonus token is drawn from the target.",
+    "no-bonus-at-limit": "SPEC 4.4: every proposal is accepted and the output reaches the limit: no bonus.",
+    "limit-clips-width": "SPEC 4.1: the limit leaves room for fewer than width proposals (k = limit - L < w).",
+    "eos-drafted": "SPEC 6: the draft proposes the EOS and stops drafting after it.",
+    "eos-accepted": "SPEC 6: an accepted EOS stops verification (no bonus) and ends the session.",
+    "eos-corrected": "SPEC 4.3 and 6: the correction token is the EOS and ends the session.",
+    "greedy": "SPEC 5: mode greedy (argmax proposals and acceptance, no draws).",
+    "greedy-mismatch": "SPEC 5: in mode greedy a proposal differs from the target's argmax, which replaces it.",
+    "greedy-bonus": "SPEC 5: in mode greedy every proposal matches and the target's argmax is added as a bonus.",
+    "argmax-tie": "SPEC 5: in mode greedy a row has two largest entries; the earliest token wins.",
+    "autoregressive": "SPEC 5: mode autoregressive (one target sample per pass).",
+    "custom-vocabulary": "SPEC 1: custom target and draft tables over their own vocabulary.",
+}
+"""The rules a config can exercise, each with the SPEC section and what happens."""
+
+
+class UnknownSuite(LookupError):
+    """A suite name that is not in :data:`SUITES_PATH` (HTTP 404)."""
+
+
+@dataclass(frozen=True)
+class SuiteConfig:
+    """One config of a suite: ``id`` (kebab-case, unique in the suite), ``config`` (the full
+    JSON form) and ``exercises`` (names from :data:`EXERCISES`)."""
+
+    id: str
+    config: dict
+    exercises: tuple[str, ...]
+
+    def to_json(self) -> dict:
+        """``{"id", "config", "exercises"}``."""
+        return {"id": self.id, "config": self.config, "exercises": list(self.exercises)}
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A named suite: ``name``, ``description`` and its ``configs`` in order."""
+
+    name: str
+    description: str
+    configs: tuple[SuiteConfig, ...]
+
+    def to_json(self) -> dict:
+        """``{"name", "description", "configs": [...]}`` (``GET /v1/grade/suites/{name}``)."""
+        return {"name": self.name, "description": self.description, "configs": [c.to_json() for c in self.configs]}
+
+    def summary(self) -> dict:
+        """``{"name", "description", "count"}`` (an entry of ``GET /v1/grade/suites``)."""
+        return {"name": self.name, "description": self.description, "count": len(self.configs)}
+
+
+@lru_cache(maxsize=1)
+def suites() -> dict[str, Suite]:
+    """Every suite by name, in the file's order (read once)."""
+    data = json.loads(SUITES_PATH.read_text(encoding="utf-8"))
+    return {s["name"]: Suite(s["name"], s["description"],
+                             tuple(SuiteConfig(c["id"], c["config"], tuple(c["exercises"])) for c in s["configs"]))
+            for s in data["suites"]}
+
+
+def suite(name: str) -> Suite:
+    """The suite called ``name``; raises :class:`UnknownSuite` naming the known suites."""
+    found = suites().get(name)
+    if found is None:
+        raise UnknownSuite(f"no suite named {name!r}: the suites are {', '.join(suites())}")
+    return found
+
+
+def exercises(config: Config, trace: dict) -> tuple[str, ...]:
+    """The names of :data:`EXERCISES` that the reference ``trace`` of ``config`` exercises, in
+    :data:`EXERCISES` order. Every name is read off the trace's own blocks (its proposals,
+    decisions, corrections and bonuses) and the config's settings."""
+    eos = None if config.eos is None else config.vocab[config.eos]
+    found: set[str] = set()
+    if not isinstance(config.target.to_json(), str):
+        found.add("custom-vocabulary")
+    if config.mode in ("greedy", "autoregressive"):
+        found.add(config.mode)
+    for block in trace["blocks"]:
+        proposal = block["proposal"]["tokens"]
+        if block["mode"] == "autoregressive":
+            continue
+        if config.limit - len(block["prefix"]) < config.width:
+            found.add("limit-clips-width")
+        if eos is not None and eos in proposal:
+            found.add("eos-drafted")
+        correction, bonus = block["correction"], block["bonus"]
+        accepted = [v for v in block["verification"] if v["accepted"]]
+        if eos is not None and any(v["token"] == eos for v in accepted):
+            found.add("eos-accepted")
+        if block["mode"] == "greedy":
+            rows = [s["q"] for s in block["proposal"]["steps"]] + [v["p"] for v in block["verification"]]
+            if any(row.count(max(row)) > 1 for row in rows):
+                found.add("argmax-tie")
+            found.add("greedy-mismatch" if correction is not None else "greedy-bonus" if bonus is not None else "greedy")
+            continue
+        if any(v["ratio"] is not None and v["ratio"] >= 1 for v in block["verification"]):
+            found.add("certain-acceptance")
+        if correction is not None:
+            found.add("first-position-rejection" if correction["index"] == 1 else "later-rejection")
+            if correction["token"] == eos:
+                found.add("eos-corrected")
+        if block["discarded"]:
+            found.add("discarded-proposals")
+        if bonus is not None:
+            found.add("bonus")
+        if block["no_bonus"] == "limit":
+            found.add("no-bonus-at-limit")
+    return tuple(name for name in EXERCISES if name in found)
+
+
+def config_of(entry: SuiteConfig) -> Config:
+    """The engine config of a suite entry."""
+    return parse_config(entry.config)
