@@ -12,7 +12,8 @@ from openapi_spec_validator import validate
 from schemathesis.config import SchemathesisConfig
 
 from specdec_service import create_app
-from specdec_service.api.openapi import REGENERATE, openapi_yaml, repository_openapi_path
+from specdec_service.api import contract
+from specdec_service.api.openapi import REGENERATE, repository_openapi_path
 
 OPENAPI_PATH = Path(__file__).resolve().parents[1] / "openapi.yaml"
 
@@ -43,7 +44,7 @@ APP = create_app()
 def test_repository_file_is_the_generated_document():
     assert repository_openapi_path() == OPENAPI_PATH
     current = OPENAPI_PATH.read_text(encoding="utf-8") if OPENAPI_PATH.is_file() else ""
-    assert current == openapi_yaml(), f"openapi.yaml is out of date: run `{REGENERATE}`"
+    assert current == contract(), f"openapi.yaml is out of date: run `{REGENERATE}`"
 
 
 def test_document_is_valid_openapi_3_1():
@@ -65,6 +66,14 @@ def test_every_route_is_documented():
               for method in rule.methods - {"HEAD", "OPTIONS"} if rule.endpoint != "static"}
     documented = {(path, method) for path, item in document["paths"].items() for method in item}
     assert served == documented
+
+
+def test_every_operation_tag_is_declared():
+    document = yaml.safe_load(OPENAPI_PATH.read_text(encoding="utf-8"))
+    declared = [tag["name"] for tag in document["tags"]]
+    used = {tag for item in document["paths"].values() for op in item.values() for tag in op["tags"]}
+    assert declared == ["service", "models", "draws", "sessions", "runs", "grading"]
+    assert used == set(declared)
 
 
 def test_step_example_is_the_spec_worked_example():

@@ -3,15 +3,11 @@
 ``create_app(config)`` builds the app: the defaults below (overridable by
 ``config``, e.g. in tests), CORS open for ``/v1/*`` and ``/openapi.yaml``,
 one problem-document error handler for everything
-(:mod:`specdec_service.api.problems`), and the blueprints of every module
-in :data:`specdec_service.api.API_MODULES`. Nothing runs at import time.
+(:mod:`specdec_service.api.problems`), and every blueprint of
+:data:`specdec_service.api.BLUEPRINTS`. Nothing runs at import time.
 
-Extension point: to add routes (e.g. ``POST /v1/grade``), write a module
-``specdec_service/api/<name>.py`` exposing ``blueprint`` (a Flask
-Blueprint) and ``document(spec)`` (its apispec paths), append ``"<name>"``
-to ``API_MODULES`` in ``specdec_service/api/__init__.py``, and regenerate
-the contract with ``specdec-service openapi --write``. See
-:mod:`specdec_service.api` for the details.
+Extension point: to add routes, see "How to add a route" in
+:mod:`specdec_service.api` (a route is declared once, with its contract).
 
 Serve it with gunicorn: ``gunicorn -c gunicorn.conf.py
 'specdec_service:create_app()'`` or ``specdec-service serve``.
@@ -25,7 +21,7 @@ from typing import Any, Mapping, Optional
 from flask import Flask
 from flask_cors import CORS
 
-from .api import api_modules
+from .api import BLUEPRINTS
 from .api.problems import register_error_handlers
 
 MAX_BODY_BYTES = 256 * 1024
@@ -56,6 +52,6 @@ def create_app(config: Optional[Mapping[str, Any]] = None) -> Flask:
     app.json.sort_keys = False
     CORS(app, resources=CORS_RESOURCES)
     register_error_handlers(app)
-    for module in api_modules():
-        app.register_blueprint(module.blueprint)
+    for blueprint in BLUEPRINTS:
+        app.register_blueprint(blueprint)
     return app

@@ -81,9 +81,10 @@ def find_repository_openapi(start: Optional[Path] = None) -> Optional[Path]:
 
 def openapi(write: bool, check: bool, path: Optional[str]) -> int:
     """Print, write or check the OpenAPI document; the exit status."""
-    from .api.openapi import REGENERATE, openapi_yaml
+    from .api import contract
+    from .api.openapi import REGENERATE
 
-    text = openapi_yaml()
+    text = contract()
     if not (check or write):
         sys.stdout.write(text)
         return 0

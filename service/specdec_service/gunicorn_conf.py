@@ -62,6 +62,6 @@ def on_starting(server):
     """Build the OpenAPI document in the master (it is cached) before the
     socket opens and the workers fork, so that no worker's first
     ``GET /openapi.yaml`` waits the seconds it takes to build."""
-    from specdec_service.api.openapi import openapi_yaml
+    from specdec_service.api import contract
 
-    openapi_yaml()
+    contract()

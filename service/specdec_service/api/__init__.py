@@ -1,37 +1,50 @@
 """The HTTP layer: thin translation between JSON and the engine.
 
-Extension point (how to add routes)
------------------------------------
-Every module named in :data:`API_MODULES` exposes exactly two things:
+How to add a route
+------------------
+1. In a module of this package (a new one, e.g. ``analysis.py``, or an
+   existing one), make an :class:`.routes.ApiBlueprint` with its OpenAPI tag::
 
-- ``blueprint``: a :class:`flask.Blueprint` with its views. A view reads
-  its input with :func:`.bodies.read_json` + :func:`.bodies.load` (or
-  :func:`.bodies.load_query`), calls the engine, and answers with
-  :func:`.problems.json_response`. Errors are raised, never returned:
-  the engine's ``InvalidInput``/``SessionDone`` or :class:`.problems.ApiProblem`
-  become RFC 9457 problems in one place (:mod:`.problems`).
-- ``document(spec)``: adds the module's paths to the ``apispec.APISpec``
-  with :func:`.openapi.operation` (request/response marshmallow schemas,
-  examples, the shared error responses by status code).
+       blueprint = ApiBlueprint("analysis", __name__, tag="analysis",
+                                description="Exact analysis of a config.")
 
-:func:`specdec_service.app.create_app` registers every blueprint and
-:func:`.openapi.build_spec` calls every ``document``, in this order, so a
-new module (e.g. ``grading`` for ``POST /v1/grade``) is one file plus one
-name appended here; then run ``specdec-service openapi --write`` to
-regenerate ``openapi.yaml`` (``tests/test_openapi.py`` fails until you do).
-Put its schemas in the module itself (or a ``grading`` schemas module) and
-reuse :mod:`.schemas` where they overlap (``ConfigIn``, ``ProblemOut``, ...).
+2. Declare each view once, with its contract, by
+   :meth:`.routes.ApiBlueprint.operation`::
+
+       @blueprint.operation("POST", "/v1/analysis", summary="...", description="...",
+                            body=AnalysisIn, ok=AnalysisOut, ok_description="...",
+                            problems=(400, 413, 415, 422),
+                            examples=lambda: {...}, ok_examples=lambda: {...})
+       def analysis():
+           body = load(_ANALYSIS_IN, read_json())   # 415/413/400, then 422 with pointers
+           return json_response(...)
+
+   ``body``/``ok`` are marshmallow schemas (or raw JSON Schema dicts);
+   ``problems`` names the shared error responses by status
+   (:data:`.routes.ERROR_RESPONSES`); examples are functions (they run the
+   engine once, when the document is built). Extra named schemas go in
+   ``blueprint.component(name, schema)``. Errors are raised, never returned:
+   the engine's ``InvalidInput``/``SessionDone`` or :class:`.problems.ApiProblem`
+   become RFC 9457 problems in one place (:mod:`.problems`).
+3. Import the module by name below and append its ``blueprint`` to
+   :data:`BLUEPRINTS` (the order of the tags and paths in the document).
+4. Run ``specdec-service openapi --write`` to regenerate ``openapi.yaml``
+   (``tests/test_openapi.py`` fails until you do, and also when a served
+   route is missing from the document).
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from types import ModuleType
+from . import draws, grading, meta, models, runs, sessions
+from .openapi import openapi_yaml
 
-API_MODULES = ("meta", "models", "draws", "sessions", "runs", "grading")
-"""The API modules, in the order of the OpenAPI document."""
+BLUEPRINTS = (meta.blueprint, models.blueprint, draws.blueprint, sessions.blueprint, runs.blueprint,
+              grading.blueprint)
+"""Every blueprint of the service, in the order of the OpenAPI document;
+:func:`specdec_service.app.create_app` registers them in this order."""
 
 
-def api_modules() -> list[ModuleType]:
-    """The modules of :data:`API_MODULES`, imported."""
-    return [import_module(f"{__name__}.{name}") for name in API_MODULES]
+def contract() -> str:
+    """The OpenAPI document of :data:`BLUEPRINTS` as YAML text (the bytes of
+    ``openapi.yaml`` and of ``GET /openapi.yaml``)."""
+    return openapi_yaml(BLUEPRINTS)

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
-from flask import Blueprint
-
 from ..engine import MAX_DRAWS_SLICE, InvalidInput, draw_slice
 from .bodies import load_query
 from .problems import invalid, json_response
+from .routes import ApiBlueprint, example
 from .schemas import DrawsOut, DrawsQuery
 
-blueprint = Blueprint("draws", __name__)
+blueprint = ApiBlueprint("draws", __name__, tag="draws", description="The SplitMix64 draw stream (SPEC section 2).")
 _QUERY = DrawsQuery()
 
 
-@blueprint.get("/v1/draws")
+@blueprint.operation(
+    "GET", "/v1/draws", summary="A slice of the draw stream",
+    description=f"`count` (1-{MAX_DRAWS_SLICE}) consecutive draws of `seed` from `position` "
+                "(position + count - 1 <= 2^53-1), each with its raw 64-bit value in hex (SPEC section 2). "
+                "Parameters are decimal integers; an unknown or repeated parameter is a 422.",
+    parameters=[{"in": "query", "schema": DrawsQuery}],
+    ok=DrawsOut, ok_description="The draws.", problems=(422,),
+    ok_examples=lambda: {"seed1": example("seed=1&position=0&count=4 (SPEC section 2 test vector)",
+                                          {"draws": [d.to_json() for d in draw_slice(1, 0, 4)]})})
 def draws():
     """``count`` (1-4096) draws of ``seed`` from ``position``:
     ``{"draws": [{"position", "u", "hex"}, ...]}``. Bad parameters are a 422."""
@@ -23,18 +30,3 @@ def draws():
     except InvalidInput as error:  # position + count - 1 beyond 2^53-1
         raise invalid([{"parameter": str(f.path[0]), "detail": f.message} for f in error.faults]) from None
     return json_response({"draws": [d.to_json() for d in slice_]})
-
-
-def document(spec) -> None:
-    """Add ``/v1/draws`` to ``spec``."""
-    from .openapi import example, operation
-
-    seed1 = [d.to_json() for d in draw_slice(1, 0, 4)]
-    spec.path(path="/v1/draws", operations={"get": operation(
-        "A slice of the draw stream",
-        f"`count` (1-{MAX_DRAWS_SLICE}) consecutive draws of `seed` from `position` "
-        "(position + count - 1 <= 2^53-1), each with its raw 64-bit value in hex (SPEC section 2). "
-        "Parameters are decimal integers; an unknown or repeated parameter is a 422.",
-        tags=("draws",), parameters=[{"in": "query", "schema": DrawsQuery}],
-        ok=DrawsOut, ok_description="The draws.", problems=(422,),
-        ok_examples={"seed1": example("seed=1&position=0&count=4 (SPEC section 2 test vector)", {"draws": seed1})})})

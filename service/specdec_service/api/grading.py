@@ -27,21 +27,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from flask import Blueprint, request
+from flask import request
 from marshmallow import fields, validate
 
-from ..engine import COUNTER_NAMES, MAX_LIMIT
-from ..grading import CHECKS, DEFAULT_ALPHA, MAX_CELLS, MAX_M, MAX_SAMPLES, MAX_TRACES, TOLERANCE
-from ..grading import grade, grade_distribution, grade_many, grading_schema
+from ..engine import COUNTER_NAMES, MAX_LIMIT, parse_config, run
+from ..grading import BY_ID, CHECKS, DEFAULT_ALPHA, MAX_CELLS, MAX_M, MAX_SAMPLES, MAX_TRACES, TOLERANCE
+from ..grading import faulty_run, grade, grade_distribution, grade_many, grading_schema
 from ..grading.suites import EXERCISES, UnknownSuite, suite, suites
 from .bodies import read_body
-from .problems import MALFORMED_JSON, ApiProblem, json_response
+from .problems import MALFORMED_JSON, PROBLEM_MIMETYPE, ApiProblem, json_response
+from .routes import ApiBlueprint, example
 from .schemas import ConfigIn, ConfigOut, CountersIn, Label, StrictSchema
 
 GRADE_MAX_BODY_BYTES = 8 * 1024 * 1024
 """The largest body of the grading routes (8 MiB); larger is a 413 problem."""
 
-blueprint = Blueprint("grading", __name__)
+blueprint = ApiBlueprint("grading", __name__, tag="grading",
+                         description="Grading student implementations against the reference traces (docs/grading.md).")
 
 
 # ---------------------------------------------------------------- body
@@ -69,44 +71,6 @@ def read_grading_json() -> Any:
         raise ApiProblem(400, "The JSON body is nested too deeply.", type=MALFORMED_JSON) from None
     except ValueError as error:
         raise ApiProblem(400, f"The body is not valid JSON: {error}.", type=MALFORMED_JSON) from None
-
-
-# ---------------------------------------------------------------- views
-
-
-@blueprint.post("/v1/grade")
-def grade_traces():
-    """A trace -> its report; ``{"traces": [...]}`` -> ``{"reports", "summary"}``."""
-    body = read_grading_json()
-    if isinstance(body, dict) and "traces" in body and "format" not in body:
-        unknown = [key for key in body if key != "traces"]
-        if unknown:
-            raise ApiProblem(422, f"Unknown field {unknown[0]!r}: a batch is {{\"traces\": [...]}}.",
-                             type="tag:specdec,2026:problem/invalid-input",
-                             errors=[{"pointer": f"#/{key}", "detail": "unknown field: a batch has only traces"} for key in unknown])
-        return json_response(grade_many(body["traces"]))
-    return json_response(grade(body))
-
-
-@blueprint.post("/v1/grade/distribution")
-def grade_samples():
-    """Samples or prefix counts -> the distribution report."""
-    return json_response(grade_distribution(read_grading_json()))
-
-
-@blueprint.get("/v1/grade/suites")
-def list_suites():
-    """The assignment suites: ``{"suites": [{"name", "description", "count"}, ...]}``."""
-    return json_response({"suites": [s.summary() for s in suites().values()]})
-
-
-@blueprint.get("/v1/grade/suites/<name>")
-def get_suite(name: str):
-    """One suite with its configs; an unknown name is a 404 problem naming the suites."""
-    try:
-        return json_response(suite(name).to_json())
-    except UnknownSuite as error:
-        raise ApiProblem(404, f"{error.args[0]}.") from None
 
 
 # ---------------------------------------------------------------- schemas (documentation)
@@ -322,76 +286,109 @@ class DistributionOut(StrictSchema):
     acceptance = fields.Nested(AcceptanceOut, required=True, allow_none=True)
 
 
-# ---------------------------------------------------------------- OpenAPI
+# ---------------------------------------------------------------- views
 
 
-def document(spec) -> None:
-    """Add ``/v1/grade`` and ``/v1/grade/distribution`` to ``spec``."""
-    from ..engine import parse_config, run
-    from ..grading import BY_ID, faulty_run
-    from .openapi import example, operation
+for _name, _component in trace_components().items():
+    blueprint.component(_name, _component)
+blueprint.component("GradeBatchIn", GRADE_BATCH_IN)
+for _schema in (GradeReportOut, GradeBatchOut, SuitesOut, SuiteOut, DistributionIn, DistributionOut):
+    blueprint.component(_schema.__name__, _schema)
 
-    for name, component in trace_components().items():
-        spec.components.schema(name, component=component)
-    spec.components.schema("GradeBatchIn", component=GRADE_BATCH_IN)
-    for schema in (GradeReportOut, GradeBatchOut, DistributionIn, DistributionOut):
-        spec.components.schema(schema.__name__, schema=schema)
-    good = run(parse_config({"draft": "biased", "seed": 1, "limit": 4}))
+
+def _trace_examples() -> dict:
+    """A correct trace and one with the catalogued mistake ``no-bonus`` (limit 4)."""
     mistake = BY_ID["no-bonus"]
-    bad = faulty_run(parse_config({**mistake.example, "limit": 4}), mistake.faults)
-    spec.path(path="/v1/grade", operations={"post": operation(
-        "Grade traces of a student implementation",
-        "Recomputes the reference trace from each trace's own settings and compares them block by block: "
-        f"tokens, decisions, positions and draws exactly, probabilities within {TOLERANCE:g}. The report: `passed`, "
-        f"`score` (the share of the {len(CHECKS)} named checks that hold: {', '.join(CHECKS)}), the first "
-        "divergence (block, pointer, expected, got, the SPEC rule broken) and the diagnosis (the catalogued mistakes "
-        "that reproduce the trace, docs/grading.md). The body is one trace or `{\"traces\": [...]}` with "
-        f"1-{MAX_TRACES}; bodies up to {GRADE_MAX_BODY_BYTES} bytes (8 MiB). A malformed trace or an invalid "
-        "config is a 422 (in a batch the pointers start with `#/traces/<i>` and no trace is graded).",
-        tags=("grading",), body={"oneOf": [{"$ref": "#/components/schemas/GradeTraceIn"}, {"$ref": "#/components/schemas/GradeBatchIn"}]},
-        examples={"correct": example("A correct trace", good),
-                  "no_bonus": example("A trace that never draws the bonus", bad)},
-        ok={"oneOf": [{"$ref": "#/components/schemas/GradeReportOut"}, {"$ref": "#/components/schemas/GradeBatchOut"}]},
-        ok_description="One report, or the reports of a batch with a summary.",
-        problems=(400, 413, 415, 422),
-        ok_examples={"no_bonus": example("The no-bonus trace: fails the bonus check only", grade(bad))})})
-    for schema in (SuitesOut, SuiteOut):
-        spec.components.schema(schema.__name__, schema=schema)
-    spec.path(path="/v1/grade/suites", operations={"get": operation(
-        "Assignment suites",
-        "The named suites of configs a student's program is graded on (`quick`, `standard`, `full`); "
-        "`specdec grade --exec` runs a program on every config of one.",
-        tags=("grading",), ok=SuitesOut, ok_description="The suites.",
-        ok_examples={"suites": example("The suites", {"suites": [s.summary() for s in suites().values()]})})})
-    quick = suite("quick")
-    suite_operation = operation(
-        "One assignment suite",
-        "The suite's configs, each complete (every setting, as a trace echoes it) with the SPEC rules its reference "
-        "trace exercises. `standard` exercises every rule and every catalogued mistake fails at least one of its "
-        "configs with a diagnosis that names it (docs/grading.md). An unknown name is a 404.",
-        tags=("grading",), ok=SuiteOut, ok_description="The suite.",
-        parameters=[{"in": "path", "name": "name", "required": True, "schema": {"type": "string", "enum": list(suites())},
-                     "description": "The suite's name."}],
-        ok_examples={"quick": example("The quick suite", quick.to_json())})
-    suite_operation["responses"]["404"] = {
+    return {"correct": example("A correct trace", run(parse_config({"draft": "biased", "seed": 1, "limit": 4}))),
+            "no_bonus": example("A trace that never draws the bonus",
+                                faulty_run(parse_config({**mistake.example, "limit": 4}), mistake.faults))}
+
+
+@blueprint.operation(
+    "POST", "/v1/grade", summary="Grade traces of a student implementation",
+    description="Recomputes the reference trace from each trace's own settings and compares them block by block: "
+    f"tokens, decisions, positions and draws exactly, probabilities within {TOLERANCE:g}. The report: `passed`, "
+    f"`score` (the share of the {len(CHECKS)} named checks that hold: {', '.join(CHECKS)}), the first "
+    "divergence (block, pointer, expected, got, the SPEC rule broken) and the diagnosis (the catalogued mistakes "
+    "that reproduce the trace, docs/grading.md). The body is one trace or `{\"traces\": [...]}` with "
+    f"1-{MAX_TRACES}; bodies up to {GRADE_MAX_BODY_BYTES} bytes (8 MiB). A malformed trace or an invalid "
+    "config is a 422 (in a batch the pointers start with `#/traces/<i>` and no trace is graded).",
+    body={"oneOf": [{"$ref": "#/components/schemas/GradeTraceIn"}, {"$ref": "#/components/schemas/GradeBatchIn"}]},
+    examples=_trace_examples,
+    ok={"oneOf": [{"$ref": "#/components/schemas/GradeReportOut"}, {"$ref": "#/components/schemas/GradeBatchOut"}]},
+    ok_description="One report, or the reports of a batch with a summary.",
+    problems=(400, 413, 415, 422),
+    ok_examples=lambda: {"no_bonus": example("The no-bonus trace: fails the bonus check only",
+                                             grade(_trace_examples()["no_bonus"]["value"]))})
+def grade_traces():
+    """A trace -> its report; ``{"traces": [...]}`` -> ``{"reports", "summary"}``."""
+    body = read_grading_json()
+    if isinstance(body, dict) and "traces" in body and "format" not in body:
+        unknown = [key for key in body if key != "traces"]
+        if unknown:
+            raise ApiProblem(422, f"Unknown field {unknown[0]!r}: a batch is {{\"traces\": [...]}}.",
+                             type="tag:specdec,2026:problem/invalid-input",
+                             errors=[{"pointer": f"#/{key}", "detail": "unknown field: a batch has only traces"} for key in unknown])
+        return json_response(grade_many(body["traces"]))
+    return json_response(grade(body))
+
+
+@blueprint.operation(
+    "GET", "/v1/grade/suites", summary="Assignment suites",
+    description="The named suites of configs a student's program is graded on (`quick`, `standard`, `full`); "
+                "`specdec grade --exec` runs a program on every config of one.",
+    ok=SuitesOut, ok_description="The suites.",
+    ok_examples=lambda: {"suites": example("The suites", {"suites": [s.summary() for s in suites().values()]})})
+def list_suites():
+    """The assignment suites: ``{"suites": [{"name", "description", "count"}, ...]}``."""
+    return json_response({"suites": [s.summary() for s in suites().values()]})
+
+
+def _unknown_suite() -> dict:
+    return {404: {
         "description": "No suite of that name.",
-        "content": {"application/problem+json": {"schema": "ProblemOut", "examples": {"unknown": example("An unknown suite", {
+        "content": {PROBLEM_MIMETYPE: {"schema": "ProblemOut", "examples": {"unknown": example("An unknown suite", {
             "type": "about:blank", "title": "Not Found", "status": 404,
-            "detail": f"no suite named 'nope': the suites are {', '.join(suites())}."})}}}}
-    spec.path(path="/v1/grade/suites/{name}", operations={"get": suite_operation})
-    counts = [{"prefix": ["A"], "count": 497}, {"prefix": ["B"], "count": 305}, {"prefix": ["C"], "count": 198}]
-    request_example = {"config": {"draft": "biased", "seed": 0}, "m": 1, "counts": counts,
-                       "counters": {"accepted": 1500, "draft_steps": 2700}}
-    spec.path(path="/v1/grade/distribution", operations={"post": operation(
-        "Grade a sampler by its output distribution",
-        "For implementations whose random numbers differ from ours: compares sampled outputs (or counts of output "
-        f"prefixes of length m <= {MAX_M}) with the exact target distribution of the first m tokens: Pearson "
-        "chi-square with cells expecting fewer than 5 samples pooled (p-value, degrees of freedom), total-variation "
-        f"distance, the most over- and under-represented prefixes; passes iff p > alpha (default {DEFAULT_ALPHA}) and no "
-        f"impossible prefix was observed. At most {MAX_SAMPLES} samples in all and {MAX_CELLS} count entries; mode greedy "
-        f"is refused (deterministic). Counters ({', '.join(COUNTER_NAMES[:3])}, ...) summed over the samples give the "
-        "acceptance rate, compared with its exact expectation. Bodies up to 8 MiB.",
-        tags=("grading",), body=DistributionIn,
-        examples={"counts": example("Counts of first tokens", request_example)},
-        ok=DistributionOut, ok_description="The distribution-level grade.", problems=(400, 413, 415, 422),
-        ok_examples={"counts": example("A sample consistent with the target", grade_distribution(request_example))})})
+            "detail": f"no suite named 'nope': the suites are {', '.join(suites())}."})}}}}}
+
+
+@blueprint.operation(
+    "GET", "/v1/grade/suites/<name>", summary="One assignment suite",
+    description="The suite's configs, each complete (every setting, as a trace echoes it) with the SPEC rules its "
+                "reference trace exercises. `standard` exercises every rule and every catalogued mistake fails at "
+                "least one of its configs with a diagnosis that names it (docs/grading.md). An unknown name is a 404.",
+    ok=SuiteOut, ok_description="The suite.",
+    parameters=[{"in": "path", "name": "name", "required": True, "schema": {"type": "string", "enum": list(suites())},
+                 "description": "The suite's name."}],
+    ok_examples=lambda: {"quick": example("The quick suite", suite("quick").to_json())},
+    responses=_unknown_suite)
+def get_suite(name: str):
+    """One suite with its configs; an unknown name is a 404 problem naming the suites."""
+    try:
+        return json_response(suite(name).to_json())
+    except UnknownSuite as error:
+        raise ApiProblem(404, f"{error.args[0]}.") from None
+
+
+_COUNTS_EXAMPLE = {"config": {"draft": "biased", "seed": 0}, "m": 1,
+                   "counts": [{"prefix": ["A"], "count": 497}, {"prefix": ["B"], "count": 305},
+                              {"prefix": ["C"], "count": 198}],
+                   "counters": {"accepted": 1500, "draft_steps": 2700}}
+
+
+@blueprint.operation(
+    "POST", "/v1/grade/distribution", summary="Grade a sampler by its output distribution",
+    description="For implementations whose random numbers differ from ours: compares sampled outputs (or counts of output "
+    f"prefixes of length m <= {MAX_M}) with the exact target distribution of the first m tokens: Pearson "
+    "chi-square with cells expecting fewer than 5 samples pooled (p-value, degrees of freedom), total-variation "
+    f"distance, the most over- and under-represented prefixes; passes iff p > alpha (default {DEFAULT_ALPHA}) and no "
+    f"impossible prefix was observed. At most {MAX_SAMPLES} samples in all and {MAX_CELLS} count entries; mode greedy "
+    f"is refused (deterministic). Counters ({', '.join(COUNTER_NAMES[:3])}, ...) summed over the samples give the "
+    "acceptance rate, compared with its exact expectation. Bodies up to 8 MiB.",
+    body=DistributionIn, examples=lambda: {"counts": example("Counts of first tokens", _COUNTS_EXAMPLE)},
+    ok=DistributionOut, ok_description="The distribution-level grade.", problems=(400, 413, 415, 422),
+    ok_examples=lambda: {"counts": example("A sample consistent with the target",
+                                           grade_distribution(_COUNTS_EXAMPLE))})
+def grade_samples():
+    """Samples or prefix counts -> the distribution report."""
+    return json_response(grade_distribution(read_grading_json()))

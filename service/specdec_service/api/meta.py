@@ -2,43 +2,33 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response
+from flask import Response, current_app
 
 from .. import __version__
+from .openapi import openapi_yaml
 from .problems import json_response
+from .routes import ApiBlueprint, example
 from .schemas import HealthOut
 
-blueprint = Blueprint("meta", __name__)
+blueprint = ApiBlueprint("meta", __name__, tag="service", description="Liveness and this contract.")
 
 YAML_MIMETYPE = "application/yaml"
 
 
-@blueprint.get("/health")
+@blueprint.operation(
+    "GET", "/health", summary="Liveness", description="Answers 200 while the service runs.",
+    ok=HealthOut, ok_description="The service is up.",
+    ok_examples=lambda: {"ok": example("Up", {"status": "ok", "version": __version__})})
 def health():
     """Liveness: ``{"status": "ok", "version": "<package version>"}``."""
     return json_response({"status": "ok", "version": __version__})
 
 
-@blueprint.get("/openapi.yaml")
+@blueprint.operation(
+    "GET", "/openapi.yaml", summary="This contract",
+    description="The OpenAPI 3.1 document, the same bytes as `openapi.yaml` in the repository.",
+    ok={"type": "object"}, ok_description="The document (YAML).", ok_mimetype=YAML_MIMETYPE)
 def openapi_document():
-    """The OpenAPI 3.1 contract: the same bytes as the repository's ``openapi.yaml``."""
-    from .openapi import openapi_yaml
-
-    return Response(openapi_yaml(), mimetype=YAML_MIMETYPE)
-
-
-def document(spec) -> None:
-    """Add ``/health`` and ``/openapi.yaml`` to ``spec``."""
-    from .openapi import example, operation
-
-    spec.path(path="/health", operations={"get": operation(
-        "Liveness", "Answers 200 while the service runs.", tags=("service",),
-        ok=HealthOut, ok_description="The service is up.",
-        ok_examples={"ok": example("Up", {"status": "ok", "version": __version__})})})
-    spec.path(path="/openapi.yaml", operations={"get": {
-        "summary": "This contract",
-        "description": "The OpenAPI 3.1 document, the same bytes as `openapi.yaml` in the repository.",
-        "tags": ["service"],
-        "responses": {"200": {"description": "The document (YAML).",
-                              "content": {YAML_MIMETYPE: {"schema": {"type": "object"}}}}},
-    }})
+    """The OpenAPI 3.1 contract of the app's registered blueprints: the same
+    bytes as the repository's ``openapi.yaml``."""
+    return Response(openapi_yaml(tuple(current_app.iter_blueprints())), mimetype=YAML_MIMETYPE)

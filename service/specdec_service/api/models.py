@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from flask import Blueprint
-
 from ..engine import builtin_models
 from .problems import dumps
+from .routes import ApiBlueprint, example
 from .schemas import ModelsOut
 
-blueprint = Blueprint("models", __name__)
+blueprint = ApiBlueprint("models", __name__, tag="models",
+                         description="The built-in target and draft models (SPEC section 1).")
 
 
 @lru_cache(maxsize=1)
@@ -20,19 +20,12 @@ def models_body() -> str:
     return dumps({"models": builtin_models()})
 
 
-@blueprint.get("/v1/models")
+@blueprint.operation(
+    "GET", "/v1/models", summary="Built-in models",
+    description="The built-in target (`toy`) and drafts (`aligned`, `biased`) with their vocabulary and "
+                "bigram tables (SPEC section 1); probabilities as the nearest float64.",
+    ok=ModelsOut, ok_description="The built-in models.",
+    ok_examples=lambda: {"builtin": example("toy, aligned, biased", {"models": builtin_models()})})
 def models():
     """The built-in target and drafts (SPEC section 1)."""
     return models_body(), 200, {"Content-Type": "application/json"}
-
-
-def document(spec) -> None:
-    """Add ``/v1/models`` to ``spec``."""
-    from .openapi import example, operation
-
-    spec.path(path="/v1/models", operations={"get": operation(
-        "Built-in models",
-        "The built-in target (`toy`) and drafts (`aligned`, `biased`) with their vocabulary and "
-        "bigram tables (SPEC section 1); probabilities as the nearest float64.",
-        tags=("models",), ok=ModelsOut, ok_description="The built-in models.",
-        ok_examples={"builtin": example("toy, aligned, biased", {"models": builtin_models()})})})

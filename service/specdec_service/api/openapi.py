@@ -1,45 +1,39 @@
-"""The OpenAPI 3.1 contract, generated from the marshmallow schemas.
+"""The OpenAPI 3.1 contract, generated from the declared routes.
 
 :func:`build_spec` makes an ``apispec.APISpec``, registers the shared
-components (the problem document and the error responses below) and then
-calls ``document(spec)`` of every API module in
-:data:`specdec_service.api.API_MODULES`, which adds that module's paths
-with :func:`operation`. :func:`openapi_yaml` is the document as YAML text:
-``GET /openapi.yaml`` serves it and ``openapi.yaml`` at the repository root
-holds the same bytes (``specdec-service openapi --write`` regenerates it,
-``--check`` and ``tests/test_openapi.py`` fail when it is out of date).
+components (the problem document and the error responses below), then for
+each :class:`~.routes.ApiBlueprint` given (in order) declares its tag, its
+components and the operation of each of its routes (:class:`~.routes.Route`,
+recorded where the view is declared). :func:`openapi_yaml` is the document as
+YAML text: ``GET /openapi.yaml`` serves it for the app's registered
+blueprints and ``openapi.yaml`` at the repository root holds the same bytes
+(``specdec-service openapi --write`` regenerates it from
+:data:`specdec_service.api.BLUEPRINTS`, ``--check`` and
+``tests/test_openapi.py`` fail when it is out of date).
 
-Shared error responses, referenced by name from an operation's
-``problems``: ``MalformedJson`` (400), ``SessionDone`` (409),
-``BodyTooLarge`` (413), ``NotJson`` (415), ``InvalidInput`` (422).
+Shared error responses, referenced by name from a route's ``problems``
+(:data:`.routes.ERROR_RESPONSES`): ``MalformedJson`` (400), ``SessionDone``
+(409), ``BodyTooLarge`` (413), ``NotJson`` (415), ``InvalidInput`` (422).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterable
 
 import yaml
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 
 from .. import __version__
-from . import api_modules
 from .problems import INVALID_INPUT, MALFORMED_JSON, PROBLEM_MIMETYPE, SESSION_DONE
+from .routes import ApiBlueprint, example, openapi_path
 from .schemas import ModelTableIn, ModelTableOut, ProblemOut
 
 OPENAPI_VERSION = "3.1.0"
 REGENERATE = "specdec-service openapi --write"
 """The command that rewrites ``openapi.yaml`` from the schemas."""
-
-ERROR_RESPONSES = {
-    400: "MalformedJson",
-    409: "SessionDone",
-    413: "BodyTooLarge",
-    415: "NotJson",
-    422: "InvalidInput",
-}
 
 DESCRIPTION = """\
 Speculative decoding made inspectable, reproducible and gradable.
@@ -58,44 +52,6 @@ and decimal exponents beyond +-1000 as +-1e+-1000. Every error is an RFC 9457 pr
 JSON Pointer into the request body (or the name of the bad query parameter).
 CORS is open (any origin) for `/v1/*` and `/openapi.yaml`.
 """
-
-
-TAGS = (
-    ("service", "Liveness and this contract."),
-    ("models", "The built-in target and draft models (SPEC section 1)."),
-    ("draws", "The SplitMix64 draw stream (SPEC section 2)."),
-    ("sessions", "One block at a time: the caller sends the whole state and gets the next one back (SPEC 4-8)."),
-    ("runs", "A whole session from the empty prefix to its end, as a trace."),
-)
-"""Tags of the routes in this package's modules (another module may add its own with ``spec.tag``)."""
-
-
-def operation(summary: str, description: str, *, ok: Any, ok_description: str,
-              body: Any = None, examples: Optional[dict] = None, ok_examples: Optional[dict] = None,
-              parameters: Optional[list] = None, problems: tuple = (), tags: tuple = ()) -> dict:
-    """One OpenAPI operation object: a JSON request ``body`` schema (if any)
-    with ``examples``, the 200 response ``ok`` with ``ok_examples``, and the
-    shared error responses named by their ``problems`` status codes."""
-    op: dict[str, Any] = {"summary": summary, "description": description, "tags": list(tags)}
-    if parameters:
-        op["parameters"] = parameters
-    if body is not None:
-        content: dict[str, Any] = {"schema": body}
-        if examples:
-            content["examples"] = examples
-        op["requestBody"] = {"required": True, "content": {"application/json": content}}
-    success: dict[str, Any] = {"schema": ok}
-    if ok_examples:
-        success["examples"] = ok_examples
-    op["responses"] = {"200": {"description": ok_description, "content": {"application/json": success}}}
-    for status in problems:
-        op["responses"][str(status)] = ERROR_RESPONSES[status]
-    return op
-
-
-def example(summary: str, value: Any) -> dict:
-    """A named example object."""
-    return {"summary": summary, "value": value}
 
 
 def _problem_response(description: str, examples: dict) -> dict:
@@ -145,8 +101,10 @@ def _schema_name(schema: Any) -> str:
     return cls.__name__
 
 
-def build_spec() -> APISpec:
-    """The whole contract as an ``APISpec`` (see the module docstring)."""
+def build_spec(blueprints: Iterable[Any]) -> APISpec:
+    """The whole contract as an ``APISpec``: the shared components, then the
+    tag, components and routes of each :class:`~.routes.ApiBlueprint` of
+    ``blueprints`` in order (other blueprints are skipped)."""
     spec = APISpec(
         title="specdec",
         version=__version__,
@@ -155,10 +113,23 @@ def build_spec() -> APISpec:
         info={"description": DESCRIPTION, "license": {"name": "MIT", "identifier": "MIT"}},
     )
     _register_components(spec)
-    for name, description in TAGS:
-        spec.tag({"name": name, "description": description})
-    for module in api_modules():
-        module.document(spec)
+    api = [blueprint for blueprint in blueprints if isinstance(blueprint, ApiBlueprint)]
+    tags: set[str] = set()
+    for blueprint in api:
+        if blueprint.tag not in tags:
+            tags.add(blueprint.tag)
+            spec.tag({"name": blueprint.tag, "description": blueprint.description})
+    for blueprint in api:
+        for name, schema in blueprint.components:
+            if isinstance(schema, dict):
+                spec.components.schema(name, component=schema)
+            else:
+                spec.components.schema(name, schema=schema)
+        paths: dict[str, dict] = {}
+        for route in blueprint.routes:
+            paths.setdefault(openapi_path(route.path), {})[route.method] = route.operation()
+        for path, operations in paths.items():
+            spec.path(path=path, operations=operations)
     return spec
 
 
@@ -175,11 +146,12 @@ _Dumper.add_representer(str, _represent_str)
 TOP_LEVEL_ORDER = ("openapi", "info", "tags", "paths", "components")
 
 
-@lru_cache(maxsize=1)
-def openapi_yaml() -> str:
-    """The contract as YAML text: deterministic, the top-level keys in
-    :data:`TOP_LEVEL_ORDER`, every other key in the order written."""
-    document = build_spec().to_dict()
+@lru_cache(maxsize=4)
+def openapi_yaml(blueprints: tuple) -> str:
+    """The contract of ``blueprints`` (a tuple, see :func:`build_spec`) as
+    YAML text: deterministic, the top-level keys in :data:`TOP_LEVEL_ORDER`,
+    every other key in the order written. Cached per tuple."""
+    document = build_spec(blueprints).to_dict()
     ordered = {key: document[key] for key in TOP_LEVEL_ORDER if key in document}
     ordered.update((key, value) for key, value in document.items() if key not in ordered)
     return yaml.dump(ordered, Dumper=_Dumper, sort_keys=False, allow_unicode=False, width=100)

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
-from flask import Blueprint
-
 from ..engine import InvalidInput, parse_config, run
 from .bodies import load, read_json
 from .problems import json_response
+from .routes import ApiBlueprint, example
 from .schemas import RunIn, TraceOut
 
-blueprint = Blueprint("runs", __name__)
+blueprint = ApiBlueprint("runs", __name__, tag="runs",
+                         description="A whole session from the empty prefix to its end, as a trace.")
 _RUN = RunIn()
+_EXAMPLE = {"draft": "biased", "seed": 1, "limit": 4}
 
 
-@blueprint.post("/v1/runs")
+@blueprint.operation(
+    "POST", "/v1/runs", summary="Run a whole session",
+    description="Decodes blocks from the empty prefix until the session ends (limit or EOS, SPEC section 6) "
+                "and returns the trace (`specdec-trace/1`, docs/trace-format.md): every block, the output, "
+                "the total counters, the final position.",
+    body=RunIn, examples=lambda: {"seed1": example("The worked example with limit 4", {"config": _EXAMPLE})},
+    ok=TraceOut, ok_description="The trace.", problems=(400, 413, 415, 422),
+    ok_examples=lambda: {"seed1": example("Two blocks: A C, then three more tokens capped at the limit",
+                                          run(parse_config(_EXAMPLE)))})
 def runs():
     """``{"config": {...}}`` in, the ``specdec-trace/1`` trace out (at most
     ``limit`` <= 256 blocks)."""
@@ -23,20 +32,3 @@ def runs():
     except InvalidInput as error:
         raise error.prefixed("config") from None
     return json_response(run(config))
-
-
-def document(spec) -> None:
-    """Add ``/v1/runs`` to ``spec``."""
-    from .openapi import example, operation
-
-    config = {"draft": "biased", "seed": 1, "limit": 4}
-    spec.path(path="/v1/runs", operations={"post": operation(
-        "Run a whole session",
-        "Decodes blocks from the empty prefix until the session ends (limit or EOS, SPEC section 6) "
-        "and returns the trace (`specdec-trace/1`, docs/trace-format.md): every block, the output, "
-        "the total counters, the final position.",
-        tags=("runs",), body=RunIn,
-        examples={"seed1": example("The worked example with limit 4", {"config": config})},
-        ok=TraceOut, ok_description="The trace.", problems=(400, 413, 415, 422),
-        ok_examples={"seed1": example("Two blocks: A C, then three more tokens capped at the limit",
-                                      run(parse_config(config)))})})

@@ -7,27 +7,57 @@ block; a block asked of a finished session is a 409 (SPEC section 6).
 
 from __future__ import annotations
 
-from flask import Blueprint
+from functools import lru_cache
 
 from .. import engine
 from ..engine import InvalidInput, parse_state
 from .bodies import load, parse_with, read_json
 from .problems import json_response
+from .routes import ApiBlueprint, example
 from .schemas import ProposalOut, StateIn, StepOut, VerifyIn
 
-blueprint = Blueprint("sessions", __name__)
+blueprint = ApiBlueprint(
+    "sessions", __name__, tag="sessions",
+    description="One block at a time: the caller sends the whole state and gets the next one back (SPEC 4-8).")
 _STATE = StateIn()
 _VERIFY = VerifyIn()
+_PROBLEMS = (400, 409, 413, 415, 422)
 
 SEED1 = {"config": {"draft": "biased", "seed": 1}}
 """The SPEC section 4 worked example: target toy, draft biased, width 3, seed 1."""
+
+
+@lru_cache(maxsize=1)
+def _examples() -> dict:
+    """The worked example's documents: its proposal, its first two blocks."""
+    first = engine.step(parse_state(SEED1))
+    return {
+        "proposal": engine.draft(parse_state(SEED1)),
+        "state": {
+            "seed1": example("SPEC section 4 worked example: toy target, biased draft, seed 1, empty prefix", SEED1),
+            "seed1_next": example("The state returned by the first block, sent back unchanged",
+                                  first.state.to_json()),
+        },
+        "step": {
+            "seed1": example("Proposes A A C; accepts A, rejects A, corrects to C; commits A C, position 6",
+                             first.to_json()),
+            "seed1_next": example("The second block of the same session", engine.step(first.state).to_json()),
+        },
+    }
 
 
 def _state_from_body() -> engine.State:
     return parse_with(_STATE, read_json(), parse_state)
 
 
-@blueprint.post("/v1/draft")
+@blueprint.operation(
+    "POST", "/v1/draft", summary="Draft a proposal",
+    description="The body is a session state. Returns the uncommitted proposal of the next block: up to "
+                "min(width, limit - committed) draft tokens, each with its context, draft row q and draw "
+                "(SPEC section 4.1). Nothing is committed; the position does not move.",
+    body=StateIn, examples=lambda: _examples()["state"], ok=ProposalOut,
+    ok_description="The proposal.", problems=_PROBLEMS,
+    ok_examples=lambda: {"seed1": example("Draws 0.5666, 0.7458, 0.9710 propose A, A, C", _examples()["proposal"])})
 def draft():
     """The uncommitted proposal of the next block (SPEC section 4.1):
     ``{"tokens", "steps"}``. The state is not advanced. A proposal whose
@@ -35,14 +65,17 @@ def draft():
     return json_response(engine.draft(_state_from_body()))
 
 
-@blueprint.post("/v1/step")
-def step():
-    """The next block (draft, verify, correction or bonus) and the next state:
-    ``{"block", "state", "done"}`` (SPEC sections 4-6)."""
-    return json_response(engine.step(_state_from_body()).to_json())
-
-
-@blueprint.post("/v1/verify")
+@blueprint.operation(
+    "POST", "/v1/verify", summary="Verify a proposal",
+    description="Verifies a caller's proposal (1..min(width, limit - committed) tokens, each with positive draft "
+                "probability in its context; empty in mode autoregressive) against the target and commits the "
+                "block (SPEC sections 4.2-4.4). The draft draws are used as if drafted, so verifying the "
+                "proposal of `POST /v1/draft` equals `POST /v1/step`. Faults point under `#/state` or `#/proposal`.",
+    body=VerifyIn,
+    examples=lambda: {"seed1": example("The worked example's own proposal",
+                                       {"state": SEED1, "proposal": {"tokens": _examples()["proposal"]["tokens"]}})},
+    ok=StepOut, ok_description="The block, the next state and whether the session is done.",
+    problems=_PROBLEMS, ok_examples=lambda: {"seed1": _examples()["step"]["seed1"]})
 def verify():
     """Verify a caller's proposal in a state and commit the block:
     ``{"block", "state", "done"}``. Faults point under ``#/state`` or
@@ -61,48 +94,16 @@ def verify():
     return json_response(result.to_json())
 
 
-def document(spec) -> None:
-    """Add the three block routes to ``spec``, with the seed-1 worked example."""
-    from .openapi import example, operation
-
-    first = engine.step(parse_state(SEED1))
-    proposal = engine.draft(parse_state(SEED1))
-    second_state = first.state.to_json()
-    second = engine.step(first.state)
-    state_examples = {
-        "seed1": example("SPEC section 4 worked example: toy target, biased draft, seed 1, empty prefix", SEED1),
-        "seed1_next": example("The state returned by the first block, sent back unchanged", second_state),
-    }
-    step_examples = {
-        "seed1": example("Proposes A A C; accepts A, rejects A, corrects to C; commits A C, position 6",
-                         first.to_json()),
-        "seed1_next": example("The second block of the same session", second.to_json()),
-    }
-    spec.path(path="/v1/draft", operations={"post": operation(
-        "Draft a proposal",
-        "The body is a session state. Returns the uncommitted proposal of the next block: up to "
-        "min(width, limit - committed) draft tokens, each with its context, draft row q and draw "
-        "(SPEC section 4.1). Nothing is committed; the position does not move.",
-        tags=("sessions",), body=StateIn, examples=state_examples, ok=ProposalOut,
-        ok_description="The proposal.", problems=(400, 409, 413, 415, 422),
-        ok_examples={"seed1": example("Draws 0.5666, 0.7458, 0.9710 propose A, A, C", proposal)})})
-    spec.path(path="/v1/verify", operations={"post": operation(
-        "Verify a proposal",
-        "Verifies a caller's proposal (1..min(width, limit - committed) tokens, each with positive draft "
-        "probability in its context; empty in mode autoregressive) against the target and commits the "
-        "block (SPEC sections 4.2-4.4). The draft draws are used as if drafted, so verifying the "
-        "proposal of `POST /v1/draft` equals `POST /v1/step`. Faults point under `#/state` or `#/proposal`.",
-        tags=("sessions",), body=VerifyIn,
-        examples={"seed1": example("The worked example's own proposal",
-                                   {"state": SEED1, "proposal": {"tokens": proposal["tokens"]}})},
-        ok=StepOut, ok_description="The block, the next state and whether the session is done.",
-        problems=(400, 409, 413, 415, 422), ok_examples={"seed1": step_examples["seed1"]})})
-    spec.path(path="/v1/step", operations={"post": operation(
-        "Take the next block",
-        "The body is a session state (only `config` is required: `committed` [], `position` 0 and "
-        "`counters` zeros may be left out). Drafts, verifies and commits one block (SPEC sections 4-6) "
-        "and returns it with every row, draw and decision, and the next state, which can be sent back "
-        "unchanged. A finished session (`done` not null) is a 409.",
-        tags=("sessions",), body=StateIn, examples=state_examples, ok=StepOut,
-        ok_description="The block, the next state and whether the session is done.",
-        problems=(400, 409, 413, 415, 422), ok_examples=step_examples)})
+@blueprint.operation(
+    "POST", "/v1/step", summary="Take the next block",
+    description="The body is a session state (only `config` is required: `committed` [], `position` 0 and "
+                "`counters` zeros may be left out). Drafts, verifies and commits one block (SPEC sections 4-6) "
+                "and returns it with every row, draw and decision, and the next state, which can be sent back "
+                "unchanged. A finished session (`done` not null) is a 409.",
+    body=StateIn, examples=lambda: _examples()["state"], ok=StepOut,
+    ok_description="The block, the next state and whether the session is done.",
+    problems=_PROBLEMS, ok_examples=lambda: _examples()["step"])
+def step():
+    """The next block (draft, verify, correction or bonus) and the next state:
+    ``{"block", "state", "done"}`` (SPEC sections 4-6)."""
+    return json_response(engine.step(_state_from_body()).to_json())

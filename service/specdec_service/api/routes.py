@@ -1,0 +1,150 @@
+"""Routes declared once: the view, its path and method, and its contract.
+
+An :class:`ApiBlueprint` is a :class:`flask.Blueprint` with an OpenAPI tag.
+Its :meth:`ApiBlueprint.operation` decorator registers a view with Flask and
+records, in the same call, everything the contract says about it (a
+:class:`Route`: summary, description, request body schema, query
+parameters, the 200 response schema, the error statuses, examples).
+:func:`specdec_service.api.openapi.build_spec` builds the OpenAPI document
+from the recorded routes of the registered blueprints, so a route cannot be
+served without being documented, nor documented differently from how it is
+served (path, method, tag).
+
+Why not flask-smorest: its ``@arguments``/``@response`` decorators load and
+dump every request and response through marshmallow, which on
+``POST /v1/step`` costs as much as the block itself (the service checks a body
+with the engine's parser and consults the schema only when the engine refuses
+it, see :func:`.bodies.parse_with`; docs/bench-service.md). This module only
+records the declaration and leaves the view untouched: no per-request cost.
+
+Examples are given as functions (called once, when the document is built)
+because they run the engine.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from flask import Blueprint
+
+ERROR_RESPONSES = {
+    400: "MalformedJson",
+    409: "SessionDone",
+    413: "BodyTooLarge",
+    415: "NotJson",
+    422: "InvalidInput",
+}
+"""The shared error responses (``components/responses`` of the document, see
+:mod:`.openapi`) by the status code a route lists in ``problems``."""
+
+_FLASK_PARAMETER = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
+
+
+def openapi_path(rule: str) -> str:
+    """A Flask URL rule as an OpenAPI path: ``/v1/x/<name>`` (or
+    ``<string:name>``) -> ``/v1/x/{name}``."""
+    return _FLASK_PARAMETER.sub(r"{\1}", rule)
+
+
+Examples = Optional[Callable[[], dict]]
+"""A function returning named example objects (see :func:`example`), or None."""
+
+
+def example(summary: str, value: Any) -> dict:
+    """A named OpenAPI example object: ``{"summary", "value"}``."""
+    return {"summary": summary, "value": value}
+
+
+@dataclass(frozen=True)
+class Route:
+    """One operation as the contract states it (OpenAPI 3.1 operation object).
+
+    ``body`` and ``ok`` are marshmallow schema classes, component names or raw
+    JSON Schema dicts; ``parameters`` a list of OpenAPI parameter objects
+    (``{"in": "query", "schema": SomeSchema}`` expands a marshmallow schema);
+    ``problems`` the error status codes (keys of :data:`ERROR_RESPONSES`);
+    ``responses`` other responses by status (OpenAPI response objects, e.g. a
+    404 of a path parameter; a function returning them, as they may hold
+    examples); ``examples``/``ok_examples`` functions returning named
+    examples of the request body and the 200 response. ``path`` is the Flask
+    rule (``<name>`` for a path parameter); the document shows it as
+    :func:`openapi_path`.
+    """
+
+    path: str
+    method: str
+    summary: str
+    description: str
+    tag: str
+    ok: Any
+    ok_description: str
+    body: Any = None
+    parameters: tuple = ()
+    problems: tuple = ()
+    examples: Examples = None
+    ok_examples: Examples = None
+    ok_mimetype: str = "application/json"
+    responses: Examples = None
+
+    def operation(self) -> dict:
+        """The OpenAPI operation object (examples computed now)."""
+        op: dict[str, Any] = {"summary": self.summary, "description": self.description, "tags": [self.tag]}
+        if self.parameters:
+            op["parameters"] = list(self.parameters)
+        if self.body is not None:
+            content: dict[str, Any] = {"schema": self.body}
+            if self.examples:
+                content["examples"] = self.examples()
+            op["requestBody"] = {"required": True, "content": {"application/json": content}}
+        success: dict[str, Any] = {"schema": self.ok}
+        if self.ok_examples:
+            success["examples"] = self.ok_examples()
+        op["responses"] = {"200": {"description": self.ok_description, "content": {self.ok_mimetype: success}}}
+        for status in self.problems:
+            op["responses"][str(status)] = ERROR_RESPONSES[status]
+        if self.responses:
+            op["responses"].update((str(status), response) for status, response in self.responses().items())
+        return op
+
+
+class ApiBlueprint(Blueprint):
+    """A Flask blueprint whose routes are declared with their contract.
+
+    ``tag`` and ``description`` name the OpenAPI tag of every route of the
+    blueprint (declared in the document's ``tags``). :attr:`components` holds
+    the ``(name, schema)`` pairs the blueprint adds to ``components/schemas``
+    (see :meth:`component`), registered before its paths.
+    """
+
+    def __init__(self, name: str, import_name: str, *, tag: str, description: str) -> None:
+        super().__init__(name, import_name)
+        self.tag = tag
+        self.description = description
+        self.routes: list[Route] = []
+        self.components: list[Any] = []
+
+    def operation(self, method: str, path: str, *, summary: str, description: str, ok: Any,
+                  ok_description: str, body: Any = None, parameters: tuple = (), problems: tuple = (),
+                  examples: Examples = None, ok_examples: Examples = None,
+                  ok_mimetype: str = "application/json", responses: Examples = None) -> Callable:
+        """Decorator: serve the view at ``method`` ``path`` and record its
+        :class:`Route` (the arguments are the fields of :class:`Route`)."""
+        route = Route(path=path, method=method.lower(), summary=summary, description=description, tag=self.tag,
+                      ok=ok, ok_description=ok_description, body=body, parameters=tuple(parameters),
+                      problems=tuple(problems), examples=examples, ok_examples=ok_examples,
+                      ok_mimetype=ok_mimetype, responses=responses)
+
+        def register(view: Callable) -> Callable:
+            self.add_url_rule(path, view_func=view, methods=[method.upper()])
+            self.routes.append(route)
+            return view
+
+        return register
+
+    def component(self, name: str, schema: Any) -> None:
+        """Add ``schema`` (marshmallow class or JSON Schema dict) as
+        ``components/schemas/<name>`` of the document."""
+        self.components.append((name, schema))
+
