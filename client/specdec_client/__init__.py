@@ -25,6 +25,11 @@ from .errors import (
     TraceFormatError, UnsupportedMediaType,
 )
 from .traces import Divergence, MISSING, ReplayReport, diff, load_trace, replay, save_trace
+from .reports import (
+    Acceptance, Agreement, Cell, Check, Diagnosis, DistributionReport, Failure, FirstDivergence, GradeBatch,
+    GradeReport, GradeSummary, ImpossiblePrefix, Reference, Suite, SuiteConfig, SuiteSummary,
+)
+from .transport import Transport
 from .session import Session
 from .types import (
     Block, Bonus, Config, Correction, Counters, DraftStep, Draw, Health, ModelInfo, Proposal, State, StepResult,
@@ -32,6 +37,9 @@ from .types import (
 )
 
 __all__ = [
+    "Acceptance", "Agreement", "Cell", "Check", "Diagnosis", "DistributionReport", "Failure", "FirstDivergence",
+    "GradeBatch", "GradeReport", "GradeSummary", "ImpossiblePrefix", "Reference", "Suite", "SuiteConfig",
+    "SuiteSummary", "Transport",
     "APIError", "BadRequest", "Block", "Bonus", "Client", "Config", "ConnectionFailed", "Correction", "Counters",
     "DEFAULT_URL", "Divergence", "DraftStep", "Draw", "FieldError", "Health", "InvalidInput", "InvalidResponse",
     "InvalidSettings", "MISSING", "MethodNotAllowed", "ModelInfo", "NotFound", "PayloadTooLarge", "Proposal",

@@ -59,7 +59,7 @@ class APIError(SpecdecError):
     Attributes (RFC 9457 problem details, when the body is
     ``application/problem+json``; otherwise ``title`` is the HTTP reason
     phrase and ``detail`` a one-line excerpt of the body, see
-    :func:`specdec_client.client.excerpt`): ``status`` (int), ``title``,
+    :func:`specdec_client.transport.excerpt`): ``status`` (int), ``title``,
     ``detail``, ``type`` (URI or ``"about:blank"``), ``errors`` (tuple of
     :class:`FieldError`), ``problem`` (the whole body as a dict, or ``{}``),
     ``method`` and ``url`` of the request.

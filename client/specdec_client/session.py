@@ -17,12 +17,10 @@ section 8).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Union
+from typing import Any, Iterator, Optional, Sequence, Union
 
+from .api.sessions import SessionsApi
 from .types import Block, Config, Counters, Proposal, State, StepResult, Trace, TRACE_FORMAT
-
-if TYPE_CHECKING:
-    from .client import Client
 
 
 def _setting(name: str) -> property:
@@ -36,9 +34,11 @@ def _setting(name: str) -> property:
 
 
 class Session:
-    """A decoding session driven block by block through a :class:`Client`.
+    """A decoding session driven block by block through the block routes.
 
-    Made by :meth:`Client.session`. Attributes: ``blocks`` (the committed
+    Made by :meth:`Client.session`; ``client`` is anything with the block
+    routes (:class:`~specdec_client.api.sessions.SessionsApi`, which
+    :class:`~specdec_client.Client` is). Attributes: ``blocks`` (the committed
     :class:`Block` s, oldest first), ``output`` (committed tokens),
     ``counters`` (totals), ``position`` (next unused draw), ``done`` (bool)
     and ``done_reason`` (``None``, ``"limit"`` or ``"eos"``), ``state`` (the
@@ -59,7 +59,7 @@ class Session:
     limit = _setting("limit")
     eos = _setting("eos")
 
-    def __init__(self, client: "Client", config: Config):
+    def __init__(self, client: SessionsApi, config: Config):
         self.client = client
         self._config = config
         self.reset()

@@ -34,13 +34,11 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Union
+from typing import Any, Iterator, Mapping, Optional, Union
 
+from .api.sessions import SessionsApi
 from .errors import InvalidInput, SessionDone, TraceFormatError
 from .types import COUNTER_NAMES, TRACE_FORMAT, Trace
-
-if TYPE_CHECKING:
-    from .client import Client
 
 TRACE_KEYS = ("format", "config", "blocks", "output", "counters", "position", "done")
 """The keys of a ``specdec-trace/1`` document."""
@@ -309,10 +307,13 @@ class ReplayReport:
 # ---------------------------------------------------------------- replay
 
 
-def replay(client: "Client", trace: Union[Trace, Mapping]) -> ReplayReport:
+def replay(client: SessionsApi, trace: Union[Trace, Mapping]) -> ReplayReport:
     """Replay a saved trace against the service (see the module docstring).
 
-    ``trace``: a :class:`Trace` or its JSON form. Returns a
+    ``client``: anything with the block routes (a
+    :class:`~specdec_client.Client` or a
+    :class:`~specdec_client.api.sessions.SessionsApi`); ``trace``: a
+    :class:`Trace` or its JSON form. Returns a
     :class:`ReplayReport`. A block the service refuses (its saved starting
     state is invalid, HTTP 422, or the session was already done, HTTP 409)
     is reported as a divergence at ``blocks[i]``, unless its saved start
@@ -384,7 +385,7 @@ def replay(client: "Client", trace: Union[Trace, Mapping]) -> ReplayReport:
     return ReplayReport(len(saved_blocks), tuple(found))
 
 
-def _replay_block(client: "Client", state: dict, tokens: Optional[list]):
+def _replay_block(client: SessionsApi, state: dict, tokens: Optional[list]):
     """The service's block from ``state``: ``POST /v1/verify`` with the saved
     ``tokens`` of a caller-supplied proposal, else ``POST /v1/step``."""
     return client.verify(state, tokens) if tokens is not None else client.step(state)

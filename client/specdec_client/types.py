@@ -8,7 +8,7 @@ key this version of the SDK does not know. An object built by hand (no
 ``raw``) serialises its fields instead.
 
 ``from_dict`` raises ``KeyError``, ``TypeError`` or ``ValueError`` for a
-malformed object; :class:`~specdec_client.client.Client` turns those into
+malformed object; :class:`~specdec_client.transport.Transport` turns those into
 :class:`~specdec_client.errors.InvalidResponse`.
 
 The SDK has no decoding logic: these classes only hold what the service
