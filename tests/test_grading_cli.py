@@ -135,3 +135,23 @@ def test_points_that_do_not_divide_evenly_still_add_up():
     assert [(t["score"], t["max_score"]) for t in result["tests"]] == [
         (0.333334, 0.333334), (0.0, 0.333333), (0.333333, 0.333333), (0.0, 1.0)]
     assert result["score"] == 0.666667 == round(sum(t["score"] for t in result["tests"]), 6)
+
+
+def test_a_batch_over_the_work_budget_is_split_in_halves(service, files, capsys, monkeypatch):
+    import dataclasses
+
+    from specdec_service.grading import grader
+
+    # A budget that holds every reference and one failing trace, not two: the batch of four is
+    # refused (422 over-budget) and split in halves, one failing trace each.
+    traces = [json.loads(open(files[name]).read()) for name in ("nobonus", "good", "good2")]
+    configs = [parse_config(t["config"]) for t in traces]
+    limit = sum(map(grader.reference_cost, configs)) + grader.trace_cost(configs[0], len(traces[0]["blocks"]))
+    monkeypatch.setattr(grader, "GRADE_BUDGET", dataclasses.replace(grader.GRADE_BUDGET, limit=limit))
+    names = [files["nobonus"], files["good"], files["nobonus"], files["good2"]]
+    assert main(["grade", *names, "--url", BASE, "--batch", "4"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[1] for line in out[1:5]] == ["FAIL", "pass", "FAIL", "pass"]
+    assert out[-1] == "2/4 passed"
+    sizes = [len(json.loads(call.request.body)["traces"]) for call in service.calls]
+    assert sizes == [4, 2, 2]  # the four together cost two failing traces: halves of one each

@@ -97,25 +97,35 @@ def read_file(name: str) -> Row:
     return row
 
 
+OVER_BUDGET = "tag:specdec,2026:problem/over-budget"
+"""The problem type of a request over the service's work budget (a 422 naming ``cost`` and ``budget``)."""
+
+
 def grade_rows(rows: Sequence[Row], client: Any, batch: int = 100) -> None:
     """Grade the readable rows with ``client.grade_many`` in batches, filling ``report``; a
     trace the service refuses (422 pointing at ``#/traces/<i>``) is marked malformed and the
-    rest of its batch is sent again. Other errors propagate."""
+    rest of its batch is sent again; a batch over the service's work budget (422 of type
+    :data:`OVER_BUDGET`) is split in two halves, each sent on its own. Other errors propagate."""
     pending = [r for r in rows if r.malformed is None]
-    for start in range(0, len(pending), batch):
-        chunk = pending[start:start + batch]
-        while chunk:
-            try:
-                answer = client.grade_many([r.trace for r in chunk])
-            except InvalidInput as error:
-                bad = _refused(error, chunk)
-                if not bad:
-                    raise
-                chunk = [r for r in chunk if r not in bad]
+    work = [pending[start:start + batch] for start in range(0, len(pending), batch)]
+    while work:
+        chunk = work.pop(0)
+        try:
+            answer = client.grade_many([r.trace for r in chunk])
+        except InvalidInput as error:
+            if error.type == OVER_BUDGET and len(chunk) > 1:
+                half = len(chunk) // 2
+                work[:0] = [chunk[:half], chunk[half:]]
                 continue
-            for row, report in zip(chunk, answer["reports"]):
-                row.report = report
-            break
+            bad = _refused(error, chunk)
+            if not bad:
+                raise
+            rest = [r for r in chunk if r not in bad]
+            if rest:
+                work.insert(0, rest)
+            continue
+        for row, report in zip(chunk, answer["reports"]):
+            row.report = report
 
 
 def _refused(error: InvalidInput, chunk: Sequence[Row]) -> list[Row]:

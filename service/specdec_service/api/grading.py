@@ -11,10 +11,11 @@ Thin HTTP layer over :mod:`specdec_service.grading` (issue 5, ``docs/grading.md`
   10^6 samples), graded against the exact target distribution (chi-square, total variation).
 
 Body size: these routes accept bodies up to :data:`GRADE_MAX_BODY_BYTES` (8 MiB), above the
-service's 256 KiB default, so that 1000 eight-token traces (about 6.5 MB) fit in one request; a
-larger body is a 413. The grading work of a request is bounded by that size (each trace is at
-most the engine's limits: 256 blocks of width 16): at most about 3 s of one core for 8 MiB of
-long failing traces (measured, docs/bench-grading.md), well inside gunicorn's 30 s timeout.
+service's 256 KiB default, so that long traces fit; a larger body is a 413. Bytes do not bound
+the work (1000 traces without blocks, each of a distinct limit-256 config, need 1000 reference
+runs), so each route also has a work budget (:mod:`specdec_service.budget`, docs/service.md),
+checked before the work: an over-budget request is a 422 problem of type ``over-budget`` naming
+the cost, the budget and how to split the request.
 
 Numbers: unlike the other routes, the body is parsed with JSON floats as float64, not
 Decimal. A trace echoes its config with every probability as the nearest float64 (the engine
@@ -312,7 +313,10 @@ def _trace_examples() -> dict:
     "divergence (block, pointer, expected, got, the SPEC rule broken) and the diagnosis (the catalogued mistakes "
     "that reproduce the trace, docs/grading.md). The body is one trace or `{\"traces\": [...]}` with "
     f"1-{MAX_TRACES}; bodies up to {GRADE_MAX_BODY_BYTES} bytes (8 MiB). A malformed trace or an invalid "
-    "config is a 422 (in a batch the pointers start with `#/traces/<i>` and no trace is graded).",
+    "config is a 422 (in a batch the pointers start with `#/traces/<i>` and no trace is graded). A batch whose work "
+    "is over the budget (one reference run per distinct config plus, for each failing trace, its checks and "
+    "diagnosis: docs/service.md) is a 422 of type `tag:specdec,2026:problem/over-budget` with `cost` and `budget`: "
+    "split it; one trace is always within the budget.",
     body={"oneOf": [{"$ref": "#/components/schemas/GradeTraceIn"}, {"$ref": "#/components/schemas/GradeBatchIn"}]},
     examples=_trace_examples,
     ok={"oneOf": [{"$ref": "#/components/schemas/GradeReportOut"}, {"$ref": "#/components/schemas/GradeBatchOut"}]},
@@ -384,7 +388,9 @@ _COUNTS_EXAMPLE = {"config": {"draft": "biased", "seed": 0}, "m": 1,
     f"distance, the most over- and under-represented prefixes; passes iff p > alpha (default {DEFAULT_ALPHA}) and no "
     f"impossible prefix was observed. At most {MAX_SAMPLES} samples in all and {MAX_CELLS} count entries; mode greedy "
     f"is refused (deterministic). Counters ({', '.join(COUNTER_NAMES[:3])}, ...) summed over the samples give the "
-    "acceptance rate, compared with its exact expectation. Bodies up to 8 MiB.",
+    "acceptance rate, compared with its exact expectation. Bodies up to 8 MiB; a request whose work (entries x "
+    "min(m, limit) plus 5 x the cells of the exact distribution) is over the budget is a 422 of type "
+    "`tag:specdec,2026:problem/over-budget` (docs/service.md).",
     body=DistributionIn, examples=lambda: {"counts": example("Counts of first tokens", _COUNTS_EXAMPLE)},
     ok=DistributionOut, ok_description="The distribution-level grade.", problems=(400, 413, 415, 422),
     ok_examples=lambda: {"counts": example("A sample consistent with the target",

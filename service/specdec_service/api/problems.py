@@ -10,6 +10,8 @@ query parameter, ``[{"parameter": "count", "detail": "why"}]``).
   JSON 415, invalid body or query 422);
 - the engine's :class:`~specdec_service.engine.InvalidInput` (422, its
   faults as pointers) and :class:`~specdec_service.engine.SessionDone` (409);
+- :class:`~specdec_service.budget.OverBudget` (422, type ``over-budget``, with the
+  members ``cost``, ``budget`` and ``unit``: a request over its route's work budget);
 - every werkzeug ``HTTPException`` (404, 405 with its ``Allow`` header,
   413, ...);
 - anything else: logged with its traceback, answered by a bare 500 problem
@@ -31,6 +33,7 @@ except ImportError:  # optional speed-up, see dumps()
     orjson = None
 from werkzeug.exceptions import HTTPException
 
+from ..budget import OVER_BUDGET, OverBudget
 from ..engine import Fault, InvalidInput, SessionDone, pointer
 
 PROBLEM_MIMETYPE = "application/problem+json"
@@ -45,6 +48,7 @@ PROBLEM_TITLES = {
     MALFORMED_JSON: "Malformed JSON",
     INVALID_INPUT: "Invalid input",
     SESSION_DONE: "Session done",
+    OVER_BUDGET: "Over budget",
 }
 
 
@@ -79,11 +83,13 @@ def json_response(obj: Any, status: int = 200) -> Response:
 
 
 def problem(status: int, detail: str, *, type: str = "about:blank", title: Optional[str] = None,
-            errors: Optional[Sequence[Mapping[str, str]]] = None, headers: Optional[Mapping] = None) -> Response:
+            errors: Optional[Sequence[Mapping[str, str]]] = None, headers: Optional[Mapping] = None,
+            extensions: Optional[Mapping[str, Any]] = None) -> Response:
     """An RFC 9457 problem response.
 
     ``title`` defaults to the type's title, or the HTTP status phrase for
-    ``about:blank``; ``errors`` (if given) lists each bad field.
+    ``about:blank``; ``errors`` (if given) lists each bad field;
+    ``extensions`` adds members of the problem type (RFC 9457 section 3.2).
     """
     body: dict[str, Any] = {
         "type": type,
@@ -91,6 +97,8 @@ def problem(status: int, detail: str, *, type: str = "about:blank", title: Optio
         "status": status,
         "detail": detail,
     }
+    if extensions:
+        body.update(extensions)
     if errors is not None:
         body["errors"] = list(errors)
     response = Response(dumps(body), status=status, mimetype=PROBLEM_MIMETYPE)
@@ -156,6 +164,12 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(InvalidInput)
     def _invalid_input(error: InvalidInput):
         return invalid(fault_errors(error.faults)).response()
+
+    @app.errorhandler(OverBudget)
+    def _over_budget(error: OverBudget):
+        extensions = error.to_json()
+        errors = extensions.pop("errors", None)
+        return problem(422, error.detail, type=OVER_BUDGET, errors=errors, extensions=extensions)
 
     @app.errorhandler(SessionDone)
     def _session_done(error: SessionDone):

@@ -447,6 +447,9 @@ class ProblemOut(StrictSchema):
     detail = fields.String(required=True, metadata={"description": "What went wrong with this request."})
     errors = fields.List(fields.Nested(ErrorItemOut), metadata={
         "description": "For 422: each bad field (body pointer or query parameter) and why."})
+    cost = fields.Integer(metadata={"description": "For an over-budget 422: what the request would cost, in `unit`."})
+    budget = fields.Integer(metadata={"description": "For an over-budget 422: the most a request of this route may cost."})
+    unit = fields.String(metadata={"description": "For an over-budget 422: the unit of `cost` and `budget` (docs/service.md)."})
 
 
 COUNTER_FIELDS = tuple(CountersOut().fields)

@@ -43,6 +43,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
+from ..budget import BUDGETS
 from ..engine import COUNTER_NAMES, Config, Fault, InvalidInput, parse_config
 
 MAX_M = 4
@@ -121,6 +122,9 @@ def _parse(payload: Any):
         raise InvalidInput.at(("alpha",), "must be a number between 0 and 1 (exclusive)")
     length = min(m, config.limit)
     vocab = {label: i for i, label in enumerate(config.vocab)}
+    key = "samples" if "samples" in payload else "counts"
+    DISTRIBUTION_BUDGET.check(distribution_cost(len(config.vocab), length, payload[key], counts=key == "counts"),
+                              pointer=f"#/{key}")
     if "samples" in payload:
         counts = _count_samples(payload["samples"], config, vocab, length)
     else:
@@ -129,6 +133,29 @@ def _parse(payload: Any):
     if payload.get("counters") is not None:
         counters = _read_counters(payload["counters"])
     return config, m, alpha, counts, counters
+
+
+DISTRIBUTION_BUDGET = BUDGETS["POST /v1/grade/distribution"]
+"""The work budget of one distribution grade (:mod:`specdec_service.budget`)."""
+
+
+def distribution_cost(vocab: int, length: int, entries: Any, *, counts: bool) -> int:
+    """The cost of grading ``entries`` (the ``samples`` list, or the ``counts`` list when
+    ``counts``) over a vocabulary of ``vocab`` tokens with cells of ``length`` tokens, in
+    sample units, computed before any entry is read: ``len(entries) * length`` to read them,
+    plus ``5 *`` the most cells the exact distribution can enumerate, ``min(N / 5,
+    vocab^length)`` for ``N`` samples (cells expecting fewer than 5 are pruned, see
+    :func:`prefix_distribution`; ``N`` is the sum of the integer counts, at most
+    :data:`MAX_SAMPLES`). A non-list ``entries`` costs 0 (it is refused when read)."""
+    if not isinstance(entries, list):
+        return 0
+    if counts:
+        n = sum(e["count"] for e in entries
+                if isinstance(e, Mapping) and _is_int(e.get("count")) and 0 <= e["count"] <= MAX_SAMPLES)
+    else:
+        n = len(entries)
+    cells = min(min(n, MAX_SAMPLES) // int(MIN_EXPECTED), vocab ** length)
+    return len(entries) * length + int(MIN_EXPECTED) * cells
 
 
 def _cell(tokens: list, config: Config, vocab: dict, length: int, path: tuple, exact: bool) -> tuple[int, ...]:

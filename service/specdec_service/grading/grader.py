@@ -23,6 +23,7 @@ import json
 from collections import OrderedDict
 from typing import Any, Optional, Sequence
 
+from ..budget import BUDGETS, GRADE_CHECK_RUNS, session_units
 from ..engine import Config, Fault, InvalidInput, State, pointer, run
 from ..engine.trace import trace_of
 from .catalogue import CATALOGUE, Mistake
@@ -41,7 +42,8 @@ def grade(trace: Any, *, diagnose: bool = True) -> dict:
 
     Returns the report ``{"passed", "score", "checks", "tolerance", "first_divergence",
     "diagnosis", "reference"}`` described in ``docs/grading.md``. ``diagnose=False`` skips the
-    catalogue (faster for failing traces).
+    catalogue (faster for failing traces). One trace is always within the budget of
+    ``POST /v1/grade`` (:func:`trace_cost`).
 
     Raises :class:`~specdec_service.engine.InvalidInput` (HTTP 422) when the trace is malformed
     (not an object, invalid config, or not matching the grading schema), with the path of each
@@ -49,15 +51,59 @@ def grade(trace: Any, *, diagnose: bool = True) -> dict:
     """
     config = parse_trace_config(trace)
     validate_trace(trace)
-    reference = reference_trace(config)
-    if trace == reference:  # C-level; valid by the schema, so no boolean hides as a number
-        return _report(config, reference, all_passed(), None, [])
-    difference = first_difference(reference, trace, typed=True)
+    return _grade_valid(trace, config, reference_trace(config), diagnose)
+
+
+def _grade_valid(trace: dict, config: Config, reference: dict, diagnose: bool) -> dict:
+    """The report of a validated ``trace`` of ``config`` against its ``reference``."""
+    difference = _difference(trace, reference)
     if difference is None:
         return _report(config, reference, all_passed(), None, [])
+    return _failed(trace, config, reference, difference, diagnose)
+
+
+def _difference(trace: dict, reference: dict) -> Optional[Difference]:
+    """The first difference of a validated trace from its reference, or None when it passes."""
+    if trace == reference:  # C-level; valid by the schema, so no boolean hides as a number
+        return None
+    return first_difference(reference, trace, typed=True)
+
+
+def _failed(trace: dict, config: Config, reference: dict, difference: Difference, diagnose: bool) -> dict:
+    """The report of a failing trace: its checks and (``diagnose``) its diagnosis."""
     checks = evaluate(trace, config)
     found = diagnose_trace(config, trace, difference) if diagnose else []
     return _report(config, reference, checks, difference, found)
+
+
+GRADE_BUDGET = BUDGETS["POST /v1/grade"]
+"""The work budget of one grading request (:mod:`specdec_service.budget`)."""
+
+
+def reference_cost(config: Config) -> int:
+    """The cost of the reference run of ``config`` in block units: at most ``limit`` blocks."""
+    return session_units(config.width, len(config.vocab), config.limit)
+
+
+def trace_cost(config: Config, blocks: int) -> int:
+    """The cost of grading a trace of ``blocks`` blocks beyond its reference run, in block
+    units, assuming it fails: the checks (:data:`~specdec_service.budget.GRADE_CHECK_RUNS`
+    runs of its blocks) and the diagnosis (each catalogued variant runs until its first block
+    that differs from the submission: at most ``min(blocks, limit) + 1`` blocks)."""
+    runs = len(CATALOGUE) + GRADE_CHECK_RUNS
+    return runs * session_units(config.width, len(config.vocab), min(blocks, config.limit) + 1)
+
+
+def batch_cost(references: Sequence[Config], failing: Sequence[tuple[dict, Config]]) -> int:
+    """``POST /v1/grade``'s cost model: the reference run of each distinct config in
+    ``references`` (:func:`reference_cost`) plus :func:`trace_cost` of each failing
+    ``(trace, config)`` (a passing trace costs one comparison)."""
+    distinct = {_config_key(config): reference_cost(config) for config in references}
+    return sum(distinct.values()) + sum(trace_cost(config, len(trace["blocks"])) for trace, config in failing)
+
+
+def _config_key(config: Config) -> str:
+    return json.dumps(config.to_json(), sort_keys=True, default=str)
 
 
 REFERENCE_CACHE_SIZE = 128
@@ -71,7 +117,7 @@ def reference_trace(config: Config) -> dict:
     configs. The result is shared: treat it as read-only (reports copy what they take from it)."""
     if config.limit * len(config.vocab) > 1024:
         return run(config)
-    key = json.dumps(config.to_json(), sort_keys=True)
+    key = _config_key(config)
     found = _references.get(key)
     if found is not None:
         _references.move_to_end(key)
@@ -86,21 +132,43 @@ def reference_trace(config: Config) -> dict:
 def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
     """Grade a batch: ``traces`` is a list of 1..:data:`MAX_TRACES` traces.
 
+    The work is checked against :data:`GRADE_BUDGET` before it starts, in two steps: every
+    trace is validated and the reference runs of the distinct configs are costed before any is
+    run (each distinct config's reference is run once); then every trace is compared with its
+    reference (one comparison each) and the checks and diagnoses of the failing ones are costed
+    (:func:`batch_cost`) before any is done.
+
     Returns ``{"reports": [report, ...] (in order), "summary": {"count", "passed", "failed",
     "mean_score"}}``. Raises :class:`InvalidInput` (paths ``traces/<i>/...``) listing the faults
-    of every malformed trace; then no trace is graded.
+    of every malformed trace, and :class:`~specdec_service.budget.OverBudget` (pointer
+    ``#/traces``) when the batch costs more than the budget; then no report is returned.
     """
     if not isinstance(traces, list) or not 1 <= len(traces) <= MAX_TRACES:
         raise InvalidInput.at(("traces",), f"must be a list of 1 to {MAX_TRACES} traces")
-    reports: list[dict] = []
+    valid: list[tuple[dict, Config]] = []
     faults: list[Fault] = []
     for i, trace in enumerate(traces):
         try:
-            reports.append(grade(trace, diagnose=diagnose))
+            config = parse_trace_config(trace)
+            validate_trace(trace)
+            valid.append((trace, config))
         except InvalidInput as error:
             faults.extend(error.prefixed("traces", i).faults)
     if faults:
         raise InvalidInput(faults)
+    configs = [config for _, config in valid]
+    GRADE_BUDGET.check(batch_cost(configs, []), pointer="#/traces")
+    references: dict[str, dict] = {}
+    compared = []
+    for trace, config in valid:
+        key = _config_key(config)
+        if key not in references:
+            references[key] = reference_trace(config)
+        compared.append((trace, config, references[key], _difference(trace, references[key])))
+    GRADE_BUDGET.check(batch_cost(configs, [(t, c) for t, c, _, d in compared if d is not None]), pointer="#/traces")
+    reports = [_report(config, reference, all_passed(), None, []) if difference is None
+               else _failed(trace, config, reference, difference, diagnose)
+               for trace, config, reference, difference in compared]
     passed = sum(r["passed"] for r in reports)
     return {
         "reports": reports,
