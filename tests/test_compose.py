@@ -1,7 +1,9 @@
 """docker-compose.yml and the Dockerfile (no Docker engine runs here, so
 the compose file is validated against the Compose Specification's JSON
-Schema, found at ``<repo>/../shared/schemas/compose-spec.json``)."""
+Schema, vendored at ``tests/schemas/compose-spec.json``: Apache-2.0, from the
+compose-spec project, source and licence in ``tests/schemas/README.md``)."""
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -10,7 +12,9 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-COMPOSE_SCHEMA = ROOT.parent / "shared" / "schemas" / "compose-spec.json"
+COMPOSE_SCHEMA = ROOT / "tests" / "schemas" / "compose-spec.json"
+COMPOSE_SCHEMA_SHA256 = "1f91e091f16b2dd50ab8860e02bb391d22df553d91c145eacedb1b6eff9c3f0e"
+"""The vendored copy's hash (tests/schemas/README.md): a changed copy is a deliberate update."""
 
 
 def compose_schema() -> dict:
@@ -26,9 +30,14 @@ def compose():
     return yaml.safe_load((ROOT / "docker-compose.yml").read_text(encoding="utf-8"))
 
 
+def test_the_vendored_schema_is_the_recorded_copy():
+    assert hashlib.sha256(COMPOSE_SCHEMA.read_bytes()).hexdigest() == COMPOSE_SCHEMA_SHA256
+    notes = (COMPOSE_SCHEMA.parent / "README.md").read_text(encoding="utf-8")
+    assert COMPOSE_SCHEMA_SHA256 in notes and "https://github.com/compose-spec/compose-spec" in notes
+    assert "Apache License" in (COMPOSE_SCHEMA.parent / "LICENSE-compose-spec").read_text(encoding="utf-8")
+
+
 def test_compose_file_follows_the_compose_spec(compose):
-    if not COMPOSE_SCHEMA.is_file():
-        pytest.fail(f"the Compose JSON Schema is missing: expected {COMPOSE_SCHEMA}")
     jsonschema.Draft7Validator(compose_schema()).validate(compose)
 
 
