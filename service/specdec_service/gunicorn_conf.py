@@ -48,7 +48,7 @@ preload_app = True
 accesslog = "-"
 errorlog = "-"
 loglevel = os.environ.get("SPECDEC_LOG_LEVEL", "info")
-access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
+access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms request_id=%({x-request-id}i)s'
 # No runtime control socket (gunicorn >= 25): the service is stateless and
 # needs no gunicornc; the default path ($HOME/.gunicorn/gunicorn.ctl) is shared
 # by every instance of a user and unwritable in the read-only container.

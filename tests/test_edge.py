@@ -1,0 +1,517 @@
+"""The production shape on this machine: nginx (deploy/nginx/edge.conf) in
+front of gunicorn replicas, started and stopped with ``deploy/local.py``
+(issue 11). Loopback only; every loop is bounded in count and time.
+
+Needs nginx (``bash .ci/run`` installs it with apt-get when it is missing).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from conftest import SEED1, free_port
+from specdec_service.api.grading import GRADE_MAX_BODY_BYTES
+from specdec_service.api.problems import problem
+from specdec_service.app import MAX_BODY_BYTES
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCAL = ROOT / "deploy" / "local.py"
+EDGE_CONF = ROOT / "deploy" / "nginx" / "edge.conf"
+PROBLEM = "application/problem+json"
+
+pytestmark = pytest.mark.edge
+
+
+# -- running deploy/local.py ---------------------------------------------------------
+
+def local(run_dir: Path, *args: str, timeout: float = 90) -> subprocess.CompletedProcess:
+    """``python deploy/local.py --run-dir RUN ARGS...`` (this Python: the service is installed in it)."""
+    return subprocess.run([sys.executable, str(LOCAL), "--run-dir", str(run_dir), *args],
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def run_processes(run_dir: Path) -> list[int]:
+    """Every live process whose command line or working directory is in ``run_dir``
+    (nginx runs with ``-p RUN/``; each replica's working directory is RUN/logs)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            cwd = os.readlink(entry / "cwd")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and (str(run_dir) in cmdline or cwd.startswith(str(run_dir))):
+            found.append(int(entry.name))
+    return found
+
+
+def group_alive(pgid: int) -> list[int]:
+    alive = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                alive.append(int(entry.name))
+    return alive
+
+
+class Deployment:
+    """One ``deploy/local.py up`` in ``run_dir``; :meth:`down` in a ``finally``."""
+
+    def __init__(self, run_dir: Path, replicas: int = 2):
+        self.run_dir = run_dir
+        self.port = free_port()
+        started = local(run_dir, "up", "--port", str(self.port), "--replicas", str(replicas))
+        if started.returncode != 0:
+            self.down()
+            pytest.fail(f"deploy/local.py up failed ({started.returncode}):\n{started.stdout}\n{started.stderr}")
+        self.output = started.stdout
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    @property
+    def state(self) -> dict:
+        return json.loads((self.run_dir / "state.json").read_text())
+
+    def log(self, name: str) -> str:
+        return (self.run_dir / "logs" / name).read_text(errors="replace")
+
+    def kill_replica(self, index: int) -> None:
+        """SIGKILL replica ``index`` (1-based) and its worker (its whole process group)."""
+        os.killpg(self.state["replicas"][index - 1]["pid"], signal.SIGKILL)
+
+    def down(self) -> subprocess.CompletedProcess:
+        return local(self.run_dir, "down")
+
+
+@pytest.fixture(scope="module")
+def edge(tmp_path_factory):
+    """A deployment of 2 replicas shared by the tests that leave it as they found it."""
+    deployment = Deployment(tmp_path_factory.mktemp("edge-run"))
+    try:
+        yield deployment
+    finally:
+        deployment.down()
+
+
+def raw(port: int, data: bytes, timeout: float = 15, finish: bool = True) -> tuple[bytes, float]:
+    """Send ``data`` on a new connection (then, if ``finish``, end the sending side,
+    so nginx need not linger for a body it refused), read until the server closes it
+    (or ``timeout``); the bytes received and the seconds from sending to the close."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sent = time.monotonic()
+        sock.sendall(data)
+        if finish:
+            sock.shutdown(socket.SHUT_WR)
+        received = b""
+        try:
+            while chunk := sock.recv(65536):
+                received += chunk
+        except (socket.timeout, ConnectionResetError):
+            pass
+        return received, time.monotonic() - sent
+
+
+def parse(answer: bytes) -> tuple[int, dict, bytes]:
+    """Status, headers (lower-case names) and body of one HTTP/1.1 answer."""
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, headers, body
+
+
+def assert_edge_problem(answer: bytes, status: int, cors: bool) -> dict:
+    """``answer`` is the edge's problem document for ``status``, in the service's format."""
+    got, headers, body = parse(answer)
+    assert got == status, answer[:400]
+    assert headers["content-type"] == PROBLEM
+    assert b"<html" not in answer.lower()
+    document = json.loads(body)
+    assert document == json.loads(problem(status, document["detail"]).get_data())
+    assert re.fullmatch(r"[0-9a-f]{32}", headers["x-request-id"])
+    assert headers.get("access-control-allow-origin") == ("*" if cors else None)
+    return document
+
+
+# -- the configuration ---------------------------------------------------------------
+
+def test_edge_limits_match_the_service():
+    conf = EDGE_CONF.read_text()
+    assert MAX_BODY_BYTES == 256 * 1024 and "client_max_body_size 256k;" in conf
+    assert GRADE_MAX_BODY_BYTES == 8 * 1024 * 1024
+    grade = conf[conf.index("location /v1/grade {"):]
+    assert "client_max_body_size 8m;" in grade[:grade.index("}")]
+    assert f"~^/v1/grade([/?]|$)  {GRADE_MAX_BODY_BYTES};" in conf and f"default           {MAX_BODY_BYTES};" in conf
+    assert "proxy_next_upstream error timeout http_502 http_503 non_idempotent;" in conf
+
+
+def test_every_edge_page_is_a_problem_of_the_service_format():
+    """Each ``return NNN '...'`` of edge.conf is the document problem() writes for NNN."""
+    conf = EDGE_CONF.read_text()
+    pages = dict(re.findall(r"error_page (\d+) (?:=\d+ )?/\.specdec-edge/(\d+);", conf))
+    assert pages == {"400": "400", "404": "404", "413": "413", "414": "414", "494": "431",
+                     "502": "502", "503": "503", "504": "504"}
+    bodies = re.findall(r"location = /\.specdec-edge/(\d+) \{\n        internal;\n(?:.*\n)*?"
+                        r"        return (\d+) '(.*)\\n';", conf)
+    assert sorted(int(code) for code, _, _ in bodies) == [400, 404, 413, 414, 431, 502, 503, 504]
+    for code, status, text in bodies:
+        assert code == status
+        document = json.loads(text.replace("$specdec_body_limit", str(MAX_BODY_BYTES)))
+        assert document == json.loads(problem(int(status), document["detail"]).get_data())
+
+
+# -- through nginx -------------------------------------------------------------------
+
+def test_up_prints_the_url_and_the_state_file(edge):
+    lines = edge.output.splitlines()
+    assert lines[0] == edge.url and lines[1] == f"state: {edge.run_dir / 'state.json'}"
+    state = edge.state
+    assert state["url"] == edge.url and len(state["replicas"]) == 2
+    ports = {replica["port"] for replica in state["replicas"]}
+    assert len(ports) == 2 and edge.port not in ports
+    for proc in (state["nginx"], *state["replicas"]):
+        assert group_alive(proc["pid"])
+    for replica in state["replicas"]:  # each replica answers on its own port as well
+        assert requests.get(f"http://127.0.0.1:{replica['port']}/health", timeout=5).status_code == 200
+
+
+def test_a_step_through_the_edge_equals_the_service(edge):
+    response = requests.post(f"{edge.url}/v1/step", json=SEED1, timeout=10)
+    assert response.status_code == 200
+    assert response.json()["block"]["committed"] == ["A", "C"] and response.json()["state"]["position"] == 6
+    assert response.headers["Access-Control-Allow-Origin"] == "*"  # the service's own, once
+    assert response.raw.headers.getlist("Access-Control-Allow-Origin") == ["*"]
+    invalid = requests.post(f"{edge.url}/v1/step", json={"config": {"draft": "biased", "seed": 1, "width": 17}},
+                            timeout=10)
+    assert invalid.status_code == 422 and invalid.json()["errors"][0]["pointer"] == "#/config/width"
+
+
+def test_request_id_is_echoed_and_in_both_logs(edge):
+    ids = []
+    for _ in range(4):  # both replicas get some (round robin)
+        response = requests.post(f"{edge.url}/v1/step", json=SEED1, timeout=10)
+        assert response.status_code == 200
+        ids.append(response.headers["X-Request-Id"])
+    assert all(re.fullmatch(r"[0-9a-f]{32}", rid) for rid in ids) and len(set(ids)) == 4
+    def logged() -> tuple[str, str]:
+        return edge.log("access.log"), edge.log("replica-1.log") + edge.log("replica-2.log")
+
+    deadline = time.monotonic() + 5  # nginx and gunicorn write their lines after the answer has left
+    while time.monotonic() < deadline and not all(rid in log for rid in ids for log in logged()):
+        time.sleep(0.1)
+    access, replicas = logged()
+    for rid in ids:
+        assert re.search(rf'"POST /v1/step HTTP/1\.1" 200 .* request_id={rid} ', access), rid
+        assert re.search(rf'"POST /v1/step HTTP/1\.1" 200 .* request_id={rid}$', replicas, re.M), rid
+
+
+FRAMING = {
+    # name: (request bytes, status, CORS header expected)
+    "bad Content-Length": (b"POST /v1/step HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400, True),
+    "duplicated Content-Length": (b"POST /v1/step HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+                                  b"Content-Length: 3\r\n\r\n{}", 400, True),
+    "Content-Length with Transfer-Encoding": (b"POST /v1/step HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+                                              b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 400, True),
+    "NUL in a header": (b"GET /v1/models HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n", 400, True),
+    "lowercase method": (b"get /v1/models HTTP/1.1\r\nHost: x\r\n\r\n", 400, False),  # the line is unreadable
+    "request line over 4 KiB": (b"GET /v1/" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414, False),
+    "header over 8 KiB": (b"GET /v1/models HTTP/1.1\r\nHost: x\r\nX-A: " + b"a" * 9000 + b"\r\n\r\n", 431, True),
+    "body over 256 KiB": (b"POST /v1/step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                          b"Transfer-Encoding: chunked\r\n\r\n" + (b"10000\r\n" + b" " * 65536 + b"\r\n") * 5
+                          + b"0\r\n\r\n", 413, True),
+    "unknown path of the edge's own": (b"GET /.specdec-edge/400 HTTP/1.1\r\nHost: x\r\n"
+                                       b"Connection: close\r\n\r\n", 404, False),
+}
+
+
+@pytest.mark.parametrize("name", FRAMING)
+def test_framing_errors_are_problems_from_the_edge(edge, name):
+    request, status, cors = FRAMING[name]
+    answer, _ = raw(edge.port, request)
+    document = assert_edge_problem(answer, status, cors)
+    if status == 413:
+        assert document["detail"] == f"The request body is larger than the limit of {MAX_BODY_BYTES} bytes."
+
+
+def test_grading_routes_take_8_mib_at_the_edge(edge):
+    """A 1 MiB grading body passes the edge (the service answers it); 9 MiB is the edge's 413 naming 8 MiB."""
+    padding = {"traces": [{"format": "x" * (1024 * 1024)}]}
+    passed = requests.post(f"{edge.url}/v1/grade", json=padding, timeout=30)
+    assert passed.status_code == 422 and "x-request-id" in passed.headers
+    answer, _ = raw(edge.port, b"POST /v1/grade HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                               b"Content-Length: 9437184\r\n\r\n")
+    document = assert_edge_problem(answer, 413, True)
+    assert f"{GRADE_MAX_BODY_BYTES} bytes" in document["detail"]
+
+
+def test_request_line_limit_is_the_service_limit(edge):
+    """4094 bytes (gunicorn's limit_request_line) reach the service; one more is the edge's 414."""
+    def line(length: int) -> bytes:
+        path = b"/v1/" + b"a" * (length - len(b"GET /v1/ HTTP/1.1"))
+        return b"GET " + path + b" HTTP/1.1"
+
+    assert len(line(4094)) == 4094
+    answer, _ = raw(edge.port, line(4094) + b"\r\nHost: x\r\nConnection: close\r\n\r\n")
+    status, headers, body = parse(answer)
+    assert status == 404 and headers["content-type"] == PROBLEM  # the service's own 404
+    assert json.loads(body)["detail"] == "No such resource: see /openapi.yaml for the routes."
+    answer, _ = raw(edge.port, line(4095) + b"\r\nHost: x\r\n\r\n")
+    assert_edge_problem(answer, 414, False)
+
+
+def test_bare_lf_and_many_headers_are_served(edge):
+    """nginx reads bare-LF line ends (RFC 9112 section 2.2 allows it) and any number of
+    headers within its buffers, and passes on only the headers the service reads, so
+    neither reaches gunicorn's HTML errors: both are answered normally."""
+    answer, _ = raw(edge.port, b"GET /health HTTP/1.1\nHost: x\nConnection: close\n\n")
+    status, headers, body = parse(answer)
+    assert status == 200 and json.loads(body)["status"] == "ok"
+    many = b"".join(b"X-H%d: v\r\n" % i for i in range(150))
+    answer, _ = raw(edge.port, b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + many + b"\r\n")
+    status, headers, body = parse(answer)
+    assert status == 200 and [m["name"] for m in json.loads(body)["models"]] == ["toy", "aligned", "biased"]
+
+
+def test_one_client_holds_at_most_64_requests(edge):
+    """The 65th request in progress from one address is the edge's 503 with Retry-After."""
+    stalled = []
+    try:
+        for _ in range(64):
+            sock = socket.create_connection(("127.0.0.1", edge.port), timeout=15)
+            sock.sendall(b"POST /v1/step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 100\r\n\r\n{")
+            stalled.append(sock)
+        time.sleep(0.5)
+        answer, _ = raw(edge.port, b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert_edge_problem(answer, 503, True)
+        assert parse(answer)[1]["retry-after"] == "1"
+    finally:
+        for sock in stalled:
+            sock.close()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # nginx notices the closed connections on its next read
+        if requests.get(f"{edge.url}/v1/models", timeout=5).status_code == 200:
+            break
+        time.sleep(0.2)
+    assert requests.get(f"{edge.url}/v1/models", timeout=5).status_code == 200
+
+
+STALLS = {
+    "half a body": b"POST /v1/step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                   b"Content-Length: 100\r\n\r\n{\"config\":",
+    "unterminated chunked body": b"POST /v1/step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                 b"Transfer-Encoding: chunked\r\n\r\n5\r\n{\"con\r\n",
+    "half the headers": b"POST /v1/step HTTP/1.1\r\nHost: x\r\nContent-Ty",
+}
+
+
+def test_stalled_clients_cost_no_worker(edge):
+    """Three stalled clients while /health is polled: every poll answers within 1 s, each
+    stalled client is closed within ~10 s (client_header_timeout / client_body_timeout)
+    without an answer (so never HTML), and nginx logs a 408 for each."""
+    results: dict[str, tuple[bytes, float]] = {}
+
+    def stall(name: str) -> None:
+        results[name] = raw(edge.port, STALLS[name], timeout=20, finish=False)
+
+    threads = [threading.Thread(target=stall, args=(name,)) for name in STALLS]
+    for thread in threads:
+        thread.start()
+    polls = []
+    with requests.Session() as session:
+        started = time.monotonic()
+        while time.monotonic() - started < 12 and len(polls) < 200:
+            before = time.monotonic()
+            response = session.get(f"{edge.url}/health", timeout=5)
+            polls.append(time.monotonic() - before)
+            assert response.status_code == 200
+            time.sleep(0.05)
+    for thread in threads:
+        thread.join(timeout=25)
+    assert len(polls) >= 20 and max(polls) < 1.0, f"slowest /health poll {max(polls):.2f} s"
+    assert set(results) == set(STALLS)
+    for name, (received, seconds) in results.items():
+        assert received == b"", (name, received[:200])
+        assert 9.0 <= seconds <= 13.0, (name, seconds)
+    time.sleep(0.2)
+    timeouts = [line for line in edge.log("access.log").splitlines() if '"POST /v1/step HTTP/1.1" 408 0 ' in line]
+    assert len(timeouts) >= 3
+
+
+class Load:
+    """``connections`` threads, each posting the SPEC section 4 state to /v1/step on
+    its own keep-alive connection until :meth:`stop`; answers are compared with
+    ``expected`` byte for byte."""
+
+    def __init__(self, port: int, connections: int, expected: bytes):
+        self.port, self.expected = port, expected
+        self.ok = self.non_2xx = self.failed = self.cut_short = self.wrong = 0
+        self.errors: list[str] = []
+        self.lock = threading.Lock()
+        self.running = True
+        self.threads = [threading.Thread(target=self.worker) for _ in range(connections)]
+
+    def start(self) -> "Load":
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.running = False
+        for thread in self.threads:
+            thread.join(timeout=30)
+
+    def count(self, field: str, error: str = "") -> None:
+        with self.lock:
+            setattr(self, field, getattr(self, field) + 1)
+            if error and len(self.errors) < 20:
+                self.errors.append(error)
+
+    def worker(self) -> None:
+        body = json.dumps(SEED1).encode()
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=15)
+        while self.running:
+            try:
+                connection.request("POST", "/v1/step", body=body, headers={"Content-Type": "application/json"})
+                response = connection.getresponse()
+                data = response.read()
+            except http.client.IncompleteRead:
+                self.count("cut_short")
+                connection.close()
+                continue
+            except (OSError, http.client.HTTPException) as error:
+                self.count("failed", f"{type(error).__name__}: {error}")
+                connection.close()
+                continue
+            if not 200 <= response.status < 300:
+                self.count("non_2xx", f"{response.status}: {data[:200]!r}")
+            elif data != self.expected:
+                self.count("wrong", data[:200].decode(errors="replace"))
+            else:
+                self.count("ok")
+            if response.will_close:
+                connection.close()
+        connection.close()
+
+
+def step_requests(log: str) -> int:
+    return log.count('"POST /v1/step HTTP/1.1" 200 ')
+
+
+def test_sigkill_of_a_replica_under_load_loses_no_request(edge):
+    """20 s of 16-way POST /v1/step: replica 1 is killed with SIGKILL (master and
+    worker) at 5 s and restarted at 10 s. Zero non-2xx answers and zero failed
+    requests; an answer whose headers had already left the killed worker may be cut
+    short, at most the one in flight; replica 2 serves meanwhile and replica 1 is used
+    again after its restart."""
+    expected = requests.post(f"{edge.url}/v1/step", json=SEED1, timeout=10).content
+    load = Load(edge.port, 16, expected).start()
+    started = time.monotonic()
+    try:
+        time.sleep(5)
+        edge.kill_replica(1)
+        killed_at = step_requests(edge.log("replica-2.log"))
+        time.sleep(5)
+        served_meanwhile = step_requests(edge.log("replica-2.log")) - killed_at
+        restarted = local(edge.run_dir, "restart", "1")
+        assert restarted.returncode == 0, restarted.stderr
+        after_restart = step_requests(edge.log("replica-1.log"))
+        time.sleep(max(5.0, 20 - (time.monotonic() - started)))
+    finally:
+        load.stop()
+    used_again = step_requests(edge.log("replica-1.log")) - after_restart
+    summary = (f"ok {load.ok}, non-2xx {load.non_2xx}, failed {load.failed}, cut short {load.cut_short}, "
+               f"wrong {load.wrong}; replica 2 served {served_meanwhile} while 1 was down; "
+               f"replica 1 served {used_again} after its restart; {load.errors[:5]}")
+    print(summary)
+    assert load.non_2xx == 0 and load.failed == 0 and load.wrong == 0, summary
+    assert load.cut_short <= 1, summary
+    assert load.ok >= 100, summary
+    assert served_meanwhile >= 50, summary
+    assert used_again >= 10, summary
+
+
+def test_sigterm_of_a_replica_under_load_finishes_in_flight_requests(edge):
+    """``restart`` stops a replica with SIGTERM (gunicorn's graceful stop) while 8
+    connections keep posting: the requests in flight finish, nginx sends the new ones to
+    the other replica, and not one answer is lost or cut short."""
+    expected = requests.post(f"{edge.url}/v1/step", json=SEED1, timeout=10).content
+    load = Load(edge.port, 8, expected).start()
+    try:
+        time.sleep(2)
+        restarted = local(edge.run_dir, "restart", "2")
+        assert restarted.returncode == 0, restarted.stderr
+        time.sleep(2)
+    finally:
+        load.stop()
+    summary = (f"ok {load.ok}, non-2xx {load.non_2xx}, failed {load.failed}, cut short {load.cut_short}, "
+               f"wrong {load.wrong}; {load.errors[:5]}")
+    assert load.ok >= 50 and load.non_2xx == load.failed == load.cut_short == load.wrong == 0, summary
+    assert "Handling signal: term" in edge.log("replica-2.log") or "Handling signal: TERM" in edge.log("replica-2.log")
+
+
+# -- deployments of their own ----------------------------------------------------------
+
+def test_no_replica_left_is_a_502_problem(tmp_path):
+    deployment = Deployment(tmp_path / "run", replicas=1)
+    try:
+        deployment.kill_replica(1)
+        time.sleep(0.5)
+        response = requests.post(f"{deployment.url}/v1/step", json=SEED1, timeout=15)
+        assert response.status_code == 502 and response.headers["Content-Type"] == PROBLEM
+        assert response.json() == json.loads(problem(502, response.json()["detail"]).get_data())
+        assert response.headers["Access-Control-Allow-Origin"] == "*"
+        assert re.fullmatch(r"[0-9a-f]{32}", response.headers["X-Request-Id"])
+    finally:
+        deployment.down()
+
+
+def test_down_leaves_no_process_of_the_run(tmp_path):
+    run_dir = tmp_path / "run"
+    deployment = Deployment(run_dir, replicas=2)
+    state = deployment.state
+    groups = [state["nginx"]["pid"], *(r["pid"] for r in state["replicas"])]
+    try:
+        assert all(group_alive(pgid) for pgid in groups)
+        assert len(run_processes(run_dir)) >= 5  # nginx master + worker, two gunicorn masters + workers
+        again = local(run_dir, "up", "--port", str(free_port()), "--replicas", "1")
+        assert again.returncode == 1 and "already has a running deployment" in again.stderr
+    finally:
+        stopped = deployment.down()
+    assert stopped.returncode == 0 and "stopped nginx and 2 replica(s)" in stopped.stdout
+    assert not any(group_alive(pgid) for pgid in groups)
+    assert run_processes(run_dir) == []
+    assert not (run_dir / "state.json").exists()
+    assert local(run_dir, "down").stdout.startswith("nothing to stop")
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"{deployment.url}/health", timeout=2)
+
+
+def test_local_py_usage_errors(tmp_path):
+    for args in (["up", "--port", "0"], ["up", "--port", "8080", "--replicas", "x"], ["restart", "0"], []):
+        result = local(tmp_path, *args)
+        assert result.returncode == 2 and "usage: deploy/local.py" in result.stderr, args
+    missing = local(tmp_path / "none", "restart", "1")
+    assert missing.returncode == 1 and "no deployment in" in missing.stderr
