@@ -112,9 +112,10 @@ def edge(tmp_path_factory):
         deployment.down()
 
 
-def raw(port: int, data: bytes, timeout: float = 15, finish: bool = True) -> tuple[bytes, float]:
-    """Send ``data`` on a new connection (then, if ``finish``, end the sending side,
-    so nginx need not linger for a body it refused), read until the server closes it
+def raw(port: int, data: bytes, timeout: float = 15, finish: bool = False) -> tuple[bytes, float]:
+    """Send ``data`` on a new connection (then, if ``finish``, end the sending side:
+    nginx then need not linger for a body it refused, but takes it as an abort of a
+    request it would pass on), read until the server closes it
     (or ``timeout``); the bytes received and the seconds from sending to the close."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
         sent = time.monotonic()
@@ -173,8 +174,7 @@ def test_every_edge_page_is_a_problem_of_the_service_format():
     pages = dict(re.findall(r"error_page (\d+) (?:=\d+ )?/\.specdec-edge/(\d+);", conf))
     assert pages == {"400": "400", "404": "404", "413": "413", "414": "414", "494": "431",
                      "502": "502", "503": "503", "504": "504"}
-    bodies = re.findall(r"location = /\.specdec-edge/(\d+) \{\n        internal;\n(?:.*\n)*?"
-                        r"        return (\d+) '(.*)\\n';", conf)
+    bodies = re.findall(r"location = /\.specdec-edge/(\d+) \{\n(?:.*\n)*?\s+return (\d+) '(.*)\\n';", conf)
     assert sorted(int(code) for code, _, _ in bodies) == [400, 404, 413, 414, 431, 502, 503, 504]
     for code, status, text in bodies:
         assert code == status
@@ -261,7 +261,7 @@ def test_grading_routes_take_8_mib_at_the_edge(edge):
     passed = requests.post(f"{edge.url}/v1/grade", json=padding, timeout=30)
     assert passed.status_code == 422 and "x-request-id" in passed.headers
     answer, _ = raw(edge.port, b"POST /v1/grade HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                               b"Content-Length: 9437184\r\n\r\n")
+                               b"Content-Length: 9437184\r\n\r\n", finish=True)
     document = assert_edge_problem(answer, 413, True)
     assert f"{GRADE_MAX_BODY_BYTES} bytes" in document["detail"]
 
@@ -334,7 +334,7 @@ def test_stalled_clients_cost_no_worker(edge):
     results: dict[str, tuple[bytes, float]] = {}
 
     def stall(name: str) -> None:
-        results[name] = raw(edge.port, STALLS[name], timeout=20, finish=False)
+        results[name] = raw(edge.port, STALLS[name], timeout=20)
 
     threads = [threading.Thread(target=stall, args=(name,)) for name in STALLS]
     for thread in threads:
