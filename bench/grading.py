@@ -53,7 +53,7 @@ def failing_traces(count: int) -> list[dict]:
     while len(traces) < count:
         mistake = CATALOGUE[seed % len(CATALOGUE)]
         config = parse_config({"draft": "biased", "seed": seed, "width": 3})
-        trace = faulty_run(config, mistake.faults)
+        trace = faulty_run(config, mistake.rules)
         if trace != run(config):
             traces.append(json.loads(json.dumps(trace)))
         seed += 1

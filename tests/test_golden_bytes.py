@@ -77,7 +77,7 @@ def digests(client, name: str, config: dict, mistake_ids=None) -> dict:
         ids = [m.id for m in CATALOGUE] if mistake_ids is None else mistake_ids
         for mistake_id in ids:
             try:
-                faulty = faulty_run(parsed, BY_ID[mistake_id].faults)
+                faulty = faulty_run(parsed, BY_ID[mistake_id].rules)
             except ValueError as error:  # the mistake makes a rule undefined for this config
                 out[f"mistake/{mistake_id}"] = f"undefined: {error}"
                 continue

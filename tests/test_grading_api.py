@@ -27,7 +27,7 @@ def test_one_trace(client):
 
 def test_failing_trace_reports_divergence_and_diagnosis(client):
     mistake = BY_ID["resample-from-p"]
-    body = client.post("/v1/grade", json=faulty_run(parse_config(mistake.example), mistake.faults)).get_json()
+    body = client.post("/v1/grade", json=faulty_run(parse_config(mistake.example), mistake.rules)).get_json()
     assert body["passed"] is False
     assert body["first_divergence"]["path"] == mistake.example_divergence
     assert [d["id"] for d in body["diagnosis"]] == ["resample-from-p"]

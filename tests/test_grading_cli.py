@@ -45,7 +45,7 @@ def files(tmp_path, monkeypatch):
     return {
         "good": write("good.json", run(parse_config({"draft": "biased", "seed": 1}))),
         "good2": write("good2.json", run(parse_config({"draft": "aligned", "seed": 3, "width": 5}))),
-        "nobonus": write("nobonus.json", faulty_run(parse_config(mistake.example), mistake.faults)),
+        "nobonus": write("nobonus.json", faulty_run(parse_config(mistake.example), mistake.rules)),
         "broken": write("broken.json", broken),
         "notjson": write("notjson.json", "{"),
     }

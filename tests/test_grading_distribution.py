@@ -30,7 +30,7 @@ def correct():
 
 @pytest.fixture(scope="module")
 def from_p():
-    return sampled(BY_ID["resample-from-p"].faults)
+    return sampled(BY_ID["resample-from-p"].rules)
 
 
 def test_exact_distribution_of_the_first_two_tokens():

@@ -1,4 +1,5 @@
-"""The parametrised faulty block: with every switch off it is the engine, block for block."""
+"""Faulty variants are the engine's one block with one rule swapped: with a mode's correct rules
+they are the engine, block for block, and every mistaken rule changes some trace."""
 
 import itertools
 import json
@@ -8,23 +9,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specdec_service.engine import State, parse_config, run, step
-from specdec_service.grading import CORRECT, Faults, faulty_run, faulty_step
-from specdec_service.grading.faulty import ACCEPTANCES, BONUSES, CORRECTIONS
+from specdec_service.engine import MODE_RULES, SPECULATIVE, State, parse_config, run, step
+from specdec_service.grading import CATALOGUE, CORRECT, faulty_run, faulty_step, swapped
+from specdec_service.grading import faulty
 
 INDEX = json.loads((Path(__file__).resolve().parent / "golden" / "index.json").read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("name", sorted(INDEX))
-def test_correct_faults_reproduce_the_engine_on_the_golden_matrix(name):
+def test_correct_rules_reproduce_the_engine_on_the_golden_matrix(name):
     config = parse_config(INDEX[name])
-    assert faulty_run(config, CORRECT) == run(config)
+    assert faulty_run(config, MODE_RULES[config.mode]) == run(config)
+    assert faulty_run(config, CORRECT) == run(config)  # another mode's rules: the config's mode's own
 
 
 @settings(max_examples=60, deadline=None)
 @given(draft=st.sampled_from(["aligned", "biased"]), width=st.integers(1, 16), seed=st.integers(0, 2**53 - 1),
        limit=st.integers(1, 40))
-def test_correct_faults_reproduce_the_engine_for_any_settings(draft, width, seed, limit):
+def test_correct_rules_reproduce_the_engine_for_any_settings(draft, width, seed, limit):
     config = parse_config({"draft": draft, "width": width, "seed": seed, "limit": limit})
     assert faulty_run(config, CORRECT) == run(config)
 
@@ -39,26 +41,36 @@ def test_faulty_step_from_a_mid_session_state_equals_step():
         state = next_state
 
 
-def test_every_switch_changes_some_toy_trace():
+def test_every_speculative_mistake_swaps_rules_of_the_correct_set_and_changes_some_toy_trace():
     configs = [parse_config({"draft": d, "seed": s, "width": w, "limit": 4})
                for d, s, w in itertools.product(["aligned", "biased"], range(8), [3, 4])]
-    switches = ([Faults(acceptance=a) for a in ACCEPTANCES[1:]] + [Faults(correction=c) for c in CORRECTIONS[1:]]
-                + [Faults(bonus=b) for b in BONUSES[1:]]
-                + [Faults(discard=False), Faults(draft_from_discarded=True), Faults(interleave=True),
-                   Faults(verify_all=True), Faults(reuse_draw=True)])
-    for faults in switches:
-        assert any(faulty_run(c, faults) != run(c) for c in configs), faults
+    for mistake in (m for m in CATALOGUE if m.mode == "speculative"):
+        swapped_rules = [f for f in ("proposal", "acceptance", "correction", "bonus", "discard", "schedule")
+                         if getattr(mistake.rules, f) != getattr(SPECULATIVE, f)]
+        assert 1 <= len(swapped_rules) <= 2, (mistake.id, swapped_rules)  # greedy-acceptance: test and correction
+        assert any(faulty_run(c, mistake.rules) != run(c) for c in configs), mistake.id
 
 
 def test_bonus_past_limit_commits_one_token_too_many():
     config = parse_config({"draft": "aligned", "seed": 1, "width": 4, "limit": 4})
-    trace = faulty_run(config, Faults(bonus="past-limit"))
+    trace = faulty_run(config, swapped(SPECULATIVE, bonus=faulty.BONUS_PAST_LIMIT))
     assert len(trace["output"]) == 5 and trace["blocks"][0]["bonus"] is not None
     assert len(run(config)["output"]) == 4
 
 
 def test_unclipped_residual_records_negative_entries():
     config = parse_config({"draft": "biased", "seed": 1})
-    correction = faulty_run(config, Faults(correction="unclipped"))["blocks"][0]["correction"]
+    correction = faulty_run(config, swapped(SPECULATIVE, correction=faulty.UnclippedResidual()))["blocks"][0]["correction"]
     # after A: p = (0.2, 0.6, 0.2), q = (0.8, 0.15, 0.05); p - q over its positive mass 0.6
     assert correction["distribution"] == pytest.approx([-1.0, 0.75, 0.25])
+
+
+def test_sample_weights_is_sample_on_a_distribution_and_falls_through_to_the_last_token():
+    from specdec_service.engine import draw, sample
+    from specdec_service.engine.distributions import Dist
+
+    r = Dist.of_weights((0, 3, 1))
+    for n in range(200):
+        assert faulty.sample_weights(r, draw(7, n)) == sample(r, draw(7, n))
+    short = faulty.Weights((1, 1, 0), 10)  # sums to 0.2: any u >= 0.2 falls through
+    assert [faulty.sample_weights(short, draw(0, n)) for n in range(4)] == [2, 2, 0, 2]  # u = 0.88, 0.43, 0.026, 0.97

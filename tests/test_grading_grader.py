@@ -115,7 +115,7 @@ def test_a_wrong_probability_is_a_failed_grade_not_malformed():
 
 
 def test_batch_reports_in_order_and_summarises():
-    bad = faulty_run(parse_config(BY_ID["no-bonus"].example), BY_ID["no-bonus"].faults)
+    bad = faulty_run(parse_config(BY_ID["no-bonus"].example), BY_ID["no-bonus"].rules)
     result = grade_many([copy.deepcopy(TRACE), bad, copy.deepcopy(TRACE)])
     assert [r["passed"] for r in result["reports"]] == [True, False, True]
     assert result["summary"] == {"count": 3, "passed": 2, "failed": 1, "mean_score": pytest.approx((1 + 0.9 + 1) / 3)}
@@ -141,7 +141,7 @@ def test_closest_mistake_reported_when_none_reproduces_exactly():
     # no-bonus, then a wrong (uncatalogued) change far later: no variant reproduces it exactly,
     # but no-bonus agrees with it the longest.
     mistake = BY_ID["no-bonus"]
-    trace = json.loads(json.dumps(faulty_run(parse_config(mistake.example), mistake.faults)))
+    trace = json.loads(json.dumps(faulty_run(parse_config(mistake.example), mistake.rules)))
     trace["done"] = None
     report = grade(trace)
     assert [d["id"] for d in report["diagnosis"]] == ["no-bonus"]
@@ -164,9 +164,9 @@ def test_streamed_variant_difference_equals_the_whole_trace_comparison():
 
     config = parse_config({"draft": "biased", "seed": 4})
     for submitted in CATALOGUE[:5]:
-        trace = faulty_run(config, submitted.faults)
+        trace = faulty_run(config, submitted.rules)
         for mistake in CATALOGUE:
-            assert variant_difference(config, mistake.faults, trace) == first_difference(faulty_run(config, mistake.faults), trace)
+            assert variant_difference(config, mistake.rules, trace) == first_difference(faulty_run(config, mistake.rules), trace)
 
 
 def test_pure_python_schema_validation_gives_the_same_pointers(monkeypatch):
@@ -190,7 +190,7 @@ def test_reference_cache_is_not_corrupted_by_a_caller_mutating_a_report():
 
     config = parse_config({"draft": "aligned", "seed": 11})
     mistake = BY_ID["no-bonus"]
-    bad = faulty_run(config, mistake.faults)
+    bad = faulty_run(config, mistake.rules)
     first = grade(bad)
     first["reference"]["output"].append("X")
     first["first_divergence"]["expected"]["token"] = "X"

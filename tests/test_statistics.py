@@ -12,8 +12,8 @@ from itertools import product
 import pytest
 from scipy.stats import chisquare
 
-from specdec_service.engine import BIASED, TOY, State, parse_config, step
-from specdec_service.engine import block as block_module
+from specdec_service.engine import BIASED, SPECULATIVE, TOY, State, parse_config, play, step
+from specdec_service.grading.faulty import TargetRowCorrection, swapped
 
 N = 20_000
 ALPHA = 0.001
@@ -31,21 +31,21 @@ def exact_joint(m: int) -> dict:
     return joint
 
 
-def first_tokens(seed: int, m: int = 3, **config):
+def first_tokens(seed: int, m: int = 3, rules=None, **config):
     s = State(parse_config({"draft": "biased", "width": 3, "seed": seed, "limit": m, **config}))
     first_accept = None
     while s.done is None:
-        result = step(s)
+        result = step(s) if rules is None else play(s, rules)
         if first_accept is None:
             first_accept = result.block["verification"][0]["accepted"] if result.block["verification"] else None
         s = result.state
     return s.committed, first_accept
 
 
-def sample_counts(n=N, **config):
+def sample_counts(n=N, rules=None, **config):
     counts, accepted = Counter(), 0
     for seed in range(n):
-        tokens, first = first_tokens(seed, **config)
+        tokens, first = first_tokens(seed, rules=rules, **config)
         counts[tokens] += 1
         accepted += bool(first)
     return counts, accepted / n
@@ -90,10 +90,10 @@ def test_autoregressive_follows_the_target_joint_distribution():
     assert chi_square_p(counts) > ALPHA
 
 
-def test_the_test_catches_resampling_from_p_after_a_rejection(monkeypatch):
+def test_the_test_catches_resampling_from_p_after_a_rejection():
     """The classic mistake: after a rejection, sample from p instead of the
-    residual. Its first token has P(A) = 0.5 + 0.3 * 0.5 = 0.65, not 0.5,
-    so the same test must reject it decisively."""
-    monkeypatch.setattr(block_module, "residual", lambda p, q: p)
-    counts, _ = sample_counts()
+    residual (the speculative rules with the correction rule swapped). Its
+    first token has P(A) = 0.5 + 0.3 * 0.5 = 0.65, not 0.5, so the same test
+    must reject it decisively."""
+    counts, _ = sample_counts(rules=swapped(SPECULATIVE, correction=TargetRowCorrection()))
     assert chi_square_p(counts) < 1e-12

@@ -302,7 +302,7 @@ def _trace_examples() -> dict:
     mistake = BY_ID["no-bonus"]
     return {"correct": example("A correct trace", run(parse_config({"draft": "biased", "seed": 1, "limit": 4}))),
             "no_bonus": example("A trace that never draws the bonus",
-                                faulty_run(parse_config({**mistake.example, "limit": 4}), mistake.faults))}
+                                faulty_run(parse_config({**mistake.example, "limit": 4}), mistake.rules))}
 
 
 @blueprint.operation(

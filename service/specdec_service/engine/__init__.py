@@ -11,28 +11,31 @@ alone. The public names:
 - draws: :func:`draw`, :func:`draw_slice`;
 - sessions: :func:`parse_config`, :func:`parse_state`, :class:`Config`,
   :class:`State`, :class:`Counters`;
-- blocks: :func:`draft`, :func:`verify`, :func:`step`;
+- blocks: :func:`draft`, :func:`verify`, :func:`step`; the one block function
+  :func:`play` over a mode's rules (:mod:`.rules`: :data:`MODE_RULES`,
+  :class:`RuleSet`) and its tail :func:`finish`;
 - whole runs: :func:`run`, :func:`run_json`, :data:`TRACE_FORMAT`.
 
 Errors: :class:`InvalidInput` (bad input, with the path of each fault) and
 :class:`SessionDone` (a block asked of an ended session).
 """
 
-from .block import StepResult, draft, draft_room, step, verify
+from .block import StepResult, draft, draft_room, finish, play, step, verify
 from .distributions import Dist, accepts, argmax, residual, sample
 from .draws import MAX_DRAWS_SLICE, MAX_POSITION, MAX_SEED, Draw, draw, draw_slice
 from .errors import Fault, InvalidInput, SessionDone, SpecdecError, pointer
 from .models import ALIGNED, BIASED, TOY, Model, builtin_models, parse_model
+from .rules import AUTOREGRESSIVE, GREEDY, MODE_RULES, SPECULATIVE, RuleSet
 from .state import (
     COUNTER_NAMES, MAX_LIMIT, MAX_WIDTH, MODES, Config, Counters, State, parse_config, parse_state,
 )
 from .trace import TRACE_FORMAT, TRACE_SCHEMA_PATH, run, run_json, trace_of, trace_schema
 
 __all__ = [
-    "ALIGNED", "BIASED", "COUNTER_NAMES", "Config", "Counters", "Dist", "Draw", "Fault", "InvalidInput",
-    "MAX_DRAWS_SLICE", "MAX_LIMIT", "MAX_POSITION", "MAX_SEED", "MAX_WIDTH", "MODES", "Model",
-    "SessionDone", "SpecdecError", "State", "StepResult", "TOY", "TRACE_FORMAT", "TRACE_SCHEMA_PATH",
-    "accepts", "argmax", "builtin_models", "draft", "draft_room", "draw", "draw_slice", "parse_config",
-    "parse_model", "parse_state", "pointer", "residual", "run", "run_json", "sample", "step",
+    "ALIGNED", "AUTOREGRESSIVE", "BIASED", "COUNTER_NAMES", "Config", "Counters", "Dist", "Draw", "Fault", "GREEDY", "InvalidInput",
+    "MAX_DRAWS_SLICE", "MAX_LIMIT", "MODE_RULES", "MAX_POSITION", "MAX_SEED", "MAX_WIDTH", "MODES", "Model",
+    "RuleSet", "SPECULATIVE", "SessionDone", "SpecdecError", "State", "StepResult", "TOY", "TRACE_FORMAT", "TRACE_SCHEMA_PATH",
+    "accepts", "argmax", "builtin_models", "draft", "draft_room", "draw", "draw_slice", "finish", "parse_config",
+    "parse_model", "parse_state", "play", "pointer", "residual", "run", "run_json", "sample", "step",
     "trace_of", "trace_schema", "verify",
 ]

@@ -7,27 +7,34 @@ JSON-ready dict that records every row, draw and decision (the format is
 documented field by field in ``docs/trace-format.md``), together with the
 next :class:`~.state.State`.
 
-The rules themselves live in :mod:`.distributions` (``sample``, ``accepts``,
-``residual``, ``argmax``); this module orders them and records them.
+The block is written once, :func:`play`, over the rule objects of a mode
+(:mod:`.rules`: how proposals are made, the acceptance test, the correction,
+the bonus, the discard and the draw order); :func:`finish` is its tail after
+the decisions, which the grader's checks reuse. The arithmetic of each rule
+lives in :mod:`.distributions` (``sample``, ``accepts``, ``residual``,
+``argmax``); this module orders the rules and records them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
-from .distributions import Dist, acceptance_ratio, accepts, argmax, residual, sample
-from .draws import MAX_POSITION, Draw, draw
+from .distributions import Dist
+from .draws import MAX_POSITION, Draw
 from .errors import Fault, InvalidInput, SessionDone
+from .rules import MODE_RULES, RuleSet, no_bonus
 from .state import MAX_COUNTER, COUNTER_NAMES, Counters, State, parse_tokens
 
 
 @dataclass(frozen=True)
 class StepResult:
-    """A committed block and the state after it."""
+    """A committed block and the state after it; ``rejected`` is the block's rejected
+    proposal (a token index, ``None`` when nothing was rejected)."""
 
     block: dict
     state: State
+    rejected: Optional[int] = None
 
     @property
     def done(self) -> Optional[str]:
@@ -41,26 +48,6 @@ class StepResult:
 
 _PAST_THE_END = "the block would move the position past 2^53-1: start a new session"
 
-# ---------------------------------------------------------------- records
-
-
-def draw_json(d: Optional[Draw]) -> Optional[dict]:
-    """A draw as recorded in a block, or ``None`` for a mode that uses none."""
-    return None if d is None else d.to_json()
-
-
-def context_label(state: State, context: Sequence[int]) -> Optional[str]:
-    """The token a bigram row is conditioned on: the context's last token,
-    ``None`` at the empty prefix (SPEC section 1: only it matters)."""
-    return state.config.vocab[context[-1]] if context else None
-
-
-def target_sample_record(state: State, context: Sequence[int], p: Dist, d: Optional[Draw], token: int) -> dict:
-    """A token drawn from (or chosen by) the target: a bonus token or an
-    autoregressive token. ``{"context", "p", "draw", "token"}``."""
-    return {"context": context_label(state, context), "p": p.to_json(), "draw": draw_json(d), "token": state.config.vocab[token]}
-
-
 # ---------------------------------------------------------------- draft
 
 
@@ -72,43 +59,56 @@ def _check_open(state: State) -> None:
 
 def draft_room(state: State) -> int:
     """How many proposals the next block may draft: ``min(width, limit - L)``
-    (SPEC section 4.1), 0 in mode ``autoregressive``."""
-    if state.config.mode == "autoregressive":
-        return 0
-    return min(state.config.width, state.config.limit - len(state.committed))
+    (SPEC section 4.1), 0 in mode ``autoregressive`` (the mode's proposal rule decides)."""
+    return MODE_RULES[state.config.mode].proposal.room(state.config, len(state.committed))
 
 
-def _proposal(state: State, tokens: Optional[Sequence[int]]) -> tuple[list[int], list[dict]]:
-    """Draft (``tokens is None``) or record a given proposal: each proposal's
-    context, draft row q, draw (none when greedy) and whether the draft's rule
-    gives that token from that draw. Drafting stops right after an EOS (SPEC 6)."""
+def _draft_one(state: State, rules: RuleSet, i: int, last: Optional[int], n: int, given: Optional[int]):
+    """Proposal ``i`` (0-based) drafted after token ``last`` from draw position ``n`` by
+    the proposal rule (``given``: the caller's token instead of the rule's own).
+    Returns ``(token, q, step record, next position)``."""
+    cfg, rule = state.config, rules.proposal
+    q = cfg.draft.after(last)
+    d, n = rules.schedule.take(cfg.seed, n) if rule.uses_draw else (None, n)
+    own = rule.choose(q, d)
+    token = own if given is None else given
+    vocab = cfg.vocab
+    step = {
+        "index": i + 1,
+        "context": None if last is None else vocab[last],
+        "q": q.to_json(),
+        "draw": None if d is None else d.to_json(),
+        "token": vocab[token],
+        "drafted": token == own,
+    }
+    return token, q, step, n
+
+
+def _draft_all(state: State, rules: RuleSet, tokens: Optional[Sequence[int]], carry: Optional[int]):
+    """SPEC section 4.1: all k proposals (``tokens``: the caller's instead), each with its
+    context, draft row q, draw and whether the rule gives that token from that draw;
+    drafting stops right after an EOS (SPEC section 6). Returns ``(proposal, qs, steps,
+    next position)``."""
     cfg = state.config
-    vocab, draft_model, eos = cfg.vocab, cfg.draft, cfg.eos
-    speculative = cfg.mode == "speculative"
-    count = draft_room(state) if tokens is None else len(tokens)
-    if speculative and state.position + count > MAX_POSITION:
+    rule = rules.proposal
+    count = rule.room(cfg, len(state.committed)) if tokens is None else len(tokens)
+    n = state.position
+    if rule.uses_draw and n + count > MAX_POSITION:
         raise InvalidInput.at(("position",), _PAST_THE_END)
-    last = state.committed[-1] if state.committed else None  # a bigram row needs only this
+    last = rule.start(state.committed[-1] if state.committed else None, carry)
+    eos = cfg.eos
     proposal: list[int] = []
+    qs: list[Dist] = []
     steps: list[dict] = []
     for i in range(count):
-        q = draft_model.after(last)
-        d = draw(cfg.seed, state.position + i) if speculative else None
-        own = sample(q, d) if speculative else argmax(q)
-        token = own if tokens is None else tokens[i]
+        token, q, record, n = _draft_one(state, rules, i, last, n, None if tokens is None else tokens[i])
         proposal.append(token)
-        steps.append({
-            "index": i + 1,
-            "context": None if last is None else vocab[last],
-            "q": q.to_json(),
-            "draw": None if d is None else d.to_json(),
-            "token": vocab[token],
-            "drafted": token == own,
-        })
+        qs.append(q)
+        steps.append(record)
         if token == eos:
             break
         last = token
-    return proposal, steps
+    return proposal, qs, steps, n
 
 
 def draft(state: State) -> dict:
@@ -120,8 +120,8 @@ def draft(state: State) -> dict:
     The state is not changed. Raises :class:`SessionDone` on an ended session.
     """
     _check_open(state)
-    tokens, steps = _proposal(state, None)
-    return {"tokens": state.labels(tokens), "steps": steps}
+    proposal, _, steps, _ = _draft_all(state, MODE_RULES[state.config.mode], None, None)
+    return {"tokens": state.labels(proposal), "steps": steps}
 
 
 # ---------------------------------------------------------------- verify
@@ -145,60 +145,6 @@ def _check_proposal(state: State, tokens: Sequence[int]) -> None:
         context.append(token)
 
 
-def _speculative(state: State, proposal: list[int], n: int):
-    """SPEC sections 4.2-4.4 (and the greedy rule of section 5): verify the
-    proposal from draw position ``n``. Returns the verification records, the
-    correction record (or ``None``), the accepted prefix, the correction
-    token (as a list of 0 or 1), the discarded proposals and the next position."""
-    cfg = state.config
-    vocab, target, draft_model, seed = cfg.vocab, cfg.target, cfg.draft, cfg.seed
-    greedy = cfg.mode == "greedy"
-    last = state.committed[-1] if state.committed else None
-    verification: list[dict] = []
-    accepted: list[int] = []
-    for i, token in enumerate(proposal):
-        context = None if last is None else vocab[last]
-        p, q = target.after(last), draft_model.after(last)
-        if greedy:
-            d, ok, ratio = None, token == argmax(p), None
-        else:
-            d = draw(seed, n)
-            n += 1
-            ok, ratio = accepts(d, p, q, token), acceptance_ratio(p, q, token)
-        verification.append({
-            "index": i + 1,
-            "context": context,
-            "token": vocab[token],
-            "p": p.to_json(),
-            "q": q.to_json(),
-            "p_token": p.floats[token],
-            "q_token": q.floats[token],
-            "ratio": ratio,
-            "draw": None if d is None else d.to_json(),
-            "accepted": ok,
-        })
-        if not ok:
-            if greedy:
-                r, d, fix = p, None, argmax(p)
-            else:
-                r, d = residual(p, q), draw(seed, n)
-                n += 1
-                fix = sample(r, d)
-            correction = {
-                "index": i + 1,
-                "context": context,
-                "distribution": r.to_json(),
-                "draw": None if d is None else d.to_json(),
-                "token": vocab[fix],
-            }
-            return verification, correction, accepted, [fix], proposal[i + 1:], n
-        accepted.append(token)
-        if token == cfg.eos:
-            break
-        last = token
-    return verification, None, accepted, [], [], n
-
-
 def verify(state: State, labels: Sequence[str]) -> StepResult:
     """Verify a proposal and commit the block (SPEC sections 4.2-4.4, 5, 6).
 
@@ -215,8 +161,7 @@ def verify(state: State, labels: Sequence[str]) -> StepResult:
     _check_open(state)
     tokens = parse_tokens(labels, state.config, ("tokens",))
     _check_proposal(state, tokens)
-    proposal, steps = _proposal(state, tokens)
-    return _commit(state, proposal, steps)
+    return play(state, MODE_RULES[state.config.mode], tokens)
 
 
 def step(state: State) -> StepResult:
@@ -225,52 +170,90 @@ def step(state: State) -> StepResult:
     Raises :class:`SessionDone` on an ended session.
     """
     _check_open(state)
-    proposal, steps = _proposal(state, None)
-    return _commit(state, proposal, steps)
+    return play(state, MODE_RULES[state.config.mode])
 
 
-def _commit(state: State, proposal: list[int], steps: list[dict]) -> StepResult:
+# ---------------------------------------------------------------- the block
+
+
+def play(state: State, rules: RuleSet, tokens: Optional[Sequence[int]] = None, carry: Optional[int] = None) -> StepResult:
+    """One block under ``rules`` (SPEC sections 4-6): draft, verify, correction or bonus, commit.
+
+    This is the only implementation of a block: the engine's modes are the rule sets of
+    :data:`~.rules.MODE_RULES`, and each catalogued mistake of the grader is a correct rule
+    set with one rule swapped. ``tokens`` is a caller's proposal (token indices, already
+    checked; ``None``: the proposal rule drafts it); ``carry`` the previous block's rejected
+    proposal (only a mistaken proposal rule reads it). The state must be open.
+
+    Returns the :class:`StepResult` (its ``rejected`` is the rejected proposal, or ``None``).
+    Raises :class:`InvalidInput` (path ``position`` or ``counters/...``) when the block would
+    move the position or a counter past 2^53-1, and ``ValueError`` when a rule is undefined
+    for the rows at hand (a residual of zero mass).
+    """
     cfg = state.config
-    prefix = list(state.committed)
-    n = state.position + (len(proposal) if cfg.mode == "speculative" else 0)
-    sample_record = bonus = no_bonus = None
+    schedule, acceptance = rules.schedule, rules.acceptance
+    draft_first, stop = schedule.draft_first, schedule.stop_at_rejection
+    seed, vocab, eos, target = cfg.seed, cfg.vocab, cfg.eos, cfg.target
+    last = state.committed[-1] if state.committed else None
+    if draft_first:
+        proposal, qs, steps, n = _draft_all(state, rules, tokens, carry)
+        count = len(proposal)
+    else:  # a schedule that drafts each proposal just before verifying it
+        proposal, qs, steps, n = [], [], [], state.position
+        count = rules.proposal.room(cfg, len(state.committed)) if tokens is None else len(tokens)
+        draft_last = rules.proposal.start(last, carry)
     verification: list[dict] = []
-    correction = None
     accepted: list[int] = []
-    discarded: list[int] = []
-    if cfg.mode == "autoregressive":
-        p = cfg.target.row(prefix)
-        d = draw(cfg.seed, n)
-        n += 1
-        token = sample(p, d)
-        sample_record = target_sample_record(state, prefix, p, d, token)
-        committed = [token]
-    else:
-        verification, correction, accepted, fix, discarded, n = _speculative(state, proposal, n)
-        committed = accepted + fix
-        if correction is not None:
-            no_bonus = "rejection"
-        elif accepted and accepted[-1] == cfg.eos:
-            no_bonus = "eos"
-        elif len(prefix) + len(accepted) >= cfg.limit:
-            no_bonus = "limit"
-        else:
-            context = prefix + accepted
-            p = cfg.target.row(context)
-            d = None if cfg.mode == "greedy" else draw(cfg.seed, n)
-            n += 0 if d is None else 1
-            token = argmax(p) if d is None else sample(p, d)
-            bonus = target_sample_record(state, context, p, d, token)
-            committed.append(token)
-
+    passes = 0
+    rejected_at: Optional[int] = None
+    last_draw: Optional[Draw] = None
+    for i in range(count):
+        if not draft_first:
+            token, q, record, n = _draft_one(state, rules, i, draft_last, n, None if tokens is None else tokens[i])
+            proposal.append(token)
+            qs.append(q)
+            steps.append(record)
+            draft_last = token
+        token, q = proposal[i], qs[i]
+        context = proposal[i - 1] if i else last
+        p = target.after(context)
+        d, n = schedule.take(seed, n) if acceptance.uses_draw(p, q, token) else (None, n)
+        ok = acceptance.accepts(d, p, q, token)
+        verification.append({
+            "index": i + 1,
+            "context": None if context is None else vocab[context],
+            "token": vocab[token],
+            "p": p.to_json(),
+            "q": q.to_json(),
+            "p_token": p.floats[token],
+            "q_token": q.floats[token],
+            "ratio": acceptance.ratio(p, q, token),
+            "draw": None if d is None else d.to_json(),
+            "accepted": ok,
+        })
+        last_draw = d
+        passes += ok
+        if rejected_at is None:
+            if ok:
+                accepted.append(token)
+            else:
+                rejected_at = i
+        if rejected_at is not None:
+            if stop:
+                break
+        elif token == eos:
+            break
+    q_rejected = None if rejected_at is None else qs[rejected_at]
+    tail = finish(state, rules, proposal, accepted, rejected_at, q_rejected, n, last_draw)
+    n = tail.position
     counters = Counters(
         target_passes=1,
         draft_steps=len(proposal),
-        accepted=len(accepted),
-        rejected=0 if correction is None else 1,
-        discarded=len(discarded),
-        bonus_tokens=0 if bonus is None else 1,
-        committed=len(committed),
+        accepted=len(accepted) if stop else passes,
+        rejected=0 if tail.correction is None else 1,
+        discarded=len(tail.discarded),
+        bonus_tokens=0 if tail.bonus is None else 1,
+        committed=len(tail.committed),
         draws=n - state.position,
     )
     total = state.counters + counters
@@ -279,13 +262,85 @@ def _commit(state: State, proposal: list[int], steps: list[dict]) -> StepResult:
     over = [name for name in COUNTER_NAMES if getattr(total, name) > MAX_COUNTER]
     if over:
         raise InvalidInput([Fault(("counters", name), "would exceed 2^53-1 after this block") for name in over])
-    next_state = State(cfg, state.committed + tuple(committed), n, total)
+    next_state = State(cfg, state.committed + tuple(tail.committed), n, total)
     block = block_record(
-        state, next_state, proposal=proposal, steps=steps, verification=verification, correction=correction,
-        discarded=discarded, bonus=bonus, no_bonus=no_bonus, sample=sample_record, committed=committed,
+        state, next_state, proposal=proposal, steps=steps, verification=verification, correction=tail.correction,
+        discarded=tail.discarded, bonus=tail.bonus, no_bonus=tail.no_bonus, sample=tail.sample, committed=tail.committed,
         counters=counters,
     )
-    return StepResult(block, next_state)
+    return StepResult(block, next_state, None if rejected_at is None else proposal[rejected_at])
+
+
+class Tail(NamedTuple):
+    """What a block commits after its decisions (SPEC sections 4.3-4.4): the correction
+    record (or ``None``), the discarded proposals, the bonus record, why there is no bonus,
+    the autoregressive ``sample`` record, every committed token, and the next position."""
+
+    correction: Optional[dict]
+    discarded: list
+    bonus: Optional[dict]
+    no_bonus: Optional[str]
+    sample: Optional[dict]
+    committed: list
+    position: int
+
+
+def finish(state: State, rules: RuleSet, proposal: Sequence[int], accepted: Sequence[int], rejected_at: Optional[int],
+           q: Optional[Dist], n: int, last_draw: Optional[Draw] = None) -> Tail:
+    """The end of a block under ``rules``, given its proposal and decisions (SPEC 4.3-4.4, 5, 6).
+
+    ``accepted`` is the accepted prefix of ``proposal``; ``rejected_at`` the index of the
+    first rejected proposal (``None``: none), whose draft row is ``q``; ``n`` the position of
+    the next draw; ``last_draw`` the last verification draw (read only by a mistaken
+    correction rule that reuses it). After a rejection: the correction token from the
+    correction rule and the discard rule for the later proposals; otherwise the bonus unless
+    :func:`~.rules.no_bonus` gives a reason (in mode autoregressive, with no proposals, the
+    bonus is the block's ``sample``). Used by :func:`play` and by the grader's checks (which
+    judge a submission's tail from its own decisions). Raises ``ValueError`` when the
+    correction is undefined (``p == q``: a residual of zero mass).
+    """
+    cfg = state.config
+    vocab, seed, take = cfg.vocab, cfg.seed, rules.schedule.take
+    committed = list(accepted)
+    last = state.committed[-1] if state.committed else None
+    correction = extension = None
+    discarded: list = []
+    if rejected_at is not None:
+        rule = rules.correction
+        context = proposal[rejected_at - 1] if rejected_at else last
+        p = cfg.target.after(context)
+        r = rule.row(p, q)
+        if rule.reuses_draw:
+            d = last_draw
+        else:
+            d, n = take(seed, n) if rule.uses_draw else (None, n)
+        fix = rule.choose(r, d)
+        correction = {
+            "index": rejected_at + 1,
+            "context": None if context is None else vocab[context],
+            "distribution": rule.record(r),
+            "draw": None if d is None else d.to_json(),
+            "token": vocab[fix],
+        }
+        committed.append(fix)
+        rest = list(proposal[rejected_at + 1:])
+        if rules.discard.commits_rest:
+            committed.extend(rest)
+        if rules.discard.lists_rest:
+            discarded = rest
+    bonus = rules.bonus
+    reason = no_bonus(bonus, cfg, len(state.committed), accepted, rejected_at is not None)
+    if reason is None and bonus.adds:
+        context = accepted[-1] if accepted else last
+        row = bonus.row(cfg, context)
+        d, n = take(seed, n) if bonus.uses_draw else (None, n)
+        token = bonus.choose(row, d)
+        extension = {"context": None if context is None else vocab[context], "p": row.to_json(),
+                     "draw": None if d is None else d.to_json(), "token": vocab[token]}
+        committed.append(token)
+    if rules.proposal.drafts:
+        return Tail(correction, discarded, extension, reason, None, committed, n)
+    return Tail(correction, discarded, None, reason, extension, committed, n)
 
 
 def block_record(state: State, next_state: State, *, proposal: Sequence[int], steps: list, verification: list,

@@ -4,8 +4,8 @@
   the reference recomputed from each trace's own settings, with the first divergence, named
   checks for partial credit (:data:`CHECKS`) and a diagnosis from the :data:`CATALOGUE` of
   classic mistakes (:mod:`.grader`, :mod:`.checks`, :mod:`.compare`, :mod:`.rules`);
-- :data:`CATALOGUE`: the mistakes, each a switch of one parametrised faulty block
-  (:mod:`.catalogue`, :mod:`.faulty`);
+- :data:`CATALOGUE`: the mistakes, each a mode's correct rule set with one rule swapped, decoded
+  by the engine's one block function (:mod:`.catalogue`, :mod:`.faulty`);
 - :func:`grade_distribution`: distribution-level grading of sampled outputs or prefix counts
   against the exact target distribution (:mod:`.distribution`).
 
@@ -17,13 +17,13 @@ from .compare import TOLERANCE, first_difference
 from .distribution import (
     DEFAULT_ALPHA, MAX_CELLS, MAX_M, MAX_SAMPLES, grade_distribution, prefix_distribution,
 )
-from .faulty import CORRECT, Faults, faulty_run, faulty_step
+from .faulty import CORRECT, faulty_run, faulty_step, swapped
 from .grader import MAX_TRACES, diagnose_trace, grade, grade_many
 from .rules import CHECKS, RULES
 from .validate import grading_schema, validate_trace
 
 __all__ = [
-    "BY_ID", "CATALOGUE", "CHECKS", "CORRECT", "DEFAULT_ALPHA", "Faults", "MAX_CELLS", "MAX_M", "MAX_SAMPLES",
+    "BY_ID", "CATALOGUE", "CHECKS", "CORRECT", "DEFAULT_ALPHA", "MAX_CELLS", "MAX_M", "MAX_SAMPLES",
     "MAX_TRACES", "Mistake", "RULES", "TOLERANCE", "diagnose_trace", "faulty_run", "faulty_step", "first_difference",
-    "grade", "grade_distribution", "grade_many", "grading_schema", "prefix_distribution", "validate_trace",
+    "grade", "grade_distribution", "grade_many", "grading_schema", "prefix_distribution", "swapped", "validate_trace",
 ]

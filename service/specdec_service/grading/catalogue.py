@@ -1,7 +1,8 @@
-"""The catalogue of classic mistakes in implementations of speculative sampling.
+"""The catalogue of classic mistakes in implementations of speculative, greedy and autoregressive decoding.
 
-Each :class:`Mistake` is a named variant of the engine: a :class:`~.faulty.Faults` value with
-one switch on (see :mod:`.faulty`), the SPEC rule it breaks, a hint for the student, and a small
+Each :class:`Mistake` is a named variant of the engine: a mode's correct rule set with one rule
+swapped for a mistaken one (see :mod:`.faulty`; ``greedy-acceptance`` swaps the acceptance test
+and its correction together, as mode greedy pairs them), the SPEC rule it breaks, a hint for the student, and a small
 example config whose trace shows it, with the first divergence from the reference
 (``example_divergence``, a pointer into the trace). ``docs/grading.md`` documents every entry;
 ``tests/test_grading_catalogue.py`` checks each example.
@@ -11,23 +12,39 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .faulty import Faults
+from ..engine.rules import AUTOREGRESSIVE, GREEDY, SPECULATIVE, ArgmaxProposal, RuleSet, TargetArgmaxCorrection
+from .faulty import (
+    BONUS_PAST_LIMIT, INTERLEAVED, KEEP_AND_LIST_REST, KEEP_REST, NO_BONUS, SKIP_ONE, VERIFY_ALL, ArgmaxBonusFromDraft,
+    ArgmaxTestRecordingRatio, ArgmaxTiesLast, BonusFromDraft, DraftAfterRejected, DraftArgmaxTest, InvertedRatio,
+    ReusedDrawCorrection, SkipDrawWhenCertain, TargetRowCorrection, UnclippedResidual, UnnormalisedResidual, swapped,
+)
 
 
 @dataclass(frozen=True)
 class Mistake:
     """One catalogued mistake: ``id`` (kebab-case), ``title``, ``rule`` (the SPEC section it
-    breaks), ``hint`` (what to fix, for the student), ``faults`` (its switch), ``example`` (a
-    config in JSON form that shows it) and ``example_divergence`` (the pointer of the first
-    divergence of the example's trace from the reference)."""
+    breaks), ``hint`` (what to fix, for the student), ``rules`` (the variant's rule set: a
+    correct one with one rule swapped), ``example`` (a config in JSON form that shows it) and
+    ``example_divergence`` (the pointer of the first divergence of the example's trace from the
+    reference)."""
 
     id: str
     title: str
     rule: str
     hint: str
-    faults: Faults
+    rules: RuleSet
     example: dict
     example_divergence: str
+
+    @property
+    def mode(self) -> str:
+        """The decoding mode the mistake is made in (its rule set's)."""
+        return self.rules.mode
+
+    @property
+    def faults(self) -> RuleSet:
+        """:attr:`rules` (the name of the catalogue's first version, kept for callers)."""
+        return self.rules
 
     def to_json(self) -> dict:
         """``{"id", "title", "rule", "hint", "example", "example_divergence"}``."""
@@ -35,8 +52,13 @@ class Mistake:
                 "example": self.example, "example_divergence": self.example_divergence}
 
 
-def _toy(seed: int, width: int = 3, limit: int = 8, draft: str = "biased") -> dict:
-    return {"target": "toy", "draft": draft, "mode": "speculative", "width": width, "seed": seed, "limit": limit, "eos": None}
+def _toy(seed: int, width: int = 3, limit: int = 8, draft="biased", mode: str = "speculative") -> dict:
+    return {"target": "toy", "draft": draft, "mode": mode, "width": width, "seed": seed, "limit": limit, "eos": None}
+
+
+TIED_DRAFT = {"vocab": ["A", "B", "C"], "start": [0.4, 0.4, 0.2],
+              "next": {"A": [0.4, 0.4, 0.2], "B": [0.4, 0.4, 0.2], "C": [0.4, 0.4, 0.2]}}
+"""A draft whose every row ties A and B for the most probable token (the greedy tie-break shows)."""
 
 
 CATALOGUE: tuple[Mistake, ...] = (
@@ -45,73 +67,110 @@ CATALOGUE: tuple[Mistake, ...] = (
         "SPEC section 4.3",
         "After a rejection, sample the correction from max(p - q, 0) normalised, not from the target row p: "
         "sampling from p over-represents the tokens the draft already proposes too often.",
-        Faults(correction="p"), _toy(1), "#/blocks/0/correction/distribution/0"),
+        swapped(SPECULATIVE, correction=TargetRowCorrection()), _toy(1), "#/blocks/0/correction/distribution/0"),
     Mistake(
         "residual-not-clipped", "Residual p - q not clipped at zero",
         "SPEC section 4.3",
         "Clip the residual at zero, r(y) = max(p(y) - q(y), 0), before normalising: negative entries are not probabilities.",
-        Faults(correction="unclipped"), _toy(1), "#/blocks/0/correction/distribution/0"),
+        swapped(SPECULATIVE, correction=UnclippedResidual()), _toy(1), "#/blocks/0/correction/distribution/0"),
     Mistake(
         "residual-not-normalised", "Residual max(p - q, 0) not normalised",
         "SPEC section 4.3",
         "Divide max(p - q, 0) by its sum before sampling from it: unnormalised, its entries sum to less than 1.",
-        Faults(correction="unnormalised"), _toy(1), "#/blocks/0/correction/distribution/1"),
+        swapped(SPECULATIVE, correction=UnnormalisedResidual()), _toy(1), "#/blocks/0/correction/distribution/1"),
     Mistake(
         "keep-after-rejection", "Proposals after the first rejection kept",
         "SPEC section 4.3",
         "After the first rejection, discard the remaining proposals: they were drafted after a token that is not in the output.",
-        Faults(discard=False), _toy(1), "#/blocks/0/discarded/0"),
+        swapped(SPECULATIVE, discard=KEEP_REST), _toy(1), "#/blocks/0/discarded/0"),
     Mistake(
         "draft-from-discarded", "Next block drafted after the rejected proposal",
         "SPEC section 4.3",
         "Start the next block's draft from the committed output (ending in the correction token), "
         "not from the draft's state after the rejected proposal.",
-        Faults(draft_from_discarded=True), _toy(1), "#/blocks/1/proposal/steps/0/context"),
+        swapped(SPECULATIVE, proposal=DraftAfterRejected()), _toy(1), "#/blocks/1/proposal/steps/0/context"),
     Mistake(
         "no-bonus", "No bonus token when every proposal is accepted",
         "SPEC section 4.4",
         "When all k proposals are accepted and the output is below the limit, sample one bonus token from the target with a fresh draw.",
-        Faults(bonus="never"), _toy(1, draft="aligned"), "#/blocks/0/bonus"),
+        swapped(SPECULATIVE, bonus=NO_BONUS), _toy(1, draft="aligned"), "#/blocks/0/bonus"),
     Mistake(
         "bonus-past-limit", "Bonus token drawn at the output limit",
         "SPEC section 4.4",
         "Draw no bonus when the accepted proposals already reach the limit (L + k = limit): the output must stop at the limit.",
-        Faults(bonus="past-limit"), _toy(1, width=4, limit=4, draft="aligned"), "#/blocks/0/bonus"),
+        swapped(SPECULATIVE, bonus=BONUS_PAST_LIMIT), _toy(1, width=4, limit=4, draft="aligned"), "#/blocks/0/bonus"),
     Mistake(
         "bonus-from-draft", "Bonus token sampled from the draft",
         "SPEC section 4.4",
         "Sample the bonus token from the target row p after the accepted prefix, not from the draft row q.",
-        Faults(bonus="draft"), _toy(4), "#/blocks/0/bonus/p/0"),
+        swapped(SPECULATIVE, bonus=BonusFromDraft()), _toy(4), "#/blocks/0/bonus/p/0"),
     Mistake(
         "inverted-ratio", "Acceptance on the inverted ratio q/p",
         "SPEC section 4.2",
         "Accept a proposal x iff u < p(x) / q(x) (target over draft), not q(x) / p(x).",
-        Faults(acceptance="inverted"), _toy(1), "#/blocks/0/verification/0/ratio"),
+        swapped(SPECULATIVE, acceptance=InvertedRatio()), _toy(1), "#/blocks/0/verification/0/ratio"),
     Mistake(
         "skip-draw-when-p-ge-q", "No draw when p(x) >= q(x)",
         "SPEC section 4.2",
         "Use a draw for every verification, even when p(x) >= q(x) makes acceptance certain: the position must advance by one.",
-        Faults(acceptance="skip-when-p-ge-q"), _toy(1), "#/blocks/1/verification/0/draw"),
+        swapped(SPECULATIVE, acceptance=SkipDrawWhenCertain()), _toy(1), "#/blocks/1/verification/0/draw"),
     Mistake(
         "interleaved-draws", "Draft and verification draws interleaved",
         "SPEC section 4.1",
         "Draft all k proposals first (draws n .. n+k-1), then verify them with the following draws; do not alternate draft and verify.",
-        Faults(interleave=True), _toy(1), "#/blocks/0/proposal/tokens/1"),
+        swapped(SPECULATIVE, schedule=INTERLEAVED), _toy(1), "#/blocks/0/proposal/tokens/1"),
     Mistake(
         "greedy-acceptance", "Greedy (argmax) acceptance in sampling mode",
         "SPEC section 4.2",
         "In mode speculative accept with the random test u < p(x)/q(x), not by comparing x with the target's argmax.",
-        Faults(acceptance="greedy"), _toy(1), "#/blocks/0/verification/0/draw"),
+        swapped(SPECULATIVE, acceptance=ArgmaxTestRecordingRatio(), correction=TargetArgmaxCorrection()), _toy(1), "#/blocks/0/verification/0/draw"),
     Mistake(
         "accepted-counts-all-tests", "Accepted proposals counted instead of the accepted prefix",
         "SPEC sections 4.2 and 7",
         "Stop verifying at the first rejection, and count as accepted only the accepted prefix, not every proposal that passed its test.",
-        Faults(verify_all=True), _toy(1), "#/blocks/0/verification/2"),
+        swapped(SPECULATIVE, schedule=VERIFY_ALL), _toy(1), "#/blocks/0/verification/2"),
     Mistake(
         "reused-rejection-draw", "Correction reuses the rejection's draw",
         "SPEC section 4.3",
         "Sample the correction token with a fresh draw (the next position), not with the u that rejected the proposal.",
-        Faults(reuse_draw=True), _toy(1), "#/blocks/0/correction/draw/position"),
+        swapped(SPECULATIVE, correction=ReusedDrawCorrection()), _toy(1), "#/blocks/0/correction/draw/position"),
+    Mistake(
+        "argmax-proposals-tested-as-samples", "Argmax proposals verified as if they were samples",
+        "SPEC section 4.1",
+        "In mode speculative, draw each proposal from the draft row with its own draw (d = sample(q, u)), not the draft's "
+        "most probable token: the test u < p(x)/q(x) is only correct for proposals sampled from q.",
+        swapped(SPECULATIVE, proposal=ArgmaxProposal()), _toy(1), "#/blocks/0/proposal/tokens/2"),
+    Mistake(
+        "committed-and-discarded", "Proposals after the rejection committed and also listed as discarded",
+        "SPEC section 4.3",
+        "After the first rejection, the later proposals are discarded: list them under discarded and do not commit them; "
+        "the block commits the accepted prefix and the correction token only.",
+        swapped(SPECULATIVE, discard=KEEP_AND_LIST_REST), _toy(1), "#/blocks/0/committed/2"),
+    Mistake(
+        "greedy-ties-to-last", "Greedy draft breaks ties toward the last token",
+        "SPEC section 5",
+        "When two tokens are equally most probable, the greedy draft proposes the earliest one in vocabulary order, not the last.",
+        swapped(GREEDY, proposal=ArgmaxTiesLast()), _toy(0, draft=TIED_DRAFT, mode="greedy"), "#/blocks/0/proposal/tokens/0"),
+    Mistake(
+        "greedy-accepts-draft-argmax", "Greedy verification against the draft's argmax",
+        "SPEC section 5",
+        "In mode greedy, accept a proposal only while it equals the target's most probable token, not the draft's.",
+        swapped(GREEDY, acceptance=DraftArgmaxTest()), _toy(0, mode="greedy"), "#/blocks/0/verification/1/accepted"),
+    Mistake(
+        "greedy-bonus-from-draft", "Greedy bonus taken from the draft",
+        "SPEC section 5",
+        "In mode greedy, when every proposal matches, add the target's most probable token as the bonus, not the draft's.",
+        swapped(GREEDY, bonus=ArgmaxBonusFromDraft()), _toy(0, width=1, mode="greedy"), "#/blocks/0/bonus/p/0"),
+    Mistake(
+        "autoregressive-from-draft", "Autoregressive token sampled from the draft",
+        "SPEC section 5",
+        "In mode autoregressive, sample each token from the target row p with the next draw; the draft is not used.",
+        swapped(AUTOREGRESSIVE, bonus=BonusFromDraft()), _toy(1, mode="autoregressive"), "#/blocks/0/sample/p/0"),
+    Mistake(
+        "autoregressive-skipped-draw", "Autoregressive decoding skips a draw",
+        "SPEC section 2",
+        "Use the draws one after another: each token takes the next unused draw (position n, then n + 1), none is skipped.",
+        swapped(AUTOREGRESSIVE, schedule=SKIP_ONE), _toy(1, mode="autoregressive"), "#/blocks/0/sample/draw/position"),
 )
 """Every catalogued mistake, in the order reports list them."""
 

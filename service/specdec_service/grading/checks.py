@@ -28,8 +28,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..engine import Config, Counters, InvalidInput, SessionDone, State, argmax, draw, pointer, residual, sample, step, verify
-from ..engine.block import context_label, draw_json, target_sample_record
+from ..engine import Config, Counters, InvalidInput, SessionDone, State, draw, pointer, step, verify
+from ..engine.block import finish
+from ..engine.rules import MODE_RULES
 from ..engine.draws import MAX_POSITION
 from ..engine.trace import TRACE_FORMAT
 from .compare import first_difference
@@ -265,48 +266,31 @@ def _tail_given_decisions(state: State, block: dict) -> Optional[dict]:
     the proposal is not made of vocabulary tokens.
 
     So a wrong acceptance test fails the acceptance check alone: the correction, discard and bonus
-    checks ask whether the block did the right thing *after* its own decisions. The correction or
-    bonus uses the draw after the block's last recorded draft or verification draw (greedy: none).
+    checks ask whether the block did the right thing *after* its own decisions. It is the
+    engine's own tail of a block (:func:`~specdec_service.engine.block.finish`, the mode's correct
+    rules) given the block's decisions; the correction or bonus uses the draw after the block's
+    last recorded draft or verification draw (greedy: none).
     """
     cfg = state.config
     index = {label: i for i, label in enumerate(cfg.vocab)}
     tokens = [index.get(label) for label in block["proposal"]["tokens"]]
     if None in tokens:
         return None
-    greedy = cfg.mode == "greedy"
     n = block["position"]
     for _, d in _draws_of({**block, "correction": None, "bonus": None, "sample": None}):
         if d is not None and _is_position(d["position"]):
             n = d["position"] + 1
-    prefix = list(state.committed)
     verification = block["verification"]
     rejected = next((i for i, v in enumerate(verification) if v["accepted"] is not True), None)
-    if rejected is not None and rejected < len(tokens):
-        context = prefix + tokens[:rejected]
-        p, q = cfg.target.row(context), cfg.draft.row(context)
-        if greedy:
-            d, r = None, p
-            fix = argmax(p)
-        else:
-            try:
-                r = residual(p, q)
-            except ValueError:  # p == q: no rejection was possible, so no correction either
-                return {"correction": None, "discarded": [], "bonus": None, "no_bonus": None}
-            d = draw(cfg.seed, n) if n <= MAX_POSITION else None
-            fix = sample(r, d) if d is not None else argmax(r)
-        correction = {"index": rejected + 1, "context": context_label(state, context), "distribution": r.to_json(),
-                      "draw": draw_json(d), "token": cfg.vocab[fix]}
-        return {"correction": correction, "discarded": block["proposal"]["tokens"][rejected + 1:],
-                "bonus": None, "no_bonus": "rejection"}
-    accepted = tokens[:len(verification)]
-    tail = {"correction": None, "discarded": [], "bonus": None, "no_bonus": None}
-    if accepted and accepted[-1] == cfg.eos:
-        tail["no_bonus"] = "eos"
-    elif len(prefix) + len(accepted) >= cfg.limit:
-        tail["no_bonus"] = "limit"
+    if rejected is None or rejected >= len(tokens):
+        rejected, accepted, q = None, tokens[:len(verification)], None
     else:
-        context = prefix + accepted
-        p = cfg.target.row(context)
-        d = None if greedy or n > MAX_POSITION else draw(cfg.seed, n)
-        tail["bonus"] = target_sample_record(state, context, p, d, argmax(p) if d is None else sample(p, d))
-    return tail
+        accepted = tokens[:rejected]
+        context = tokens[rejected - 1] if rejected else (state.committed[-1] if state.committed else None)
+        q = cfg.draft.after(context)
+    try:
+        tail = finish(state, MODE_RULES[cfg.mode], tokens, accepted, rejected, q, n)
+    except ValueError:  # p == q: no rejection was possible, so no correction either
+        return {"correction": None, "discarded": [], "bonus": None, "no_bonus": None}
+    return {"correction": tail.correction, "discarded": [cfg.vocab[t] for t in tail.discarded],
+            "bonus": tail.bonus, "no_bonus": tail.no_bonus}

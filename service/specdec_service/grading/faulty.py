@@ -1,275 +1,304 @@
-"""A parametrised *faulty* speculative block: the engine's rules with one switch per classic mistake.
+"""The mistaken rules of the catalogue, and faulty runs: the engine's one block with one rule swapped.
 
-Design. The reference engine (:mod:`specdec_service.engine`) stays pristine. To diagnose a
-failing submission we need traces, in exactly the engine's format, of implementations that
-break one rule each. Rather than one hand-written copy of the engine per mistake, this module
-holds **one** block function, :func:`faulty_step`, that orders the engine's own primitives
-(``sample``, ``accepts``, ``residual``, ``argmax``, ``acceptance_ratio``, ``draw``, the block
-record helpers ``draw_json``, ``context_label``, ``target_sample_record`` and the
-``State``/``Counters`` types) the way SPEC section 4 does, with a :class:`Faults` value of
-switches. ``Faults()`` (every switch off) reproduces the engine block for block; the test
-``tests/test_grading_faulty.py`` proves it over a matrix of settings, so that each catalogue
-variant differs from the reference by its one switch and nothing else.
+Design. A block is written once, :func:`specdec_service.engine.block.play`, over the rule
+objects of a mode (:mod:`specdec_service.engine.rules`). A catalogued mistake is a correct rule
+set (:data:`~specdec_service.engine.rules.SPECULATIVE`, ``GREEDY``, ``AUTOREGRESSIVE``) with
+one rule replaced by a mistaken one defined here (``dataclasses.replace``), so a variant differs
+from the reference by that rule and nothing else, and its traces have exactly the engine's
+format. Each mistaken rule subclasses the correct rule it replaces and overrides only what it
+gets wrong.
 
-Only mode ``speculative`` has switches: the mistakes of the catalogue are mistakes of
-speculative sampling (SPEC section 4). In modes ``greedy`` and ``autoregressive``
-:func:`faulty_step` is the engine's ``step``.
-
-The one piece of the engine's control flow this duplicates is the order of a speculative block
-(draft k, verify in order, correct or add a bonus, count); it is about 100 lines and kept in one
-function so a reader can hold it next to ``engine/block.py``.
+:func:`faulty_step` / :func:`faulty_run` decode with a rule set; with a mode's correct rule set
+they are the engine's ``step`` / ``run`` (the same function).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import NamedTuple, Optional
 
-from ..engine import Config, Counters, State, accepts, argmax, draft_room, draw, residual, sample, step
-from ..engine.block import block_record, context_label, draw_json, target_sample_record
-from ..engine.distributions import Dist, acceptance_ratio
+from ..engine import Config, State
+from ..engine.block import play
+from ..engine.distributions import Dist, acceptance_ratio, accepts, argmax
+from ..engine.rules import (
+    MODE_RULES, SPECULATIVE, ArgmaxBonus, ArgmaxProposal, Discard, RatioTest,
+    ResidualCorrection, RuleSet, SampledBonus, SampledProposal, Schedule, TargetArgmaxTest, point_mass,
+)
 from ..engine.trace import trace_of
 
 _TWO_53 = 2**53
 
-CORRECTIONS = ("residual", "p", "unclipped", "unnormalised")
-"""Where the correction token comes from after a rejection: the residual (correct, SPEC 4.3),
-the target row ``p``, ``p - q`` without the clip at zero, or ``max(p - q, 0)`` without the
-normalisation."""
-BONUSES = ("target", "never", "past-limit", "draft")
-"""How the bonus is handled: from the target (correct, SPEC 4.4), never drawn, drawn even at
-the limit, or sampled from the draft row."""
-ACCEPTANCES = ("ratio", "inverted", "greedy", "skip-when-p-ge-q")
-"""The acceptance test: ``u < p/q`` with a draw every time (correct, SPEC 4.2), ``u < q/p``,
-``token == argmax(p)`` without draws, or no draw (accept) when ``p(x) >= q(x)``."""
+
+class Weights(NamedTuple):
+    """Integer weights over a denominator that need not be a distribution (a student's
+    unclipped or unnormalised residual): entry ``i`` is ``weights[i] / total``."""
+
+    weights: tuple[int, ...]
+    total: int
 
 
-@dataclass(frozen=True)
-class Faults:
-    """The switches of :func:`faulty_step`; the default is the correct algorithm.
-
-    - ``acceptance``: one of :data:`ACCEPTANCES`;
-    - ``correction``: one of :data:`CORRECTIONS`;
-    - ``bonus``: one of :data:`BONUSES`;
-    - ``discard``: ``False`` keeps the proposals after the first rejection (commits them after
-      the correction token);
-    - ``draft_from_discarded``: the next block's draft is conditioned on the rejected proposal
-      instead of the correction token;
-    - ``interleave``: draft one token, verify it, draft the next (draws alternate; drafting
-      stops at the first rejection);
-    - ``verify_all``: a vectorised verification: every proposal gets a verification draw and
-      test, ``accepted`` counts every passing test, the accepted prefix is committed;
-    - ``reuse_draw``: the correction reuses the rejection's draw instead of a fresh one.
-    """
-
-    acceptance: str = "ratio"
-    correction: str = "residual"
-    bonus: str = "target"
-    discard: bool = True
-    draft_from_discarded: bool = False
-    interleave: bool = False
-    verify_all: bool = False
-    reuse_draw: bool = False
-
-
-CORRECT = Faults()
-
-
-def _sample_weights(weights: tuple[int, ...], total: int, d) -> int:
-    """SPEC section 3's ``sample`` on weights that need not be a distribution (a student's
-    unclipped or unnormalised residual): the first token with ``u < cumulative``; when none
-    qualifies, the last token (what a loop that falls through returns)."""
-    threshold = d.mantissa * total
+def sample_weights(r, d) -> int:
+    """SPEC section 3's ``sample`` as a loop over any weights: the first token with
+    ``u < cumulative``; when none qualifies, the last token (what a loop that falls through
+    returns). Equals ``sample`` on a distribution."""
+    threshold = d.mantissa * r.total
     cumulative = 0
-    for token, weight in enumerate(weights):
+    for token, weight in enumerate(r.weights):
         cumulative += weight
         if threshold < cumulative * _TWO_53:
             return token
-    return len(weights) - 1
+    return len(r.weights) - 1
 
 
-def _correction_weights(kind: str, p: Dist, q: Dist) -> tuple[tuple[int, ...], int]:
-    """Integer weights and their denominator for the correction distribution ``kind``."""
-    if kind == "residual":
-        r = residual(p, q)
-        return r.weights, r.total
-    if kind == "p":
-        return p.weights, p.total
-    diffs = tuple(wp * q.total - wq * p.total for wp, wq in zip(p.weights, q.weights))
-    if kind == "unclipped":  # p - q, divided by its positive mass, negatives kept
+# ---------------------------------------------------------------- proposals
+
+
+@dataclass(frozen=True)
+class DraftAfterRejected(SampledProposal):
+    """Mistake: the next block's draft is conditioned on the previous block's rejected
+    proposal (the draft's cache not rolled back), not on the committed correction token."""
+
+    name: str = "after-rejected"
+
+    def start(self, last: Optional[int], carry: Optional[int]) -> Optional[int]:
+        """``carry`` (the rejected proposal) when there is one after a non-empty prefix."""
+        return carry if carry is not None and last is not None else last
+
+
+@dataclass(frozen=True)
+class ArgmaxTiesLast(ArgmaxProposal):
+    """Mistake (greedy): the draft's argmax breaks ties toward the last token in vocabulary
+    order (a ``>=`` scan) instead of the earliest."""
+
+    name: str = "argmax-ties-last"
+
+    def choose(self, q: Dist, d) -> int:
+        """The last token of the largest weight."""
+        weights = q.weights
+        return len(weights) - 1 - weights[::-1].index(max(weights))
+
+
+# ---------------------------------------------------------------- acceptance
+
+
+@dataclass(frozen=True)
+class InvertedRatio(RatioTest):
+    """Mistake: accept iff ``u < q(x) / p(x)`` (and record ``q/p``)."""
+
+    name: str = "inverted"
+
+    def accepts(self, d, p: Dist, q: Dist, x: int) -> bool:
+        """``u * p(x) < q(x)``."""
+        return accepts(d, q, p, x)
+
+    def ratio(self, p: Dist, q: Dist, x: int) -> Optional[float]:
+        """``q(x) / p(x)``, ``None`` when ``p(x) = 0``."""
+        return acceptance_ratio(q, p, x) if p.weights[x] else None
+
+    def probability(self, p: Dist, q: Dist, x: int) -> Fraction:
+        """``min(1, q(x) / p(x))`` (1 when ``p(x) = 0``)."""
+        return Fraction(1) if not p.weights[x] else min(Fraction(1), q.probability(x) / p.probability(x))
+
+
+@dataclass(frozen=True)
+class SkipDrawWhenCertain(RatioTest):
+    """Mistake: no draw when ``p(x) >= q(x)`` (acceptance is certain), so the position does
+    not advance for that verification."""
+
+    name: str = "skip-when-p-ge-q"
+
+    def uses_draw(self, p: Dist, q: Dist, x: int) -> bool:
+        """Only when ``p(x) < q(x)``."""
+        return p.weights[x] * q.total < q.weights[x] * p.total
+
+    def accepts(self, d, p: Dist, q: Dist, x: int) -> bool:
+        """Accepted without a draw, else the ratio test."""
+        return True if d is None else accepts(d, p, q, x)
+
+
+@dataclass(frozen=True)
+class ArgmaxTestRecordingRatio(TargetArgmaxTest):
+    """Mistake (speculative): the greedy test ``x == argmax(p)`` without a draw, while the
+    block still records the ratio ``p(x)/q(x)``."""
+
+    name: str = "target-argmax-in-sampling"
+
+    def ratio(self, p: Dist, q: Dist, x: int) -> Optional[float]:
+        """``p(x) / q(x)``."""
+        return acceptance_ratio(p, q, x)
+
+
+@dataclass(frozen=True)
+class DraftArgmaxTest(TargetArgmaxTest):
+    """Mistake (greedy): accept ``x`` iff it is the **draft's** argmax (always true of a greedy
+    proposal) instead of the target's."""
+
+    name: str = "draft-argmax"
+
+    def accepts(self, d, p: Dist, q: Dist, x: int) -> bool:
+        """``x == argmax(q)``."""
+        return x == argmax(q)
+
+
+# ---------------------------------------------------------------- corrections
+
+
+@dataclass(frozen=True)
+class TargetRowCorrection(ResidualCorrection):
+    """Mistake: the correction is sampled from the target row ``p``, not the residual."""
+
+    name: str = "p"
+
+    def row(self, p: Dist, q: Dist):
+        """``p``."""
+        return p
+
+    def distribution(self, p: Dist, q: Dist) -> Dist:
+        """``p``."""
+        return p
+
+
+@dataclass(frozen=True)
+class UnclippedResidual(ResidualCorrection):
+    """Mistake: ``p - q`` with its negative entries kept, divided by its positive mass;
+    sampled by a loop over the cumulative sums (:func:`sample_weights`)."""
+
+    name: str = "unclipped"
+
+    def row(self, p: Dist, q: Dist):
+        """The weights ``p - q`` over their positive mass; ``ValueError`` when it is 0."""
+        diffs = tuple(wp * q.total - wq * p.total for wp, wq in zip(p.weights, q.weights))
         positive = sum(x for x in diffs if x > 0)
         if positive == 0:
             raise ValueError("no positive mass")
-        return diffs, positive
-    # unnormalised: max(p - q, 0) as it is (its entries sum to less than 1)
-    return tuple(max(x, 0) for x in diffs), p.total * q.total
+        return Weights(diffs, positive)
+
+    def choose(self, r, d) -> int:
+        """:func:`sample_weights`."""
+        return sample_weights(r, d)
+
+    def record(self, r) -> list[float]:
+        """Each weight over the denominator, negatives included."""
+        return [w / r.total for w in r.weights]
+
+    def distribution(self, p: Dist, q: Dist) -> Dist:
+        """Not a distribution: ``ValueError``."""
+        raise ValueError("an unclipped residual is not a distribution")
 
 
-def _floats(weights, total) -> list[float]:
-    return [w / total for w in weights]
+@dataclass(frozen=True)
+class UnnormalisedResidual(UnclippedResidual):
+    """Mistake: ``max(p - q, 0)`` used as it is (its entries sum to the rejection probability,
+    below 1); when ``u`` exceeds their sum the loop falls through to the last token."""
+
+    name: str = "unnormalised"
+
+    def row(self, p: Dist, q: Dist):
+        """``max(p - q, 0)`` over ``1``."""
+        return Weights(tuple(max(wp * q.total - wq * p.total, 0) for wp, wq in zip(p.weights, q.weights)), p.total * q.total)
+
+    def distribution(self, p: Dist, q: Dist) -> Dist:
+        """The entries of ``max(p - q, 0)``, the missing mass on the last token (the fall-through)."""
+        weights = list(self.row(p, q).weights)
+        weights[-1] += p.total * q.total - sum(weights)
+        return Dist.of_weights(weights)
 
 
-def faulty_step(state: State, faults: Faults = CORRECT, stale: Optional[int] = None) -> tuple[dict, State, Optional[int]]:
-    """One block of speculative sampling with ``faults`` switched on (SPEC section 4 otherwise).
+@dataclass(frozen=True)
+class ReusedDrawCorrection(ResidualCorrection):
+    """Mistake: the correction is sampled with the draw that rejected the proposal, not a fresh one."""
 
-    ``stale`` is the rejected proposal carried over from the previous block (only used by
-    ``draft_from_discarded``). Returns ``(block dict, next state, stale for the next block)``;
-    the block dict has the engine's format (``docs/trace-format.md``). Raises ``ValueError``
-    when a switch makes a rule undefined (e.g. a residual of zero mass).
+    name: str = "reused-draw"
+    uses_draw: bool = False
+    reuses_draw: bool = True
+
+
+# ---------------------------------------------------------------- bonus
+
+
+@dataclass(frozen=True)
+class BonusFromDraft(SampledBonus):
+    """Mistake: the bonus (in mode autoregressive: the token) is sampled from the **draft**
+    row after the accepted prefix, not the target's."""
+
+    name: str = "from-draft"
+
+    def row(self, config, last: Optional[int]) -> Dist:
+        """The draft's row."""
+        return config.draft.after(last)
+
+    def distribution(self, p: Dist, q: Dist) -> Dist:
+        """``q``."""
+        return q
+
+
+@dataclass(frozen=True)
+class ArgmaxBonusFromDraft(ArgmaxBonus):
+    """Mistake (greedy): the bonus is the **draft's** argmax, not the target's."""
+
+    name: str = "draft-argmax"
+
+    def row(self, config, last: Optional[int]) -> Dist:
+        """The draft's row."""
+        return config.draft.after(last)
+
+    def distribution(self, p: Dist, q: Dist) -> Dist:
+        """A point mass at ``argmax(q)``."""
+        return point_mass(len(q.weights), argmax(q))
+
+
+NO_BONUS = SampledBonus(name="never", adds=False)
+"""Mistake: no bonus token, ever (``bonus`` and ``no_bonus`` both null when one is due)."""
+BONUS_PAST_LIMIT = SampledBonus(name="past-limit", at_limit=True)
+"""Mistake: a bonus drawn even when the accepted proposals reach the limit."""
+
+# ---------------------------------------------------------------- discard and schedule
+
+KEEP_REST = Discard(name="keep", commits_rest=True, lists_rest=False)
+"""Mistake: the proposals after the first rejection are committed after the correction."""
+KEEP_AND_LIST_REST = Discard(name="keep-and-list", commits_rest=True, lists_rest=True)
+"""Mistake: the proposals after the first rejection are committed **and** listed as discarded."""
+INTERLEAVED = Schedule(name="interleaved", draft_first=False)
+"""Mistake: draft one, verify it, draft the next (draws alternate; drafting stops at the first rejection)."""
+VERIFY_ALL = Schedule(name="verify-all", stop_at_rejection=False)
+"""Mistake: every proposal is verified (a vectorised verification); ``accepted`` counts every pass."""
+SKIP_ONE = Schedule(name="skip-one", skip=1)
+"""Mistake: one draw is left unused before each draw taken (a draw consumed and thrown away)."""
+
+
+def swapped(rules: RuleSet, **rule) -> RuleSet:
+    """``rules`` with the named rule(s) replaced, e.g. ``swapped(SPECULATIVE, bonus=NO_BONUS)``."""
+    return replace(rules, **rule)
+
+
+CORRECT = SPECULATIVE
+"""The correct rules of mode speculative (the reference for every speculative variant)."""
+
+
+def faulty_step(state: State, rules: RuleSet = SPECULATIVE, carry: Optional[int] = None) -> tuple[dict, State, Optional[int]]:
+    """One block decoded with ``rules`` (:func:`~specdec_service.engine.block.play`).
+
+    ``rules`` applies when its ``mode`` is the config's; otherwise the config's own mode's
+    correct rules do (a mistake of one mode is no mistake of another). ``carry`` is the rejected
+    proposal of the previous block (read only by :class:`DraftAfterRejected`). Returns ``(block
+    dict, next state, rejected proposal or None)``. Raises ``ValueError`` when a rule is
+    undefined for this block (e.g. a residual of zero mass) and ``InvalidInput`` past 2^53-1.
     """
-    cfg = state.config
-    if cfg.mode != "speculative":
-        result = step(state)
-        return result.block, result.state, None
-    seed, vocab, eos = cfg.seed, cfg.vocab, cfg.eos
-    prefix = list(state.committed)
-    n = state.position
-    k = draft_room(state)
-    draft_base = prefix[:-1] + [stale] if (faults.draft_from_discarded and stale is not None and prefix) else prefix
-
-    proposal: list[int] = []
-    qs: list[Dist] = []
-    steps: list[dict] = []
-    verification: list[dict] = []
-    accepted: list[int] = []
-    passes = 0
-    rejected_at: Optional[int] = None
-    last_draw = None
-
-    def draft_one() -> int:
-        nonlocal n
-        context = draft_base + proposal
-        q = cfg.draft.row(context)
-        d = draw(seed, n)
-        n += 1
-        token = sample(q, d)
-        proposal.append(token)
-        qs.append(q)
-        steps.append({"index": len(proposal), "context": context_label(state, context), "q": q.to_json(),
-                      "draw": draw_json(d), "token": vocab[token], "drafted": True})
-        return token
-
-    def verify_one(i: int) -> bool:
-        nonlocal n, last_draw, passes
-        token, q = proposal[i], qs[i]
-        context = prefix + proposal[:i]
-        p = cfg.target.row(context)
-        ratio = float(acceptance_ratio(p, q, token))
-        d = None
-        if faults.acceptance == "greedy":
-            ok = token == argmax(p)
-        elif faults.acceptance == "skip-when-p-ge-q" and p.weights[token] * q.total >= q.weights[token] * p.total:
-            ok = True
-        else:
-            d = draw(seed, n)
-            n += 1
-            if faults.acceptance == "inverted":
-                ok = accepts(d, q, p, token)  # u * p(x) < q(x): u < q/p
-                ratio = float(acceptance_ratio(q, p, token)) if p.weights[token] else None
-            else:
-                ok = accepts(d, p, q, token)
-        last_draw = d
-        verification.append({"index": i + 1, "context": context_label(state, context), "token": vocab[token],
-                             "p": p.to_json(), "q": q.to_json(), "p_token": p.floats[token], "q_token": q.floats[token],
-                             "ratio": ratio, "draw": draw_json(d), "accepted": ok})
-        passes += ok
-        return ok
-
-    # 1-2. Draft and verify (SPEC 4.1-4.2), or interleaved / vectorised by a switch.
-    if faults.interleave:
-        for i in range(k):
-            token = draft_one()
-            if not verify_one(i):
-                rejected_at = i
-                break
-            accepted.append(token)
-            if token == eos:
-                break
-    else:
-        for _ in range(k):
-            if draft_one() == eos:
-                break
-        for i, token in enumerate(proposal):
-            ok = verify_one(i)
-            if rejected_at is None:
-                if ok:
-                    accepted.append(token)
-                else:
-                    rejected_at = i
-            if (rejected_at is not None and not faults.verify_all) or (rejected_at is None and token == eos):
-                break
-
-    # 3. Correction after the first rejection (SPEC 4.3).
-    correction = bonus = None
-    no_bonus: Optional[str] = None
-    discarded: list[int] = []
-    next_stale = None
-    committed = list(accepted)
-    if rejected_at is not None:
-        i = rejected_at
-        context = prefix + proposal[:i]
-        p, q = cfg.target.row(context), qs[i]
-        if faults.acceptance == "greedy":
-            d, fix, dist = None, argmax(p), p.to_json()
-        else:
-            weights, total = _correction_weights(faults.correction, p, q)
-            if faults.reuse_draw:
-                d = last_draw
-            else:
-                d = draw(seed, n)
-                n += 1
-            fix = _sample_weights(weights, total, d)
-            dist = _floats(weights, total)
-        correction = {"index": i + 1, "context": context_label(state, context), "distribution": dist,
-                      "draw": draw_json(d), "token": vocab[fix]}
-        committed.append(fix)
-        rest = proposal[i + 1:]
-        if faults.discard:
-            discarded = rest
-        else:
-            committed.extend(rest)
-        no_bonus = "rejection"
-        next_stale = proposal[i]
-    # 4. Bonus when all are accepted (SPEC 4.4).
-    elif accepted and accepted[-1] == eos:
-        no_bonus = "eos"
-    elif len(prefix) + len(accepted) >= cfg.limit and faults.bonus != "past-limit":
-        no_bonus = "limit"
-    elif faults.bonus != "never":
-        context = prefix + accepted
-        row = (cfg.draft if faults.bonus == "draft" else cfg.target).row(context)
-        d = draw(seed, n)
-        n += 1
-        token = sample(row, d)
-        bonus = target_sample_record(state, context, row, d, token)
-        committed.append(token)
-
-    counters = Counters(
-        target_passes=1,
-        draft_steps=len(proposal),
-        accepted=passes if faults.verify_all else len(accepted),
-        rejected=0 if correction is None else 1,
-        discarded=len(discarded),
-        bonus_tokens=0 if bonus is None else 1,
-        committed=len(committed),
-        draws=n - state.position,
-    )
-    next_state = State(cfg, state.committed + tuple(committed), n, state.counters + counters)
-    block = block_record(
-        state, next_state, proposal=proposal, steps=steps, verification=verification, correction=correction,
-        discarded=discarded, bonus=bonus, no_bonus=no_bonus, sample=None, committed=committed, counters=counters,
-    )
-    return block, next_state, next_stale
+    if rules.mode != state.config.mode:
+        rules = MODE_RULES[state.config.mode]
+    result = play(state, rules, carry=carry)
+    return result.block, result.state, result.rejected
 
 
-def faulty_run(config: Config, faults: Faults = CORRECT) -> dict:
-    """A whole trace (``specdec-trace/1``) decoded with ``faults``, from the empty prefix until
-    the session is done (at most ``limit`` blocks). ``faulty_run(c, CORRECT) == engine.run(c)``.
-    Raises ``ValueError`` when a switch makes a rule undefined for this config."""
+def faulty_run(config: Config, rules: RuleSet = SPECULATIVE) -> dict:
+    """A whole trace (``specdec-trace/1``) decoded with ``rules``, from the empty prefix until
+    the session is done (at most ``limit`` blocks). ``faulty_run(c, MODE_RULES[c.mode]) ==
+    engine.run(c)``. Raises ``ValueError`` when a rule is undefined for this config."""
     state = State(config)
     blocks = []
-    stale = None
+    carry = None
     while state.done is None:
-        block, state, stale = faulty_step(state, faults, stale)
+        block, state, carry = faulty_step(state, rules, carry)
         blocks.append(block)
     return trace_of(state, blocks)

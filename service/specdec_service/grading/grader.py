@@ -25,6 +25,7 @@ from typing import Any, Optional, Sequence
 
 from ..budget import BUDGETS, GRADE_CHECK_RUNS, session_units
 from ..engine import Config, Fault, InvalidInput, State, pointer, run
+from ..engine.rules import RuleSet
 from ..engine.trace import trace_of
 from .catalogue import CATALOGUE, Mistake
 from .checks import CheckResult, all_passed, evaluate
@@ -186,11 +187,12 @@ def diagnose_trace(config: Config, trace: dict, difference: Optional[Difference]
     docstring; :func:`grade` validates before it diagnoses).
 
     ``difference`` is the submission's first difference from the reference (recomputed when
-    omitted). Only mode ``speculative`` has catalogued mistakes; other modes get ``[]``.
+    omitted). Only the mistakes of the config's mode (:attr:`.catalogue.Mistake.mode`) are tried.
     Each entry: ``{"id", "title", "rule", "hint", "exact", "agreement"}`` where ``agreement``
     is ``{"blocks": blocks agreeing in full, "first_divergence": pointer or null}``.
     """
-    if config.mode != "speculative":
+    mistakes = [m for m in CATALOGUE if m.mode == config.mode]
+    if not mistakes:
         return []
     if difference is None:
         difference = first_difference(run(config), trace, typed=True)
@@ -200,9 +202,9 @@ def diagnose_trace(config: Config, trace: dict, difference: Optional[Difference]
     best: list[tuple[Mistake, Difference]] = []
     if difference.order[:1] < (2,):
         return []  # format or config differ: every variant agrees with the reference there
-    for mistake in CATALOGUE:
+    for mistake in mistakes:
         try:
-            found = variant_difference(config, mistake.faults, trace)
+            found = variant_difference(config, mistake.rules, trace)
         except (ValueError, ArithmeticError, InvalidInput):
             continue  # the switch makes a rule undefined (or a ratio overflow) for this config
         if found is None:
@@ -217,14 +219,14 @@ def diagnose_trace(config: Config, trace: dict, difference: Optional[Difference]
     return [_diagnosis(m, d, _blocks_agreeing(d)) for m, d in best]
 
 
-def variant_difference(config: Config, faults, trace: dict) -> Optional[Difference]:
-    """``first_difference(faulty_run(config, faults), trace)``, computed block by block: the
+def variant_difference(config: Config, rules: RuleSet, trace: dict) -> Optional[Difference]:
+    """``first_difference(faulty_run(config, rules), trace)``, computed block by block: the
     variant stops at its first block that differs from the submission (most variants of a
     failing trace diverge early, so most are not run to the end)."""
     blocks = trace["blocks"]
-    state, stale, b = State(config), None, 0
+    state, carry, b = State(config), None, 0
     while state.done is None:
-        block, state, stale = faulty_step(state, faults, stale)
+        block, state, carry = faulty_step(state, rules, carry)
         if b >= len(blocks):
             return Difference(("blocks", b), (2, b), block, None, "missing")
         found = first_difference(block, blocks[b], ("blocks", b), (2, b), typed=True)
