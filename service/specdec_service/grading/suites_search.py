@@ -106,7 +106,7 @@ def variant_trace(mistake: Mistake, config: Config) -> dict:
     """The trace of ``mistake``'s variant for ``config`` (JSON round-tripped, as a student's
     program would print it). Raises ``ValueError``/``ArithmeticError``/``InvalidInput`` when the
     mistake's rule is undefined for the config."""
-    return json.loads(json.dumps(faulty_run(config, mistake.faults)))
+    return json.loads(json.dumps(faulty_run(config, mistake.rules)))
 
 
 OUTCOMES = ("exact", "named", "caught", "-", "undefined")
