@@ -3,6 +3,7 @@
 ::
 
     specdec grade submissions/*.json [--gradescope results.json] [--points 10] [--batch 100] [--json]
+    specdec grade --exec "CMD" [--suite standard] [--timeout 10] [--jobs N] [--gradescope results.json] [--json]
 
 Each FILE is a ``specdec-trace/1`` trace written by a student's implementation. The files are
 sent to ``POST /v1/grade`` in batches of ``--batch`` (1-1000, default 100) with
@@ -20,7 +21,13 @@ split evenly over the checks in millionths of a point, so the checks' ``max_scor
 ``--points`` exactly); every score is rounded to 6 decimals and the total ``score`` is the sum of
 the tests' scores (no float noise such as 5.699999999999998).
 
-Exit status: 0 when every file passed, 1 otherwise (a failed or malformed file), 2 on a usage
+``--exec CMD`` grades a program instead of files: CMD runs once per config of ``--suite``
+(config JSON on its standard input, one trace on its standard output), see
+:mod:`specdec_client.harness`; one row per config, then the message of every failed config, and
+with ``--gradescope`` one Gradescope test per config (``--points`` each). ``--timeout`` is then
+also the time limit of each run of the program (default 10 s).
+
+Exit status: 0 when every file (or config) passed, 1 otherwise (a failed or malformed file), 2 on a usage
 error, a connection failure or an error answer from the service.
 """
 
@@ -40,6 +47,8 @@ from .traces import MAX_TRACE_BYTES
 MAX_BATCH = 1000
 """The service grades at most this many traces in one request."""
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+MAX_JOBS = 64
+"""At most this many runs of a program at once (``specdec grade --exec ... --jobs``)."""
 
 
 @dataclass
@@ -67,7 +76,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "grade", parents=[common_options()], help="grade students' trace files (pass/fail, score, first divergence, diagnosis)",
         description="Grade specdec-trace/1 files against the reference (POST /v1/grade). "
                     "Exit 0 when all pass, 1 otherwise, 2 on error.")
-    parser.add_argument("files", metavar="FILE", nargs="+", help="trace files written by students' implementations")
+    parser.add_argument("files", metavar="FILE", nargs="*", help="trace files written by students' implementations")
+    parser.add_argument("--exec", dest="command", metavar="CMD",
+                        help="grade a program instead: run the shell command CMD once per config of the suite "
+                             "(config JSON on its stdin, one trace on its stdout); --timeout limits each run (default 10 s)")
+    parser.add_argument("--suite", default="standard", help="with --exec: the suite of configs (quick, standard, full; default standard)")
+    parser.add_argument("--jobs", type=integer(1, MAX_JOBS), default=1, help=f"with --exec: runs at once, 1-{MAX_JOBS} (default 1)")
     parser.add_argument("--gradescope", metavar="RESULTS.json", help="also write Gradescope autograder results to this file")
     parser.add_argument("--points", type=positive_number, default=10.0, help="maximum score of one file (default 10)")
     parser.add_argument("--batch", type=integer(1, MAX_BATCH), default=100, help=f"traces per request, 1-{MAX_BATCH} (default 100)")
@@ -247,7 +261,16 @@ def _summary(name: str, report: dict) -> str:
 
 
 def run(args: argparse.Namespace, client: Any) -> int:
-    """The ``grade`` subcommand: returns 0 when every file passed, else 1."""
+    """The ``grade`` subcommand: returns 0 when every file (or config) passed, else 1; 2 for a
+    usage error (files and --exec together, or neither)."""
+    if args.command is not None:
+        if args.files:
+            print("specdec grade: error: give trace files or --exec CMD, not both", file=sys.stderr)
+            return EXIT_ERROR
+        return run_exec(args, client)
+    if not args.files:
+        print("specdec grade: error: give trace files to grade, or --exec CMD to grade a program", file=sys.stderr)
+        return EXIT_ERROR
     rows = [read_file(name) for name in args.files]
     grade_rows(rows, client, args.batch)
     if args.json:
@@ -260,3 +283,34 @@ def run(args: argparse.Namespace, client: Any) -> int:
             json.dump(gradescope(rows, args.points), f, indent=2)
             f.write("\n")
     return EXIT_PASSED if all(r.passed for r in rows) else EXIT_FAILED
+
+
+def run_exec(args: argparse.Namespace, client: Any) -> int:
+    """``specdec grade --exec CMD``: one row per config of the suite, then the message of each
+    failed config; 0 when every config passed, else 1."""
+    from .harness import MAX_TIMEOUT, gradescope_results, grade_program
+
+    timeout = min(getattr(args, "timeout", 10.0), MAX_TIMEOUT)
+    tests = grade_program(client, args.command, suite=args.suite, timeout=timeout, jobs=args.jobs)
+    if args.json:
+        sys.stdout.write(json.dumps([{"id": t.id, "config": t.config, "exercises": t.exercises, "passed": t.passed,
+                                      "score": t.score, "problem": t.problem, "message": t.message(),
+                                      "seconds": None if t.run is None else round(t.run.seconds, 3),
+                                      "report": t.report} for t in tests], indent=2) + "\n")
+    else:
+        width = max(len(t.id) for t in tests)
+        lines = [f"{'CONFIG'.ljust(width)}  RESULT  SCORE  TIME"]
+        for t in tests:
+            result = "pass" if t.passed else "FAIL"
+            seconds = "-" if t.run is None else f"{t.run.seconds:.2f}s"
+            lines.append(f"{t.id.ljust(width)}  {result.ljust(6)}  {t.score:.2f}   {seconds}")
+        for t in tests:
+            if not t.passed:
+                lines += ["", t.message()]
+        lines += ["", f"{sum(t.passed for t in tests)}/{len(tests)} configs of the {args.suite} suite passed"]
+        sys.stdout.write("\n".join(lines) + "\n")
+    if args.gradescope:
+        with open(args.gradescope, "w", encoding="utf-8") as f:
+            json.dump(gradescope_results(tests, args.points, args.suite), f, indent=2)
+            f.write("\n")
+    return EXIT_PASSED if all(t.passed for t in tests) else EXIT_FAILED

@@ -136,6 +136,7 @@ class DivergenceOut(StrictSchema):
     kind = fields.String(required=True, validate=validate.OneOf(["value", "type", "missing", "unexpected"]))
     check = fields.String(required=True, validate=validate.OneOf(CHECKS))
     rule = fields.String(required=True, metadata={"description": "The rule broken, with its SPEC section."})
+    explanation = fields.String(required=True, metadata={"description": "The same rule in one sentence of plain words, for the student."})
 
 
 class AgreementOut(StrictSchema):

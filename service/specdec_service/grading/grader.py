@@ -4,8 +4,9 @@
 and compares the two in document order (:mod:`.compare`): ``passed`` iff they agree (exact
 fields exactly, probabilities within :data:`~.compare.TOLERANCE`). A failing trace also gets
 
-- the **first divergence**: block, pointer, expected, got, and the sentence of the SPEC rule
-  that owns the field (:func:`.rules.locate`);
+- the **first divergence**: block, pointer, expected, got, the sentence of the SPEC rule
+  that owns the field (:func:`.rules.locate`) and the same rule in plain words
+  (:func:`.rules.explain`);
 - the **checks** of :mod:`.checks` (partial credit: ``score`` = share that hold);
 - the **diagnosis**: every catalogued mistake (:mod:`.catalogue`) whose variant, run from the
   same config, reproduces the submission exactly; otherwise the one(s) whose trace agrees
@@ -31,7 +32,7 @@ from .catalogue import CATALOGUE, Mistake
 from .checks import CheckResult, all_passed, evaluate
 from .compare import TOLERANCE, Difference, first_difference
 from .faulty import faulty_step
-from .rules import CHECKS, locate
+from .rules import CHECKS, explain, locate
 from .validate import parse_trace_config, validate_trace
 
 MAX_TRACES = 1000
@@ -255,8 +256,8 @@ def _diagnosis(mistake: Mistake, d: Optional[Difference], blocks: int) -> dict:
     }
 
 
-def _divergence(d: Difference) -> dict:
-    check, rule = locate(d.path)
+def _divergence(d: Difference, mode: str) -> dict:
+    check, rule = locate(d.path, mode)
     block = d.path[1] if len(d.path) >= 2 and d.path[0] == "blocks" and isinstance(d.path[1], int) else None
     return {
         "block": block,
@@ -266,6 +267,7 @@ def _divergence(d: Difference) -> dict:
         "kind": d.kind,
         "check": check,
         "rule": rule,
+        "explanation": explain(check, mode),
     }
 
 
@@ -278,7 +280,7 @@ def _report(config: Config, reference: dict, checks: Sequence[CheckResult], diff
         "score": 1.0 if passed else holding / len(CHECKS),
         "checks": [c.to_json() for c in checks],
         "tolerance": TOLERANCE,
-        "first_divergence": None if passed else _divergence(difference),
+        "first_divergence": None if passed else _divergence(difference, config.mode),
         "diagnosis": diagnosis,
         "reference": {"output": list(reference["output"]), "position": reference["position"], "blocks": len(reference["blocks"]),
                       "done": reference["done"]},

@@ -33,6 +33,43 @@ RULES = {
                 "discarded, bonus_tokens, committed and draws; the trace's counters are the sums.",
 }
 
+PLAIN = {
+    "format": "The trace starts with format specdec-trace/1 and repeats the settings it was given (target, draft, "
+              "mode, width, seed, limit, eos), every one of them written out.",
+    "draws": "Random number n of a seed is computed exactly as SPEC section 2 shows, and each one written in the "
+             "trace shows its number n, its value u and its raw 64-bit value as 16 hex digits.",
+    "position": "Random numbers are used one after another, never skipped or used twice: first one per drafted "
+                "token, then one per checked token, then one for the replacement or the extra token, and each block "
+                "starts where the previous one stopped.",
+    "proposal": "The draft model proposes min(width, limit - tokens so far) tokens, each sampled from its row after "
+                "the output and the tokens proposed before it, all before any token is checked, and it stops after "
+                "an end token.",
+    "acceptance": "Each proposed token is checked in order with its own random number u, even when the check cannot "
+                  "fail, and kept only if u < p(token) / q(token) (target over draft); checking stops at the first "
+                  "token that is not kept.",
+    "correction": "After the first token that is not kept, a replacement token is sampled with the next random number "
+                  "from max(p - q, 0) divided by its total, at the place of the token that was not kept.",
+    "discard": "The proposed tokens after the first one that is not kept are thrown away: they are listed as "
+               "discarded and never added to the output.",
+    "bonus": "When every proposed token is kept and the output is still shorter than the limit, one extra token is "
+             "sampled from the target's row with the next random number; otherwise (at the limit, after an end "
+             "token or after a replacement) there is none.",
+    "output": "Each block adds its kept tokens and then its replacement or extra token to the output, the next block "
+              "continues from there, and the session stops at the limit or right after an end token.",
+    "counters": "Each block counts its own work (one target pass, tokens drafted, kept, not kept, thrown away, extra, "
+                "added to the output, random numbers used) and the trace's totals are the sums over its blocks.",
+}
+"""One sentence per check, in plain words (the rule a student must follow, without the SPEC's notation)."""
+
+_PLAIN_MODES = {
+    "greedy": "In mode greedy no random numbers are used: the draft proposes its most likely token (the earliest one "
+              "on a tie), the target keeps proposals while they equal its own most likely token, replaces the first "
+              "one that differs by its own, and adds its own most likely token when all are kept.",
+    "autoregressive": "In mode autoregressive there is no draft: each block samples one token from the target's row "
+                      "after the output so far, with the next random number.",
+}
+_MODE_CHECKS = ("proposal", "acceptance", "correction", "discard", "bonus")
+
 _SAMPLE_RULE = ("SPEC section 5: in mode autoregressive each target pass commits one token "
                 "sample(p, draw(n)) after the committed prefix.")
 
@@ -56,10 +93,23 @@ _TRACE_FIELDS = {"format": "format", "config": "format", "output": "output", "co
                  "position": "position", "done": "output", "blocks": "output"}
 
 
-def locate(path: tuple) -> tuple[str, str]:
-    """``(check, rule sentence)`` for a path into a trace. Inside a draw object, ``position``
-    belongs to the position check and ``u``/``hex`` to the draws check; a whole draw that is
-    missing (or present where none is used) belongs to the field that uses it."""
+_GREEDY_RULE = ("SPEC section 5: in mode greedy the draft proposes its argmax (ties to the earliest token), the "
+                "target accepts while d_i equals its own argmax, commits its argmax at the first mismatch, and adds "
+                "its argmax as the bonus when all match; no draws are used.")
+
+
+def locate(path: tuple, mode: str = "speculative") -> tuple[str, str]:
+    """``(check, rule sentence)`` for a path into a trace of ``mode``. Inside a draw object,
+    ``position`` belongs to the position check and ``u``/``hex`` to the draws check; a whole draw
+    that is missing (or present where none is used) belongs to the field that uses it. In mode
+    greedy the proposal, acceptance, correction, discard and bonus fields follow SPEC section 5."""
+    check, rule = _locate(path)
+    if mode == "greedy" and check in _MODE_CHECKS:
+        return check, _GREEDY_RULE
+    return check, rule
+
+
+def _locate(path: tuple) -> tuple[str, str]:
     if not path:
         return "format", RULES["format"]
     if path[0] != "blocks" or len(path) < 3:
@@ -76,3 +126,12 @@ def locate(path: tuple) -> tuple[str, str]:
     if field == "sample":
         return check, _SAMPLE_RULE
     return check, RULES[check]
+
+
+def explain(check: str, mode: str) -> str:
+    """The plain-words sentence (:data:`PLAIN`) for a divergence owned by ``check`` in a trace
+    of ``mode``: in modes greedy and autoregressive the rules of the block itself are those of
+    SPEC section 5, said in one sentence of their own."""
+    if mode in _PLAIN_MODES and check in _MODE_CHECKS:
+        return _PLAIN_MODES[mode]
+    return PLAIN[check]

@@ -1,0 +1,324 @@
+"""Grade a student's *program* on an assignment suite: ``specdec grade --exec CMD``.
+
+For every config of a suite (``GET /v1/grade/suites/{name}``, see ``docs/grading.md``) the
+program ``CMD`` (a shell command: ``python3 sd.py``, ``node sd.js``, ``./a.out``) is started
+once, gets the config as one JSON object on its standard input, and must print one
+``specdec-trace/1`` trace on its standard output. The traces are graded in one
+``POST /v1/grade`` batch. Each config is one test (:class:`ProgramTest`) that passes or fails
+with a message in plain words (:meth:`ProgramTest.message`):
+
+- the program ran out of time (``timeout`` seconds; it is killed, with its child processes);
+- it exited with a non-zero status (the last lines of its standard error are shown);
+- it printed nothing, or something that is not one JSON object, or more than
+  :data:`MAX_OUTPUT_BYTES`;
+- its trace echoes another config than the one it was given (the first differing setting);
+- the service refused the trace as malformed (422: the field and why);
+- or the grade: the first divergence (block, field, expected, got), the rule in one plain
+  sentence, the SPEC rule, and the catalogued mistake the diagnosis names with its hint.
+
+One failing config never stops the others. :func:`gradescope_results` maps the tests to
+Gradescope's ``results.json``. Used by ``specdec grade --exec`` (:mod:`.grading`) and by
+:meth:`specdec_client.Client.grade_program`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+from .grading import MAX_JOBS, SCORE_UNIT, Row, grade_rows
+
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024
+"""The most a program may print on standard output for one config (a trace is far smaller)."""
+STDERR_LINES = 10
+"""How many of the last lines of standard error a failed run shows."""
+MAX_TIMEOUT = 3600.0
+"""The longest time limit of one run, in seconds (``--timeout``)."""
+
+
+@dataclass
+class RunResult:
+    """What one run of the program did: its ``status`` (exit code; negative: killed by that
+    signal), ``stdout`` bytes (at most :data:`MAX_OUTPUT_BYTES`), the tail of ``stderr`` (text),
+    ``seconds`` of wall time, ``timed_out`` and ``overflow`` (printed too much)."""
+
+    status: Optional[int]
+    stdout: bytes
+    stderr: str
+    seconds: float
+    timed_out: bool = False
+    overflow: bool = False
+
+
+def run_program(command: str, stdin: bytes, timeout: float, cwd: Optional[str] = None) -> RunResult:
+    """Run the shell ``command`` with ``stdin`` on its standard input, for at most ``timeout``
+    seconds (then it and every process it started are killed). Never raises for anything the
+    program does; raises ``OSError`` only if no shell can be started."""
+    started = time.monotonic()
+    posix = os.name == "posix"
+    proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=cwd, start_new_session=posix)
+    out = bytearray()
+    err: deque = deque(maxlen=64)  # the last chunks of stderr
+    overflow = threading.Event()
+
+    def kill() -> None:
+        try:
+            if posix:
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                proc.kill()
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def feed() -> None:
+        try:
+            proc.stdin.write(stdin)
+            proc.stdin.close()
+        except (BrokenPipeError, OSError, ValueError):
+            pass  # the program does not read its input: its business
+
+    def read_out() -> None:
+        while True:
+            chunk = proc.stdout.read1(65536)
+            if not chunk:
+                return
+            if len(out) + len(chunk) > MAX_OUTPUT_BYTES:
+                overflow.set()
+                kill()
+                return
+            out.extend(chunk)
+
+    def read_err() -> None:
+        while True:
+            chunk = proc.stderr.read1(65536)
+            if not chunk:
+                return
+            err.append(chunk)
+
+    threads = [threading.Thread(target=f, daemon=True) for f in (feed, read_out, read_err)]
+    for t in threads:
+        t.start()
+    timed_out = False
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        kill()
+        proc.wait()
+    kill()  # children left behind would hold the pipes open
+    for t in threads:
+        t.join(5)
+    for stream in (proc.stdout, proc.stderr):
+        stream.close()
+    tail = b"".join(err).decode("utf-8", "replace")
+    return RunResult(proc.returncode, bytes(out), tail, time.monotonic() - started, timed_out, overflow.is_set())
+
+
+@dataclass
+class ProgramTest:
+    """One config of the suite as a test: ``id``, ``config``, ``exercises``; after the run,
+    ``run`` (:class:`RunResult`), ``trace`` (the parsed output), ``problem`` (why it could not
+    be graded, in plain words) or ``report`` (the service's grade)."""
+
+    id: str
+    config: dict
+    exercises: list = field(default_factory=list)
+    command: str = ""
+    run: Optional[RunResult] = None
+    trace: Any = None
+    problem: Optional[str] = None
+    report: Optional[dict] = None
+
+    @property
+    def passed(self) -> bool:
+        """The program's trace equals the reference."""
+        return self.report is not None and self.report["passed"]
+
+    @property
+    def score(self) -> float:
+        """The share of the grade's checks that hold (0 when the output could not be graded)."""
+        return self.report["score"] if self.report is not None else 0.0
+
+    def message(self) -> str:
+        """The test's result in plain words, several lines (see the module docstring)."""
+        head = f"Config {self.id} ({', '.join(self.exercises)})" if self.exercises else f"Config {self.id}"
+        lines = [head, f"Input on standard input: {_compact(self.config, 400)}"]
+        if self.passed:
+            lines.append("Passed: your trace equals the reference.")
+            return "\n".join(lines)
+        if self.problem is not None:
+            lines.append(f"Failed: {self.problem}")
+            return "\n".join(lines)
+        lines += divergence_lines(self.report)
+        return "\n".join(lines)
+
+
+def divergence_lines(report: dict) -> list[str]:
+    """A failed grade in plain words: where (block, field), expected and got, the rule in one
+    sentence, the SPEC rule, the diagnosed mistake(s) with their hints, and the checks that fail."""
+    lines = [f"Failed: your trace differs from the reference (checks: {report['score']:.2f} hold)."]
+    d = report.get("first_divergence")
+    if d:
+        lines.append(f"First difference: {where(d['path'], d.get('block'))}: expected {_compact(d['expected'])}, "
+                     f"got {_compact(d['got'])}.")
+        if d.get("explanation"):
+            lines.append(f"Rule: {d['explanation']}")
+        lines.append(f"SPEC: {d['rule']}")
+    for m in report.get("diagnosis") or []:
+        how = "it reproduces your whole trace" if m["exact"] else "it matches your trace the longest"
+        lines.append(f"Likely mistake ({how}): {m['title']}. {m['hint']}")
+    failing = [c["name"] for c in report.get("checks", []) if not c["passed"]]
+    if failing:
+        lines.append(f"Checks that fail: {', '.join(failing)}.")
+    return lines
+
+
+def where(pointer: str, block: Optional[int] = None) -> str:
+    """``#/blocks/1/verification/0/accepted`` -> ``block 2 (#/blocks/1), field
+    verification[0].accepted``; a trace-level pointer -> ``field output[3]``."""
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.lstrip("#").split("/") if p]
+    if block is not None and len(parts) >= 2 and parts[0] == "blocks":
+        prefix, parts = f"block {block + 1} (#/blocks/{block}), ", parts[2:]
+    else:
+        prefix = ""
+    if not parts:
+        return prefix + "the whole block" if prefix else "the whole trace"
+    text = parts[0]
+    for p in parts[1:]:
+        text += f"[{p}]" if p.isdigit() else f".{p}"
+    return f"{prefix}field {text}"
+
+
+def _compact(value: Any, width: int = 160) -> str:
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def _stderr_tail(text: str) -> str:
+    lines = [line for line in text.rstrip().splitlines()][-STDERR_LINES:]
+    return "\n".join("    " + line for line in lines)
+
+
+def check_output(test: ProgramTest, result: RunResult, timeout: float) -> None:
+    """Set ``test.problem`` or ``test.trace`` from the run (everything but the grade)."""
+    test.run = result
+    stderr = _stderr_tail(result.stderr)
+    shown = f"\nThe last lines of its standard error:\n{stderr}" if stderr else " It wrote nothing on standard error."
+    if result.timed_out:
+        test.problem = f"the program did not finish within {timeout:g} seconds and was stopped.{shown}"
+        return
+    if result.overflow:
+        test.problem = f"the program printed more than {MAX_OUTPUT_BYTES} bytes on standard output and was stopped."
+        return
+    if result.status != 0:
+        how = (f"was killed by signal {-result.status}" if result.status is not None and result.status < 0
+               else f"exited with status {result.status}")
+        test.problem = f"the program {how} (it must exit with status 0).{shown}"
+        return
+    text = result.stdout.decode("utf-8", "replace").strip()
+    if not text:
+        test.problem = ("the program printed nothing on standard output: it must print the trace of the config it "
+                        f"reads on standard input, as one JSON object.{shown}")
+        return
+    try:
+        trace = json.loads(text)
+    except ValueError as error:
+        extra = (" Print only the trace on standard output; write any other messages to standard error."
+                 if "{" in text else "")
+        test.problem = (f"the program's standard output is not one JSON document ({error}); it begins with "
+                        f"{_compact(text[:80])}.{extra}")
+        return
+    if not isinstance(trace, dict):
+        test.problem = f"the program printed JSON, but not a trace object: it printed a {type(trace).__name__}."
+        return
+    mismatch = config_mismatch(test.config, trace.get("config"))
+    if mismatch:
+        test.problem = f"the trace's config is not the one given on standard input: {mismatch}."
+        return
+    test.trace = trace
+
+
+def config_mismatch(given: dict, echoed: Any) -> Optional[str]:
+    """The first setting where a trace's ``config`` differs from the ``given`` one (in plain
+    words), or None. The config must be echoed with every setting (SPEC section 8)."""
+    if not isinstance(echoed, dict):
+        return "the trace has no config object (it must repeat every setting it was given)"
+    for key, value in given.items():
+        if key not in echoed:
+            return f"the setting {key} is missing (expected {_compact(value, 60)})"
+        if echoed[key] != value:
+            return f"setting {key}: expected {_compact(value, 60)}, got {_compact(echoed[key], 60)}"
+    extra = [key for key in echoed if key not in given]
+    if extra:
+        return f"unknown setting {extra[0]}"
+    return None
+
+
+def grade_program(client: Any, command: str, *, suite: str = "standard", timeout: float = 10.0, jobs: int = 1,
+                  cwd: Optional[str] = None) -> list[ProgramTest]:
+    """Run ``command`` on every config of ``suite`` (at most ``jobs`` at once, each for at most
+    ``timeout`` seconds) and grade the traces in one batch with ``client`` (a
+    :class:`specdec_client.Client`). Returns the tests in the suite's order.
+
+    Raises ``ValueError`` for a ``timeout`` outside (0, :data:`MAX_TIMEOUT`] or ``jobs``
+    outside 1..:data:`MAX_JOBS`, the client's errors when the service cannot be reached or
+    does not know the suite (:class:`~specdec_client.errors.NotFound`), and ``OSError`` when
+    no shell can be started."""
+    if not 0 < timeout <= MAX_TIMEOUT:
+        raise ValueError(f"timeout must be above 0 and at most {MAX_TIMEOUT:g} seconds, got {timeout}")
+    if not 1 <= jobs <= MAX_JOBS:
+        raise ValueError(f"jobs must be 1 to {MAX_JOBS}, got {jobs}")
+    tests = [ProgramTest(c["id"], c["config"], list(c.get("exercises", [])), command) for c in client.suite(suite)["configs"]]
+
+    def one(test: ProgramTest) -> None:
+        stdin = (json.dumps(test.config) + "\n").encode("utf-8")
+        check_output(test, run_program(command, stdin, timeout, cwd), timeout)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(one, tests))
+    grade_traces(client, [t for t in tests if t.problem is None])
+    return tests
+
+
+def grade_traces(client: Any, tests: Sequence[ProgramTest]) -> None:
+    """Grade the tests' traces in one ``POST /v1/grade`` batch; a trace the service refuses
+    (422 naming ``#/traces/<i>``) fails its test with the fields and reasons, and the others are
+    sent again."""
+    rows = [Row(t.id, t.trace) for t in tests]
+    grade_rows(rows, client, batch=max(1, len(rows)))
+    for test, row in zip(tests, rows):
+        if row.report is not None:
+            test.report = row.report
+        else:
+            fields = "; ".join(f"{e['pointer']}: {e['detail']}" for e in row.errors[:5]) or row.malformed
+            test.problem = f"the service could not read the trace as specdec-trace/1: {fields}."
+
+
+def gradescope_results(tests: Sequence[ProgramTest], points: float = 10.0, suite: str = "standard") -> dict:
+    """Gradescope's ``results.json``: one test per config (``name``, ``score``, ``max_score``,
+    ``status``, ``output`` in plain text, ``visibility``), the total ``score`` (the sum, no
+    float noise) and an ``output`` summary. Each config is worth ``points``; a failed grade
+    scores ``points`` x the share of checks that hold, a program that could not be graded 0."""
+    unit = round(points * SCORE_UNIT)
+    entries, total = [], 0
+    for i, test in enumerate(tests, 1):
+        score = unit if test.passed else round(unit * test.score) if test.report is not None else 0
+        total += score
+        entries.append({"name": f"{suite} {i}: {test.id}", "score": score / SCORE_UNIT, "max_score": unit / SCORE_UNIT,
+                        "status": "passed" if test.passed else "failed", "output": test.message(),
+                        "visibility": "visible"})
+    passed = sum(t.passed for t in tests)
+    summary = f"{passed} of {len(tests)} configs of the {suite} suite passed."
+    if passed < len(tests):
+        summary += " Each failed test below says where your trace first differs and which rule to check."
+    return {"score": total / SCORE_UNIT, "output": summary, "visibility": "visible", "stdout_visibility": "hidden",
+            "tests": entries}

@@ -1,0 +1,163 @@
+// A student's implementation of SPEC.md in Node.js, written from docs/SPEC.md and
+// docs/trace-format.md alone: reads one config as JSON on stdin, prints its trace on stdout.
+//
+//     node student.js [--plant no-bonus|inverted-ratio]
+//
+// Exact rationals are [numerator, denominator] pairs of BigInt; draws use BigInt SplitMix64.
+"use strict";
+
+const PLANT = process.argv[2] === "--plant" ? process.argv[3] : null;
+const MASK = (1n << 64n) - 1n;
+const TWO53 = 1n << 53n;
+const TOY = { vocab: ["A", "B", "C"], start: [0.5, 0.3, 0.2],
+  next: { A: [0.2, 0.6, 0.2], B: [0.55, 0.15, 0.3], C: [0.25, 0.25, 0.5] } };
+const BIASED = { vocab: ["A", "B", "C"], start: [0.8, 0.15, 0.05],
+  next: { A: [0.8, 0.15, 0.05], B: [0.8, 0.15, 0.05], C: [0.8, 0.15, 0.05] } };
+const BUILTIN = { toy: TOY, aligned: TOY, biased: BIASED };
+
+function draw(seed, n) {
+  let z = (BigInt(seed) + BigInt(n + 1) * 0x9E3779B97F4A7C15n) & MASK;
+  z = ((z ^ (z >> 30n)) * 0xBF58476D1CE4E5B9n) & MASK;
+  z = ((z ^ (z >> 27n)) * 0x94D049BB133111EBn) & MASK;
+  z = z ^ (z >> 31n);
+  const m = z >> 11n;
+  return { record: { position: n, u: Number(m) / 2 ** 53, hex: z.toString(16).padStart(16, "0") }, m };
+}
+
+const gcd = (a, b) => { while (b) [a, b] = [b, a % b]; return a < 0n ? -a : a; };
+const frac = (n, d) => { const g = gcd(n, d) || 1n; return [n / g, d / g]; };
+const add = (a, b) => frac(a[0] * b[1] + b[0] * a[1], a[1] * b[1]);
+const sub = (a, b) => frac(a[0] * b[1] - b[0] * a[1], a[1] * b[1]);
+const div = (a, b) => frac(a[0] * b[1], a[1] * b[0]);
+const less = (a, b) => a[0] * b[1] < b[0] * a[1];
+const toFloat = (a) => Number(a[0]) / Number(a[1]); // exact enough: small numerators and denominators
+
+function decimal(x) { // the decimal a JSON number is written as, exactly (SPEC section 1)
+  const [mant, exp] = String(x).toLowerCase().split("e");
+  const [whole, part = ""] = mant.split(".");
+  let n = BigInt(whole + part), d = 10n ** BigInt(part.length);
+  const e = Number(exp || 0);
+  if (e > 0) n *= 10n ** BigInt(e); else d *= 10n ** BigInt(-e);
+  return frac(n, d);
+}
+
+function model(spec) {
+  if (typeof spec === "string") spec = BUILTIN[spec];
+  const row = (values) => {
+    const exact = values.map(decimal);
+    const total = exact.reduce(add, [0n, 1n]);
+    return exact.map((x) => div(x, total));
+  };
+  const rows = new Map([[null, row(spec.start)]]);
+  spec.vocab.forEach((t, i) => rows.set(i, row(spec.next[t])));
+  return { vocab: spec.vocab, rows };
+}
+
+function sample(d, m) { // first i with u < d[0] + ... + d[i], u = m / 2^53
+  let total = [0n, 1n];
+  for (let i = 0; i < d.length; i++) {
+    total = add(total, d[i]);
+    if (m * total[1] < total[0] * TWO53) return i;
+  }
+  return d.length - 1;
+}
+
+function argmax(d) {
+  let best = 0;
+  d.forEach((p, i) => { if (less(d[best], p)) best = i; });
+  return best;
+}
+
+function main(config) {
+  const target = model(config.target), draft = model(config.draft);
+  const vocab = target.vocab;
+  const { mode, width, seed, limit } = config;
+  const eos = config.eos === null ? null : vocab.indexOf(config.eos);
+  const label = (t) => (t === null ? null : vocab[t]);
+  const floats = (d) => d.map(toFloat);
+  const names = ["target_passes", "draft_steps", "accepted", "rejected", "discarded", "bonus_tokens", "committed", "draws"];
+  const totals = Object.fromEntries(names.map((k) => [k, 0]));
+  const out = [], blocks = [];
+  let n = 0;
+  while (out.length < limit && !(out.length && out[out.length - 1] === eos)) {
+    const start = n, prefix = out.slice(), last = out.length ? out[out.length - 1] : null;
+    const steps = [], proposal = [], verification = [], accepted = [];
+    let correction = null, bonus = null, noBonus = null, sampleRec = null, discarded = [], committed = [];
+    if (mode === "autoregressive") {
+      const p = target.rows.get(last), d = draw(seed, n++);
+      const tok = sample(p, d.m);
+      sampleRec = { context: label(last), p: floats(p), draw: d.record, token: vocab[tok] };
+      committed = [tok];
+    } else {
+      let ctx = last;
+      for (let i = 0; i < Math.min(width, limit - out.length); i++) {
+        const q = draft.rows.get(ctx), d = mode === "speculative" ? draw(seed, n++) : null;
+        const tok = d ? sample(q, d.m) : argmax(q);
+        proposal.push(tok);
+        steps.push({ index: i + 1, context: label(ctx), q: floats(q), draw: d && d.record, token: vocab[tok], drafted: true });
+        if (tok === eos) break;
+        ctx = tok;
+      }
+      ctx = last;
+      for (let i = 0; i < proposal.length; i++) {
+        const tok = proposal[i], p = target.rows.get(ctx), q = draft.rows.get(ctx);
+        let d = null, ok, ratio = null;
+        if (mode === "greedy") ok = tok === argmax(p);
+        else {
+          d = draw(seed, n++);
+          const r = PLANT === "inverted-ratio" ? div(q[tok], p[tok]) : div(p[tok], q[tok]);
+          ok = d.m * r[1] < r[0] * TWO53; // u < ratio, exactly: u * q < p
+          ratio = toFloat(r);
+        }
+        verification.push({ index: i + 1, context: label(ctx), token: vocab[tok], p: floats(p), q: floats(q),
+          p_token: toFloat(p[tok]), q_token: toFloat(q[tok]), ratio, draw: d && d.record, accepted: ok });
+        if (!ok) {
+          let r, fix, cd = null;
+          if (mode === "greedy") { r = p; fix = argmax(p); } else {
+            const diff = p.map((x, j) => (less(q[j], x) ? sub(x, q[j]) : [0n, 1n]));
+            const total = diff.reduce(add, [0n, 1n]);
+            r = diff.map((x) => div(x, total));
+            cd = draw(seed, n++);
+            fix = sample(r, cd.m);
+          }
+          correction = { index: i + 1, context: label(ctx), distribution: floats(r), draw: cd && cd.record, token: vocab[fix] };
+          discarded = proposal.slice(i + 1);
+          committed = accepted.concat([fix]);
+          noBonus = "rejection";
+          break;
+        }
+        accepted.push(tok);
+        if (tok === eos) break;
+        ctx = tok;
+      }
+      if (correction === null) {
+        committed = accepted.slice();
+        const end = accepted.length ? accepted[accepted.length - 1] : last;
+        if (accepted.length && end === eos) noBonus = "eos";
+        else if (out.length + accepted.length >= limit) noBonus = "limit";
+        else if (PLANT !== "no-bonus") {
+          const p = target.rows.get(end), d = mode === "speculative" ? draw(seed, n++) : null;
+          const tok = d ? sample(p, d.m) : argmax(p);
+          bonus = { context: label(end), p: floats(p), draw: d && d.record, token: vocab[tok] };
+          committed.push(tok);
+        }
+      }
+    }
+    out.push(...committed);
+    const counters = { target_passes: 1, draft_steps: proposal.length, accepted: accepted.length,
+      rejected: correction ? 1 : 0, discarded: discarded.length, bonus_tokens: bonus ? 1 : 0,
+      committed: committed.length, draws: n - start };
+    names.forEach((k) => { totals[k] += counters[k]; });
+    const done = out[out.length - 1] === eos ? "eos" : out.length >= limit ? "limit" : null;
+    blocks.push({ mode, prefix: prefix.map(label), position: start,
+      proposal: { tokens: proposal.map(label), steps }, verification, correction,
+      discarded: discarded.map(label), bonus, no_bonus: noBonus, sample: sampleRec,
+      committed: committed.map(label), counters, next_position: n, done });
+  }
+  return { format: "specdec-trace/1", config, blocks, output: out.map(label), counters: totals, position: n,
+    done: blocks[blocks.length - 1].done };
+}
+
+let input = "";
+process.stdin.on("data", (chunk) => { input += chunk; });
+process.stdin.on("end", () => { process.stdout.write(JSON.stringify(main(JSON.parse(input))) + "\n"); });

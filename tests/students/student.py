@@ -1,0 +1,187 @@
+"""A student's implementation of SPEC.md, written from docs/SPEC.md and docs/trace-format.md alone
+(it imports nothing of specdec): reads one config as JSON on stdin, prints its trace on stdout.
+
+    python3 student.py [--plant MISTAKE]
+
+``--plant`` plants one mistake, for the tests of ``specdec grade --exec``: ``no-bonus``,
+``resample-from-p``, ``skip-draw`` (no draw when p >= q), ``ties-last`` (greedy argmax ties go to
+the last token), or a misbehaving program: ``sleep``, ``crash``, ``junk``, ``empty``,
+``chatty`` (prints a line before the trace), ``wrong-seed`` (echoes seed + 1), ``crash-greedy``
+(crashes in mode greedy only).
+"""
+
+import json
+import sys
+import time
+from decimal import Decimal
+from fractions import Fraction
+
+PLANT = sys.argv[2] if len(sys.argv) > 2 and sys.argv[1] == "--plant" else None
+MASK = 2**64 - 1
+TOY = {"vocab": ["A", "B", "C"], "start": ["0.5", "0.3", "0.2"],
+       "next": {"A": ["0.2", "0.6", "0.2"], "B": ["0.55", "0.15", "0.3"], "C": ["0.25", "0.25", "0.5"]}}
+BUILTIN = {"toy": TOY, "aligned": TOY,
+           "biased": {"vocab": ["A", "B", "C"], "start": ["0.8", "0.15", "0.05"],
+                      "next": {t: ["0.8", "0.15", "0.05"] for t in "ABC"}}}
+
+
+def draw(seed, n):
+    z = (seed + (n + 1) * 0x9E3779B97F4A7C15) & MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    z = z ^ (z >> 31)
+    return {"position": n, "u": (z >> 11) * 2.0**-53, "hex": f"{z:016x}"}
+
+
+def sample(d, u):
+    total = Fraction(0)
+    for i, p in enumerate(d):
+        total += p
+        if Fraction(u) < total:
+            return i
+    return len(d) - 1
+
+
+def argmax(d):
+    best = 0
+    for i, p in enumerate(d):
+        if p > d[best] or (PLANT == "ties-last" and p == d[best]):
+            best = i
+    return best
+
+
+def model(spec):
+    spec = BUILTIN[spec] if isinstance(spec, str) else spec
+    vocab = spec["vocab"]
+
+    def row(values):
+        exact = [Fraction(Decimal(str(v))) for v in values]
+        return [x / sum(exact) for x in exact]
+    rows = {None: row(spec["start"])}
+    rows.update({vocab.index(t): row(r) for t, r in spec["next"].items()})
+    return vocab, rows
+
+
+def floats(d):
+    return [float(x) for x in d]
+
+
+def main():
+    config = json.loads(sys.stdin.read())
+    if PLANT == "sleep":
+        time.sleep(60)
+    if PLANT == "crash" or (PLANT == "crash-greedy" and config["mode"] == "greedy"):
+        print("Traceback (most recent call last):\n  File \"student.py\", line 1\nKeyError: 'width'", file=sys.stderr)
+        sys.exit(3)
+    if PLANT == "junk":
+        print("<html>not a trace</html>")
+        return
+    if PLANT == "empty":
+        return
+    vocab, target = model(config["target"])
+    _, draftm = model(config["draft"])
+    mode, width, seed, limit = config["mode"], config["width"], config["seed"], config["limit"]
+    eos = None if config["eos"] is None else vocab.index(config["eos"])
+    out, n, blocks = [], 0, []
+    totals = dict.fromkeys(["target_passes", "draft_steps", "accepted", "rejected", "discarded",
+                            "bonus_tokens", "committed", "draws"], 0)
+    label = lambda t: None if t is None else vocab[t]  # noqa: E731
+    while len(out) < limit and not (out and out[-1] == eos):
+        start, prefix = n, list(out)
+        last = out[-1] if out else None
+        steps, proposal, verification, accepted = [], [], [], []
+        correction = bonus = no_bonus = sample_rec = None
+        discarded, committed = [], []
+        if mode == "autoregressive":
+            p = target[last]
+            d = draw(seed, n)
+            n += 1
+            tok = sample(p, d["u"])
+            sample_rec = {"context": label(last), "p": floats(p), "draw": d, "token": vocab[tok]}
+            committed = [tok]
+        else:
+            ctx = last
+            for i in range(min(width, limit - len(out))):
+                q = draftm[ctx]
+                d = draw(seed, n) if mode == "speculative" else None
+                n += d is not None
+                tok = sample(q, d["u"]) if d else argmax(q)
+                proposal.append(tok)
+                steps.append({"index": i + 1, "context": label(ctx), "q": floats(q), "draw": d,
+                              "token": vocab[tok], "drafted": True})
+                if tok == eos:
+                    break
+                ctx = tok
+            ctx = last
+            for i, tok in enumerate(proposal):
+                p, q = target[ctx], draftm[ctx]
+                if mode == "greedy":
+                    d, ok, ratio = None, tok == argmax(p), None
+                elif PLANT == "skip-draw" and p[tok] >= q[tok]:
+                    d, ok, ratio = None, True, float(p[tok] / q[tok])
+                else:
+                    d = draw(seed, n)
+                    n += 1
+                    ok, ratio = Fraction(d["u"]) * q[tok] < p[tok], float(p[tok] / q[tok])
+                verification.append({"index": i + 1, "context": label(ctx), "token": vocab[tok], "p": floats(p),
+                                     "q": floats(q), "p_token": float(p[tok]), "q_token": float(q[tok]),
+                                     "ratio": ratio, "draw": d, "accepted": ok})
+                if not ok:
+                    if mode == "greedy":
+                        r, d, fix = p, None, argmax(p)
+                    else:
+                        if PLANT == "resample-from-p":
+                            r = p
+                        else:
+                            r = [max(a - b, 0) for a, b in zip(p, q)]
+                            r = [x / sum(r) for x in r]
+                        d = draw(seed, n)
+                        n += 1
+                        fix = sample(r, d["u"])
+                    correction = {"index": i + 1, "context": label(ctx), "distribution": floats(r), "draw": d,
+                                  "token": vocab[fix]}
+                    discarded = proposal[i + 1:]
+                    committed = accepted + [fix]
+                    no_bonus = "rejection"
+                    break
+                accepted.append(tok)
+                if tok == eos:
+                    break
+                ctx = tok
+            else:
+                pass
+            if correction is None:
+                committed = list(accepted)
+                if accepted and accepted[-1] == eos:
+                    no_bonus = "eos"
+                elif len(out) + len(accepted) >= limit:
+                    no_bonus = "limit"
+                elif PLANT != "no-bonus":
+                    p = target[accepted[-1] if accepted else last]
+                    d = draw(seed, n) if mode == "speculative" else None
+                    n += d is not None
+                    tok = sample(p, d["u"]) if d else argmax(p)
+                    bonus = {"context": label(accepted[-1] if accepted else last), "p": floats(p), "draw": d,
+                             "token": vocab[tok]}
+                    committed.append(tok)
+        out += committed
+        counters = {"target_passes": 1, "draft_steps": len(proposal), "accepted": len(accepted),
+                    "rejected": int(correction is not None), "discarded": len(discarded),
+                    "bonus_tokens": int(bonus is not None), "committed": len(committed), "draws": n - start}
+        for key in totals:
+            totals[key] += counters[key]
+        done = "eos" if out[-1] == eos else "limit" if len(out) >= limit else None
+        blocks.append({"mode": mode, "prefix": [vocab[t] for t in prefix], "position": start,
+                       "proposal": {"tokens": [vocab[t] for t in proposal], "steps": steps},
+                       "verification": verification, "correction": correction,
+                       "discarded": [vocab[t] for t in discarded], "bonus": bonus, "no_bonus": no_bonus,
+                       "sample": sample_rec, "committed": [vocab[t] for t in committed], "counters": counters,
+                       "next_position": n, "done": done})
+    echoed = dict(config, seed=config["seed"] + 1) if PLANT == "wrong-seed" else config
+    if PLANT == "chatty":
+        print("debug: starting")
+    print(json.dumps({"format": "specdec-trace/1", "config": echoed, "blocks": blocks, "output": [vocab[t] for t in out],
+                      "counters": totals, "position": n, "done": blocks[-1]["done"]}))
+
+
+main()
