@@ -7,6 +7,7 @@ import pytest
 
 from specdec_service.engine import InvalidInput, parse_config, pointer, run
 from specdec_service.grading import BY_ID, CHECKS, MAX_TRACES, faulty_run, grade, grade_many
+from specdec_service.grading.rules import PLAIN
 
 TRACE = run(parse_config({"draft": "biased", "seed": 1}))
 
@@ -35,9 +36,18 @@ def test_first_divergence_names_block_field_values_and_rule():
     report = grade(mutated(flip))
     d = report["first_divergence"]
     assert d == {"block": 0, "path": "#/blocks/0/verification/1/accepted", "expected": False, "got": True,
-                 "kind": "value", "check": "acceptance", "rule": d["rule"]}
+                 "kind": "value", "check": "acceptance", "rule": d["rule"], "explanation": d["explanation"]}
     assert d["rule"].startswith("SPEC section 4.2:")
+    assert d["explanation"] == PLAIN["acceptance"] and "u < p(token) / q(token)" in d["explanation"]
     assert "acceptance" in failing_checks(report)
+
+
+def test_greedy_divergence_cites_spec_section_5_in_plain_words():
+    trace = json.loads(json.dumps(run(parse_config({"draft": "biased", "seed": 0, "mode": "greedy", "width": 2}))))
+    trace["blocks"][0]["verification"][0]["accepted"] = not trace["blocks"][0]["verification"][0]["accepted"]
+    d = grade(trace)["first_divergence"]
+    assert d["check"] == "acceptance" and d["rule"].startswith("SPEC section 5: in mode greedy")
+    assert d["explanation"].startswith("In mode greedy no random numbers are used")
 
 
 def test_wrong_draw_value_fails_the_draws_check():
