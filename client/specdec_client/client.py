@@ -96,16 +96,6 @@ class Client(MetaApi, DrawsApi, SessionsApi, RunsApi, GradingApi):
         :meth:`specdec_client.transport.Transport.request`)."""
         return self.transport.request(method, path, json=json, params=params)
 
-    def grade_program(self, command: str, *, suite: str = "standard", timeout: float = 10.0, jobs: int = 1,
-                      cwd: Optional[str] = None) -> list:
-        """Run the shell ``command`` (a student's program) once per config of ``suite``, config
-        JSON on its stdin and one trace on its stdout, and grade the traces in one batch:
-        a list of :class:`specdec_client.harness.ProgramTest` (``passed``, ``score``,
-        ``message()``). See :func:`specdec_client.harness.grade_program` for the errors."""
-        from .harness import grade_program
-
-        return grade_program(self, command, suite=suite, timeout=timeout, jobs=jobs, cwd=cwd)
-
     # ------------------------------------------------------------ conveniences
 
     def session(self, config: Union[Config, Mapping, None] = None, **settings: Any) -> Session:

@@ -37,34 +37,15 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from .argtypes import integer, positive_number
-from .errors import InvalidInput
+from .harness import MAX_JOBS, MAX_TIMEOUT, SCORE_UNIT, Row, grade_program, grade_rows, gradescope_results
 from .traces import MAX_TRACE_BYTES
 
 MAX_BATCH = 1000
 """The service grades at most this many traces in one request."""
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
-MAX_JOBS = 64
-"""At most this many runs of a program at once (``specdec grade --exec ... --jobs``)."""
-
-
-@dataclass
-class Row:
-    """The grade of one file: ``report`` (the service's report dict) or ``malformed`` (why the
-    file could not be graded)."""
-
-    name: str
-    trace: Any = None
-    report: Optional[dict] = None
-    malformed: Optional[str] = None
-    errors: list = field(default_factory=list)
-
-    @property
-    def passed(self) -> bool:
-        return self.report is not None and self.report["passed"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -111,54 +92,6 @@ def read_file(name: str) -> Row:
     return row
 
 
-OVER_BUDGET = "tag:specdec,2026:problem/over-budget"
-"""The problem type of a request over the service's work budget (a 422 naming ``cost`` and ``budget``)."""
-
-
-def grade_rows(rows: Sequence[Row], client: Any, batch: int = 100) -> None:
-    """Grade the readable rows with ``client.grade_many`` in batches, filling ``report``; a
-    trace the service refuses (422 pointing at ``#/traces/<i>``) is marked malformed and the
-    rest of its batch is sent again; a batch over the service's work budget (422 of type
-    :data:`OVER_BUDGET`) is split in two halves, each sent on its own. Other errors propagate."""
-    pending = [r for r in rows if r.malformed is None]
-    work = [pending[start:start + batch] for start in range(0, len(pending), batch)]
-    while work:
-        chunk = work.pop(0)
-        try:
-            answer = client.grade_many([r.trace for r in chunk])
-        except InvalidInput as error:
-            if error.type == OVER_BUDGET and len(chunk) > 1:
-                half = len(chunk) // 2
-                work[:0] = [chunk[:half], chunk[half:]]
-                continue
-            bad = _refused(error, chunk)
-            if not bad:
-                raise
-            rest = [r for r in chunk if r not in bad]
-            if rest:
-                work.insert(0, rest)
-            continue
-        for row, report in zip(chunk, answer["reports"]):
-            row.report = report
-
-
-def _refused(error: InvalidInput, chunk: Sequence[Row]) -> list[Row]:
-    """The rows a 422 names (pointers ``#/traces/<i>/...``), marked malformed."""
-    bad: dict[int, Row] = {}
-    for item in error.errors:
-        parts = (item.pointer or "").split("/")
-        if len(parts) >= 3 and parts[1] == "traces" and parts[2].isdigit() and int(parts[2]) < len(chunk):
-            i = int(parts[2])
-            row = chunk[i]
-            row.errors.append({"pointer": "#/" + "/".join(parts[3:]), "detail": item.detail})
-            bad[i] = row
-    for row in bad.values():
-        first = row.errors[0]
-        more = f" (+{len(row.errors) - 1} more)" if len(row.errors) > 1 else ""
-        row.malformed = f"{first['pointer']}: {first['detail']}{more}"
-    return list(bad.values())
-
-
 # ---------------------------------------------------------------- output
 
 
@@ -196,10 +129,6 @@ def table(rows: Sequence[Row]) -> list[str]:
     passed = sum(r.passed for r in rows)
     out.append(f"{passed}/{len(rows)} passed")
     return [line.rstrip() for line in out]
-
-
-SCORE_UNIT = 10 ** 6
-"""Gradescope scores are whole millionths of a point (6 decimals)."""
 
 
 def shares(points: float, count: int) -> list[int]:
@@ -288,8 +217,6 @@ def run(args: argparse.Namespace, client: Any) -> int:
 def run_exec(args: argparse.Namespace, client: Any) -> int:
     """``specdec grade --exec CMD``: one row per config of the suite, then the message of each
     failed config; 0 when every config passed, else 1."""
-    from .harness import MAX_TIMEOUT, gradescope_results, grade_program
-
     timeout = min(getattr(args, "timeout", 10.0), MAX_TIMEOUT)
     tests = grade_program(client, args.command, suite=args.suite, timeout=timeout, jobs=args.jobs)
     if args.json:

@@ -18,7 +18,8 @@ with a message in plain words (:meth:`ProgramTest.message`):
 
 One failing config never stops the others. :func:`gradescope_results` maps the tests to
 Gradescope's ``results.json``. Used by ``specdec grade --exec`` (:mod:`.grading`) and by
-:meth:`specdec_client.Client.grade_program`.
+:meth:`specdec_client.Client.grade_program`. :func:`grade_rows` (batches of traces, a 422 for
+one trace marking it malformed and sending the others again) also serves ``specdec grade FILE...``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
-from .grading import MAX_JOBS, SCORE_UNIT, Row, grade_rows
+from .errors import InvalidInput
+
+MAX_JOBS = 64
+"""At most this many runs of a program at once (``--jobs``)."""
+
+SCORE_UNIT = 10 ** 6
+"""Gradescope scores are whole millionths of a point (6 decimals)."""
+
 
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 """The most a program may print on standard output for one config (a trace is far smaller)."""
@@ -42,6 +50,76 @@ STDERR_LINES = 10
 """How many of the last lines of standard error a failed run shows."""
 MAX_TIMEOUT = 3600.0
 """The longest time limit of one run, in seconds (``--timeout``)."""
+
+
+@dataclass
+class Row:
+    """The grade of one file: ``report`` (the service's report dict) or ``malformed`` (why the
+    file could not be graded)."""
+
+    name: str
+    trace: Any = None
+    report: Optional[dict] = None
+    malformed: Optional[str] = None
+    errors: list = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.report is not None and self.report["passed"]
+
+
+# ---------------------------------------------------------------- batches of traces
+
+
+OVER_BUDGET = "tag:specdec,2026:problem/over-budget"
+"""The problem type of a request over the service's work budget (a 422 naming ``cost`` and ``budget``)."""
+
+
+def grade_rows(rows: Sequence[Row], client: Any, batch: int = 100) -> None:
+    """Grade the readable rows with ``client.grade_many`` in batches, filling ``report``; a
+    trace the service refuses (422 pointing at ``#/traces/<i>``) is marked malformed and the
+    rest of its batch is sent again; a batch over the service's work budget (422 of type
+    :data:`OVER_BUDGET`) is split in two halves, each sent on its own. Other errors propagate."""
+    pending = [r for r in rows if r.malformed is None]
+    work = [pending[start:start + batch] for start in range(0, len(pending), batch)]
+    while work:
+        chunk = work.pop(0)
+        try:
+            answer = client.grade_many([r.trace for r in chunk])
+        except InvalidInput as error:
+            if error.type == OVER_BUDGET and len(chunk) > 1:
+                half = len(chunk) // 2
+                work[:0] = [chunk[:half], chunk[half:]]
+                continue
+            bad = _refused(error, chunk)
+            if not bad:
+                raise
+            rest = [r for r in chunk if r not in bad]
+            if rest:
+                work.insert(0, rest)
+            continue
+        for row, report in zip(chunk, answer["reports"]):
+            row.report = report
+
+
+def _refused(error: InvalidInput, chunk: Sequence[Row]) -> list[Row]:
+    """The rows a 422 names (pointers ``#/traces/<i>/...``), marked malformed."""
+    bad: dict[int, Row] = {}
+    for item in error.errors:
+        parts = (item.pointer or "").split("/")
+        if len(parts) >= 3 and parts[1] == "traces" and parts[2].isdigit() and int(parts[2]) < len(chunk):
+            i = int(parts[2])
+            row = chunk[i]
+            row.errors.append({"pointer": "#/" + "/".join(parts[3:]), "detail": item.detail})
+            bad[i] = row
+    for row in bad.values():
+        first = row.errors[0]
+        more = f" (+{len(row.errors) - 1} more)" if len(row.errors) > 1 else ""
+        row.malformed = f"{first['pointer']}: {first['detail']}{more}"
+    return list(bad.values())
+
+
+# ---------------------------------------------------------------- running a program
 
 
 @dataclass

@@ -90,7 +90,8 @@ class Check(JsonLike, Record):
 class FirstDivergence(JsonLike, Record):
     """The first field where a submitted trace differs from the reference:
     ``block`` (index or None), ``path`` (JSON Pointer), ``expected``,
-    ``got``, ``kind`` (value, type, missing, unexpected), ``check``, ``rule``."""
+    ``got``, ``kind`` (value, type, missing, unexpected), ``check``, ``rule`` (with its SPEC
+    section) and ``explanation`` (the same rule in one plain sentence, for the student)."""
 
     block: Optional[int]
     path: str
@@ -99,6 +100,7 @@ class FirstDivergence(JsonLike, Record):
     kind: str
     check: str
     rule: str
+    explanation: str
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "FirstDivergence":

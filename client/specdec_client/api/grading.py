@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Union
+from typing import Any, Iterable, Mapping, Optional, Union
 from urllib.parse import quote
 
+from ..harness import ProgramTest, grade_program
 from ..reports import DistributionReport, GradeBatch, GradeReport, Suite, SuiteSummary
 from ..types import Config, Trace
 from . import ApiGroup
@@ -45,3 +46,12 @@ class GradingApi(ApiGroup):
         """``GET /v1/grade/suites/{name}``: the :class:`Suite` with its configs.
         Raises :class:`~specdec_client.errors.NotFound` (404) for an unknown name."""
         return self.transport.call("GET", "/v1/grade/suites/" + quote(name, safe=""), Suite.from_dict)
+
+    def grade_program(self, command: str, *, suite: str = "standard", timeout: float = 10.0, jobs: int = 1,
+                      cwd: Optional[str] = None) -> list[ProgramTest]:
+        """Run the shell ``command`` (a student's program, any language) once per config of
+        ``suite``, config JSON on its stdin and one trace on its stdout, and grade the traces in
+        one ``POST /v1/grade`` batch: a :class:`~specdec_client.harness.ProgramTest` per config
+        (``passed``, ``score``, ``problem``, ``report``, ``message()``). See
+        :func:`specdec_client.harness.grade_program` for the errors."""
+        return grade_program(self, command, suite=suite, timeout=timeout, jobs=jobs, cwd=cwd)
