@@ -21,10 +21,13 @@ from pathlib import Path
 
 import pytest
 import requests
+import yaml
 
 from conftest import SEED1, free_port
 from specdec_service.api.grading import GRADE_MAX_BODY_BYTES
+from specdec_service.api.openapi import edge_example
 from specdec_service.api.problems import problem
+from specdec_service.api.routes import EDGE_STATUSES
 from specdec_service.app import MAX_BODY_BYTES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -180,6 +183,26 @@ def test_every_edge_page_is_a_problem_of_the_service_format():
         assert code == status
         document = json.loads(text.replace("$specdec_body_limit", str(MAX_BODY_BYTES)))
         assert document == json.loads(problem(int(status), document["detail"]).get_data())
+        if document["status"] != 404:  # the contract's examples are these documents
+            assert edge_example(document["status"])["value"] == document
+
+
+def test_the_contract_lists_the_edge_errors_on_every_operation():
+    """Every operation documents each status of EDGE_STATUSES: the shared EdgeError
+    response, or its own 400/413 response whose examples include the edge's."""
+    assert set(EDGE_STATUSES) == {400, 408, 413, 414, 431, 502, 503, 504}
+    document = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+    responses = document["components"]["responses"]
+    assert set(responses["EdgeError"]["content"][PROBLEM]["examples"]) == {
+        f"edge_{status}" for status in EDGE_STATUSES if status != 408}
+    operations = [op for path in document["paths"].values() for op in path.values()]
+    assert len(operations) >= 10
+    for operation in operations:
+        for status in EDGE_STATUSES:
+            ref = operation["responses"][str(status)]["$ref"]
+            name = ref.rsplit("/", 1)[1]
+            assert name == "EdgeError" or ("edge" in responses[name]["content"][PROBLEM]["examples"]
+                                           and str(status) in ("400", "413")), (operation["summary"], status)
 
 
 # -- through nginx -------------------------------------------------------------------

@@ -13,7 +13,9 @@ blueprints and ``openapi.yaml`` at the repository root holds the same bytes
 
 Shared error responses, referenced by name from a route's ``problems``
 (:data:`.routes.ERROR_RESPONSES`): ``MalformedJson`` (400), ``SessionDone``
-(409), ``BodyTooLarge`` (413), ``NotJson`` (415), ``InvalidInput`` (422).
+(409), ``BodyTooLarge`` (413), ``NotJson`` (415), ``InvalidInput`` (422); and
+``EdgeError``, the problems the production edge (nginx) answers itself, which
+every operation lists (:data:`.routes.EDGE_STATUSES`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 
 from .. import __version__
 from .problems import INVALID_INPUT, MALFORMED_JSON, PROBLEM_MIMETYPE, SESSION_DONE
-from .routes import ApiBlueprint, example, openapi_path
+from .routes import EDGE_RESPONSE, ApiBlueprint, example, openapi_path
 from .schemas import ModelTableIn, ModelTableOut, ProblemOut
 
 OPENAPI_VERSION = "3.1.0"
@@ -59,25 +61,65 @@ def _problem_response(description: str, examples: dict) -> dict:
             "content": {PROBLEM_MIMETYPE: {"schema": "ProblemOut", "examples": examples}}}
 
 
+EDGE_PROBLEMS = {
+    400: "The request is not valid HTTP/1.1 (its request line, a header or its body framing); "
+         "the edge refused it before it reached the service.",
+    413: "The request body is larger than the limit of 262144 bytes.",
+    414: "The request line is longer than 4094 bytes.",
+    431: "A request header line is longer than 4096 bytes, or the headers are too large altogether.",
+    502: "No replica of the service answered (every one tried refused the connection or failed); retry shortly.",
+    503: "Too many requests of this client are in progress (at most 64); retry after a second.",
+    504: "No replica of the service answered within 60 s; retry, or send a smaller request.",
+}
+"""The ``detail`` of each problem the edge answers itself (deploy/nginx/edge.conf
+writes the same documents; tests/test_edge.py compares them)."""
+EDGE_TITLES = {400: "Bad Request", 413: "Request Entity Too Large", 414: "Request-URI Too Long",
+               431: "Request Header Fields Too Large", 502: "Bad Gateway", 503: "Service Unavailable",
+               504: "Gateway Timeout"}
+
+EDGE_DESCRIPTION = """\
+Answered by the edge, not the service: nginx in front of the service's replicas
+in the production deployment (docs/deploy.md), for any route, in the same problem
+format (`type` about:blank, the HTTP status phrase as `title`; CORS on `/v1/*`
+wherever the edge could read the path). 400: the request is not valid HTTP/1.1
+(framing, header syntax). 408: a proxy may answer a request that arrives too
+slowly (nginx closes the connection instead, after 10 s). 413: the body is over
+the route's limit (262144 bytes; 8388608 on `/v1/grade*`). 414: the request line
+is over 4094 bytes. 431: a header line is over 4096 bytes. 502: no replica
+answered. 503: this client already has 64 requests in progress (`Retry-After`).
+504: no replica answered within 60 s. 502, 503 and 504 can be retried as they
+are: every route is a pure function of its request."""
+
+
+def edge_example(status: int) -> dict:
+    """The named example of the edge's problem for ``status``."""
+    return example(f"From the edge ({status})", {"type": "about:blank", "title": EDGE_TITLES[status],
+                                                 "status": status, "detail": EDGE_PROBLEMS[status]})
+
+
 def _register_components(spec: APISpec) -> None:
     spec.components.schema("ProblemOut", schema=ProblemOut)
     spec.components.schema("ModelTableIn", schema=ModelTableIn)
     spec.components.schema("ModelTableOut", schema=ModelTableOut)
     spec.components.response("MalformedJson", _problem_response(
-        "The body is not valid JSON (or uses NaN/Infinity, is nested too deeply, ends before its Content-Length, or has malformed chunked framing).",
+        "The body is not valid JSON (or uses NaN/Infinity, is nested too deeply, ends before its Content-Length, or has malformed chunked framing); "
+        "or, from the edge of the production deployment (see `EdgeError`), the request is not valid HTTP/1.1.",
         {"malformed": example("A truncated body", {
             "type": MALFORMED_JSON, "title": "Malformed JSON", "status": 400,
-            "detail": "The body is not valid JSON: Expecting value: line 1 column 12 (char 11)."})}))
+            "detail": "The body is not valid JSON: Expecting value: line 1 column 12 (char 11)."}),
+         "edge": edge_example(400)}))
     spec.components.response("SessionDone", _problem_response(
         "The session has ended (limit reached or EOS committed, SPEC section 6): start a new one.",
         {"done": example("A step on a finished session", {
             "type": SESSION_DONE, "title": "Session done", "status": 409,
             "detail": "the session is done: the committed output reached the limit (SPEC section 6); start a new session"})}))
     spec.components.response("BodyTooLarge", _problem_response(
-        "The body is larger than 262144 bytes (256 KiB).",
+        "The body is larger than 262144 bytes (256 KiB): the service's answer, or the edge's in the production "
+        "deployment (see `EdgeError`).",
         {"too_large": example("A 300 KB body", {
             "type": "about:blank", "title": "Request Entity Too Large", "status": 413,
-            "detail": "The request body is larger than the limit of 262144 bytes."})}))
+            "detail": "The request body is larger than the limit of 262144 bytes."}),
+         "edge": edge_example(413)}))
     spec.components.response("NotJson", _problem_response(
         "The body is not declared as JSON (Content-Type must be application/json).",
         {"not_json": example("A form body", {
@@ -94,6 +136,8 @@ def _register_components(spec: APISpec) -> None:
              "type": INVALID_INPUT, "title": "Invalid input", "status": 422,
              "detail": "1 field is invalid: #/config/draft/start: must sum to 1 within 1e-9, not 0.9",
              "errors": [{"pointer": "#/config/draft/start", "detail": "must sum to 1 within 1e-9, not 0.9"}]})}))
+    spec.components.response(EDGE_RESPONSE, _problem_response(
+        EDGE_DESCRIPTION, {f"edge_{status}": edge_example(status) for status in EDGE_PROBLEMS}))
 
 
 def _schema_name(schema: Any) -> str:

@@ -39,6 +39,16 @@ ERROR_RESPONSES = {
 """The shared error responses (``components/responses`` of the document, see
 :mod:`.openapi`) by the status code a route lists in ``problems``."""
 
+EDGE_STATUSES = (400, 408, 413, 414, 431, 502, 503, 504)
+"""The statuses the production edge may answer itself, for any route, before or
+instead of the service: nginx in front of the replicas (deploy/nginx/edge.conf,
+docs/deploy.md), or another proxy in its place (408: nginx closes a stalled
+connection without an answer, other proxies send one). Every operation documents
+them with the shared response :data:`EDGE_RESPONSE`, except a status it documents
+already (400 and 413 of the routes with a body, whose shared responses
+``MalformedJson`` and ``BodyTooLarge`` include the edge's example)."""
+EDGE_RESPONSE = "EdgeError"
+
 _FLASK_PARAMETER = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
 
@@ -106,6 +116,8 @@ class Route:
             op["responses"][str(status)] = ERROR_RESPONSES[status]
         if self.responses:
             op["responses"].update((str(status), response) for status, response in self.responses().items())
+        for status in EDGE_STATUSES:
+            op["responses"].setdefault(str(status), EDGE_RESPONSE)
         return op
 
 
