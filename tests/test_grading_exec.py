@@ -81,7 +81,7 @@ def test_a_forgotten_bonus_fails_exactly_the_configs_that_exercise_a_bonus(servi
     # the block, the field, expected and got, the rule in plain words, the mistake named with its hint
     assert "First difference: block " in output and ", field bonus: expected {" in output and ", got null." in output
     assert f"Rule: {PLAIN['bonus']}" in output
-    assert "Likely mistake (it reproduces your whole trace): No bonus token when every proposal is accepted." in output
+    assert "Likely mistake (it reproduces your whole trace): No bonus token when every proposal is accepted [no-bonus]." in output
     assert "Checks that fail: bonus." in output
     failed_test = next(t for t in tests if t["status"] == "failed")
     assert failed_test["score"] == 9.0 and failed_test["max_score"] == 10.0  # 9 of the 10 checks hold

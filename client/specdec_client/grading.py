@@ -40,7 +40,9 @@ import sys
 from typing import Any, Optional, Sequence
 
 from .argtypes import integer, positive_number
-from .harness import MAX_JOBS, MAX_TIMEOUT, SCORE_UNIT, Row, grade_program, grade_rows, gradescope_results
+from .harness import (
+    MAX_JOBS, MAX_TIMEOUT, SCORE_UNIT, Row, divergence_lines, grade_program, grade_rows, gradescope_results,
+)
 from .traces import MAX_TRACE_BYTES
 
 MAX_BATCH = 1000
@@ -176,17 +178,10 @@ def gradescope(rows: Sequence[Row], points: float = 10.0) -> dict:
 
 
 def _summary(name: str, report: dict) -> str:
+    """A file's grade in plain words (the same text as a failed config of ``--exec``)."""
     if report["passed"]:
         return f"{name}: passed (the trace equals the reference)."
-    lines = [f"{name}: failed, score {report['score']:.2f}."]
-    d = report.get("first_divergence")
-    if d:
-        lines.append(f"First divergence at {d['path']}: expected {_short(d['expected'], 60)}, got {_short(d['got'], 60)}.")
-        lines.append(f"Rule: {d['rule']}")
-    for m in report.get("diagnosis") or []:
-        how = "reproduces your trace exactly" if m["exact"] else "matches your trace the longest"
-        lines.append(f"Likely mistake ({how}): {m['title']} [{m['id']}, {m['rule']}]. Hint: {m['hint']}")
-    return "\n".join(lines)
+    return "\n".join([f"{name}:"] + divergence_lines(report))
 
 
 def run(args: argparse.Namespace, client: Any) -> int:

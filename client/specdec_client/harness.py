@@ -195,8 +195,9 @@ def run_program(command: str, stdin: bytes, timeout: float, cwd: Optional[str] =
     kill()  # children left behind would hold the pipes open
     for t in threads:
         t.join(5)
-    for stream in (proc.stdout, proc.stderr):
-        stream.close()
+    for t, stream in zip(threads[1:], (proc.stdout, proc.stderr)):
+        if not t.is_alive():  # a process that left the group may still hold a pipe: leave its reader be
+            stream.close()
     tail = b"".join(err).decode("utf-8", "replace")
     return RunResult(proc.returncode, bytes(out), tail, time.monotonic() - started, timed_out, overflow.is_set())
 
@@ -253,7 +254,7 @@ def divergence_lines(report: dict) -> list[str]:
         lines.append(f"SPEC: {d['rule']}")
     for m in report.get("diagnosis") or []:
         how = "it reproduces your whole trace" if m["exact"] else "it matches your trace the longest"
-        lines.append(f"Likely mistake ({how}): {m['title']}. {m['hint']}")
+        lines.append(f"Likely mistake ({how}): {m['title']} [{m['id']}]. Hint: {m['hint']}")
     failing = [c["name"] for c in report.get("checks", []) if not c["passed"]]
     if failing:
         lines.append(f"Checks that fail: {', '.join(failing)}.")
