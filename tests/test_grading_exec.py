@@ -88,14 +88,17 @@ def test_a_forgotten_bonus_fails_exactly_the_configs_that_exercise_a_bonus(servi
     assert "\x1b[" not in results.read_text()  # plain text, no terminal colours
 
 
-@pytest.mark.parametrize("plant, mistake_id", [("resample-from-p", "resample-from-p"), ("skip-draw", "skip-draw-when-p-ge-q")])
-def test_planted_python_mistakes_are_diagnosed(service, plant, mistake_id):
+@pytest.mark.parametrize("plant, mistake_id, mode", [("resample-from-p", "resample-from-p", "speculative"),
+                                                     ("skip-draw", "skip-draw-when-p-ge-q", "speculative"),
+                                                     ("ties-last", "greedy-ties-to-last", "greedy")])
+def test_planted_python_mistakes_are_diagnosed(service, plant, mistake_id, mode):
     with Client(BASE) as client:
         tests = client.grade_program(f"{PYTHON} --plant {plant}", suite="standard")
     failed = [t for t in tests if not t.passed]
-    assert failed and all(t.report is not None for t in failed)
+    assert failed and all(t.report is not None and t.config["mode"] == mode for t in failed)
     assert any(mistake_id in [m["id"] for m in t.report["diagnosis"]] for t in failed)
-    assert all(t.passed for t in tests if t.config["mode"] != "speculative")
+    assert all(f"[{mistake_id}]. Hint: " in t.message() for t in failed
+               if mistake_id in [m["id"] for m in t.report["diagnosis"]])
 
 
 @needs_node
