@@ -31,8 +31,9 @@ from typing import Any
 from flask import request
 from marshmallow import fields, validate
 
-from ..engine import COUNTER_NAMES, MAX_LIMIT, parse_config, run
-from ..grading import BY_ID, CHECKS, DEFAULT_ALPHA, MAX_CELLS, MAX_M, MAX_SAMPLES, MAX_TRACES, TOLERANCE
+from ..engine import COUNTER_NAMES, parse_config, run
+from ..engine.bounds import MAX_CELLS, MAX_LIMIT, MAX_M, MAX_SAMPLES, MAX_TRACES
+from ..grading import BY_ID, CHECKS, DEFAULT_ALPHA, TOLERANCE
 from ..grading import faulty_run, grade, grade_distribution, grade_many, grading_schema
 from ..grading.suites import EXERCISES, UnknownSuite, suite, suites
 from .bodies import read_body

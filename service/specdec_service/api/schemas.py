@@ -15,8 +15,9 @@ for the OpenAPI document; the service does not re-dump engine dicts through
 them at run time (schemathesis' response-conformance check proves the served
 bodies match).
 
-Bounds come from the engine's constants, so the document and the rules
-cannot drift.
+Bounds come from :mod:`specdec_service.engine.bounds`, the one home of every
+input bound, which the engine's parsers read too, so the document and the
+rules cannot drift (``tests/test_bounds.py``).
 """
 
 from __future__ import annotations
@@ -26,9 +27,12 @@ from decimal import Decimal
 
 from marshmallow import RAISE, Schema, fields, validate
 
-from ..engine import COUNTER_NAMES, MAX_DRAWS_SLICE, MAX_LIMIT, MAX_POSITION, MAX_SEED, MAX_WIDTH, MODES
-from ..engine.models import BUILTIN_DRAFTS, BUILTIN_TARGETS, MAX_LABEL, MAX_VOCAB, MIN_VOCAB
-from ..engine.state import MAX_COUNTER, MIN_LIMIT, MIN_WIDTH
+from ..engine import COUNTER_NAMES, MODES
+from ..engine.bounds import (
+    MAX_COUNTER, MAX_DRAWS_SLICE, MAX_LABEL, MAX_LIMIT, MAX_POSITION, MAX_SEED, MAX_VOCAB, MAX_WIDTH, MIN_LABEL,
+    MIN_LIMIT, MIN_VOCAB, MIN_WIDTH,
+)
+from ..engine.models import BUILTIN_DRAFTS, BUILTIN_TARGETS
 
 DONE_REASONS = ("limit", "eos")
 """Why a session ended (SPEC section 6)."""
@@ -49,7 +53,7 @@ class StrictSchema(Schema):
 
 def Label(**kwargs) -> fields.String:
     """A token label: a string of 1-16 characters (SPEC section 1)."""
-    return fields.String(validate=validate.Length(1, MAX_LABEL), **kwargs)
+    return fields.String(validate=validate.Length(MIN_LABEL, MAX_LABEL), **kwargs)
 
 
 class ExactNumber(fields.Decimal):

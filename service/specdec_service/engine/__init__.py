@@ -22,12 +22,13 @@ Errors: :class:`InvalidInput` (bad input, with the path of each fault) and
 
 from .block import StepResult, draft, draft_room, finish, play, step, verify
 from .distributions import Dist, accepts, argmax, residual, sample
-from .draws import MAX_DRAWS_SLICE, MAX_POSITION, MAX_SEED, Draw, draw, draw_slice
+from .bounds import MAX_DRAWS_SLICE, MAX_LIMIT, MAX_POSITION, MAX_SEED, MAX_WIDTH
+from .draws import Draw, draw, draw_slice
 from .errors import Fault, InvalidInput, SessionDone, SpecdecError, pointer
 from .models import ALIGNED, BIASED, TOY, Model, builtin_models, parse_model
 from .rules import AUTOREGRESSIVE, GREEDY, MODE_RULES, SPECULATIVE, RuleSet
 from .state import (
-    COUNTER_NAMES, MAX_LIMIT, MAX_WIDTH, MODES, Config, Counters, State, parse_config, parse_state,
+    COUNTER_NAMES, MODES, Config, Counters, State, parse_config, parse_state,
 )
 from .trace import TRACE_FORMAT, TRACE_SCHEMA_PATH, run, run_json, trace_of, trace_schema
 

@@ -10,14 +10,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .bounds import MAX_DRAWS_SLICE, MAX_POSITION, MAX_SEED, int_in
 from .errors import Fault, InvalidInput
-
-MAX_SEED = 2**53 - 1
-"""Largest seed: every seed is exact in any JSON parser (SPEC section 2)."""
-MAX_POSITION = 2**53 - 1
-"""Largest position of a draw (SPEC section 2)."""
-MAX_DRAWS_SLICE = 4096
-"""Most draws one call of :func:`draw_slice` returns (the API's bound)."""
 
 _DOUBLE_UNIT = 2.0**-53
 
@@ -77,18 +71,14 @@ def draw_slice(seed: int, position: int, count: int) -> list[Draw]:
     0 <= position <= position + count - 1 <= MAX_POSITION.
     """
     faults = []
-    if not _is_int(seed) or not 0 <= seed <= MAX_SEED:
+    if not int_in(seed, 0, MAX_SEED):
         faults.append(Fault(("seed",), f"must be an integer from 0 to 2^53-1 ({MAX_SEED})"))
-    if not _is_int(count) or not 1 <= count <= MAX_DRAWS_SLICE:
+    if not int_in(count, 1, MAX_DRAWS_SLICE):
         faults.append(Fault(("count",), f"must be an integer from 1 to {MAX_DRAWS_SLICE}"))
-    if not _is_int(position) or not 0 <= position <= MAX_POSITION:
+    if not int_in(position, 0, MAX_POSITION):
         faults.append(Fault(("position",), f"must be an integer from 0 to 2^53-1 ({MAX_POSITION})"))
     elif not faults and position + count - 1 > MAX_POSITION:
         faults.append(Fault(("position",), f"position + count - 1 must not exceed 2^53-1 ({MAX_POSITION})"))
     if faults:
         raise InvalidInput(faults)
     return [draw(seed, n) for n in range(position, position + count)]
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)

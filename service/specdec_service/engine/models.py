@@ -22,12 +22,10 @@ from fractions import Fraction
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
+from .bounds import MAX_LABEL, MAX_VOCAB, MIN_LABEL, MIN_VOCAB
 from .distributions import Dist
 from .errors import Fault, InvalidInput
 
-MIN_VOCAB = 2
-MAX_VOCAB = 64
-MAX_LABEL = 16
 ROW_TOLERANCE = Fraction(1, 10**9)
 """A row must sum to 1 within this (SPEC section 1); it is then normalised exactly."""
 
@@ -166,8 +164,8 @@ def _parse_vocab(vocab: Any, faults: list[Fault]) -> list[str]:
         faults.append(Fault(("vocab",), f"must hold {MIN_VOCAB} to {MAX_VOCAB} labels, not {len(vocab)}"))
     seen: set[str] = set()
     for i, label in enumerate(vocab):
-        if not isinstance(label, str) or not 1 <= len(label) <= MAX_LABEL:
-            faults.append(Fault(("vocab", i), f"must be a string of 1 to {MAX_LABEL} characters"))
+        if not isinstance(label, str) or not MIN_LABEL <= len(label) <= MAX_LABEL:
+            faults.append(Fault(("vocab", i), f"must be a string of {MIN_LABEL} to {MAX_LABEL} characters"))
         elif label in seen:
             faults.append(Fault(("vocab", i), f"duplicate label {label!r}: labels must be distinct"))
         else:

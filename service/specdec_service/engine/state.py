@@ -14,14 +14,12 @@ from operator import add
 from collections.abc import Mapping
 from typing import Any, Optional
 
-from .draws import MAX_POSITION, MAX_SEED
+from .bounds import MAX_COUNTER, MAX_LIMIT, MAX_POSITION, MAX_SEED, MAX_WIDTH, MIN_LIMIT, MIN_WIDTH, int_in
 from .errors import Fault, InvalidInput
 from .models import Model, resolve_model
 
 MODES = ("speculative", "greedy", "autoregressive")
 """Decoding modes: SPEC section 4 and the two of section 5."""
-MIN_WIDTH, MAX_WIDTH = 1, 16
-MIN_LIMIT, MAX_LIMIT = 1, 256
 DEFAULTS = {"target": "toy", "mode": "speculative", "width": 3, "limit": 8, "eos": None}
 """Settings a config may leave out; ``draft`` and ``seed`` are required."""
 CONFIG_KEYS = ("target", "draft", "mode", "width", "seed", "limit", "eos")
@@ -56,7 +54,6 @@ class Counters:
 
 
 COUNTER_NAMES = tuple(f.name for f in fields(Counters))
-MAX_COUNTER = 2**53 - 1
 
 
 @dataclass(frozen=True)
@@ -132,13 +129,9 @@ class State:
         }
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _int_in(obj: Mapping, key: str, low: int, high: int, faults: list[Fault], what: str = "") -> Optional[int]:
     value = obj[key]
-    if not _is_int(value) or not low <= value <= high:
+    if not int_in(value, low, high):
         faults.append(Fault((key,), f"must be an integer from {low} to {what or high}"))
         return None
     return value
@@ -240,7 +233,7 @@ def parse_state(obj: Any) -> State:
     if committed is not None and len(committed) > config.limit:
         faults.append(Fault(("committed",), f"holds {len(committed)} tokens, more than the limit ({config.limit})"))
     position = obj.get("position", 0)
-    if not _is_int(position) or not 0 <= position <= MAX_POSITION:
+    if not int_in(position, 0, MAX_POSITION):
         faults.append(Fault(("position",), "must be an integer from 0 to 2^53-1"))
     counters = _parse_counters(obj.get("counters", {}), faults)
     if faults:
@@ -285,7 +278,7 @@ def _parse_counters(obj: Any, faults: list[Fault]) -> Counters:
     for key, value in obj.items():
         if key not in COUNTER_NAMES:
             faults.append(Fault(("counters", key), f"unknown counter: the counters are {', '.join(COUNTER_NAMES)}"))
-        elif not _is_int(value) or not 0 <= value <= MAX_COUNTER:
+        elif not int_in(value, 0, MAX_COUNTER):
             faults.append(Fault(("counters", key), "must be an integer from 0 to 2^53-1"))
         else:
             values[key] = value

@@ -31,7 +31,7 @@ from typing import Any, Optional
 from ..engine import Config, Counters, InvalidInput, SessionDone, State, draw, pointer, step, verify
 from ..engine.block import finish
 from ..engine.rules import MODE_RULES
-from ..engine.draws import MAX_POSITION
+from ..engine.bounds import MAX_POSITION, int_in
 from ..engine.trace import TRACE_FORMAT
 from .compare import first_difference
 from .rules import CHECKS, RULES
@@ -103,7 +103,7 @@ def _draws_of(block: dict):
 
 
 def _is_position(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= MAX_POSITION
+    return int_in(x, 0, MAX_POSITION)
 
 
 def evaluate(trace: dict, config: Config) -> list[CheckResult]:

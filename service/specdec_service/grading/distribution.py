@@ -45,13 +45,7 @@ import numpy as np
 
 from ..budget import BUDGETS
 from ..engine import COUNTER_NAMES, Config, Fault, InvalidInput, parse_config
-
-MAX_M = 4
-"""Longest prefix compared."""
-MAX_SAMPLES = 10**6
-"""Most samples in one request (the sum of the counts)."""
-MAX_CELLS = 100_000
-"""Most entries of ``counts`` in one request."""
+from ..engine.bounds import MAX_CELLS, MAX_COUNTER, MAX_M, MAX_SAMPLES, int_in
 MIN_EXPECTED = 5.0
 """Cells expecting fewer samples than this are pooled (the usual rule for chi-square)."""
 DEFAULT_ALPHA = 0.001
@@ -85,10 +79,6 @@ def grade_distribution(payload: Any) -> dict:
 # ---------------------------------------------------------------- input
 
 
-def _is_int(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
 def _parse(payload: Any):
     if not isinstance(payload, Mapping):
         raise InvalidInput.at((), "must be an object with config, m, and samples or counts")
@@ -112,7 +102,7 @@ def _parse(payload: Any):
         raise InvalidInput.at(("config", "mode"), "must be speculative or autoregressive: greedy decoding is "
                               "deterministic, grade its trace with POST /v1/grade")
     m = payload["m"]
-    if not _is_int(m) or not 1 <= m <= MAX_M:
+    if not int_in(m, 1, MAX_M):
         raise InvalidInput.at(("m",), f"must be an integer from 1 to {MAX_M}")
     alpha = payload.get("alpha", DEFAULT_ALPHA)
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float, Decimal)):
@@ -206,7 +196,7 @@ def _read_counts(entries: Any, config: Config, vocab: dict, length: int) -> Coun
         if not isinstance(entry, Mapping) or set(entry) != {"prefix", "count"}:
             raise InvalidInput.at(path, "must be an object with exactly prefix and count")
         count = entry["count"]
-        if not _is_int(count) or not 0 <= count <= MAX_SAMPLES:
+        if not int_in(count, 0, MAX_SAMPLES):
             raise InvalidInput.at(path + ("count",), f"must be an integer from 0 to {MAX_SAMPLES}")
         cell = _cell(entry["prefix"], config, vocab, length, path + ("prefix",), exact=True)
         if cell in counts:
@@ -224,7 +214,7 @@ def _read_counters(obj: Any) -> dict:
     for key, value in obj.items():
         if key not in COUNTER_NAMES:
             raise InvalidInput.at(("counters", key), f"unknown counter: the counters are {', '.join(COUNTER_NAMES)}")
-        if not _is_int(value) or not 0 <= value <= 2**53 - 1:
+        if not int_in(value, 0, MAX_COUNTER):
             raise InvalidInput.at(("counters", key), "must be an integer from 0 to 2^53-1")
     for key in ("accepted", "draft_steps"):
         if key not in obj:

@@ -26,6 +26,7 @@ from typing import Any, Optional, Sequence
 
 from ..budget import BUDGETS, GRADE_CHECK_RUNS, session_units
 from ..engine import Config, Fault, InvalidInput, State, pointer, run
+from ..engine.bounds import MAX_TRACES
 from ..engine.rules import RuleSet
 from ..engine.trace import trace_of
 from .catalogue import CATALOGUE, Mistake
@@ -35,8 +36,6 @@ from .faulty import faulty_step
 from .rules import CHECKS, explain, locate
 from .validate import parse_trace_config, validate_trace
 
-MAX_TRACES = 1000
-"""At most this many traces in one batch (``POST /v1/grade`` with ``{"traces": [...]}``)."""
 
 
 def grade(trace: Any, *, diagnose: bool = True) -> dict:
