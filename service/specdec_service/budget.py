@@ -26,8 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .engine import MAX_DRAWS_SLICE, MAX_LIMIT, MAX_WIDTH
-from .engine.models import MAX_VOCAB
+from .engine.bounds import MAX_DRAWS_SLICE, MAX_LIMIT, MAX_VOCAB, MAX_WIDTH
 
 OVER_BUDGET = "tag:specdec,2026:problem/over-budget"
 """The problem type of a request over its route's budget (HTTP 422)."""

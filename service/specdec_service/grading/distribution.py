@@ -141,7 +141,7 @@ def distribution_cost(vocab: int, length: int, entries: Any, *, counts: bool) ->
         return 0
     if counts:
         n = sum(e["count"] for e in entries
-                if isinstance(e, Mapping) and _is_int(e.get("count")) and 0 <= e["count"] <= MAX_SAMPLES)
+                if isinstance(e, Mapping) and int_in(e.get("count"), 0, MAX_SAMPLES))
     else:
         n = len(entries)
     cells = min(min(n, MAX_SAMPLES) // int(MIN_EXPECTED), vocab ** length)
