@@ -47,14 +47,49 @@ def test_schema_check_rejects_a_broken_file():
             {"services": {"specdec": {"ports": "8000:8000", "healthcheck": {"test": 1}}}})
 
 
-def test_service_on_port_8000_with_a_health_check(compose):
-    service = compose["services"]["specdec"]
-    assert "8000:8000" in service["ports"]
+def test_edge_on_port_8000_in_front_of_three_replicas(compose):
+    """nginx publishes port 8000 with deploy/nginx/edge.conf (the configuration
+    deploy/local.py runs and tests/test_edge.py tests) and compose's two include
+    files where edge.conf's relative includes find them (/etc/nginx); the service
+    runs 3 replicas with no published port, each health-checked."""
+    edge, service = compose["services"]["edge"], compose["services"]["specdec"]
+    assert edge["ports"] == ["8000:8000"] and "ports" not in service
+    image, tag = edge["image"].split(":")
+    assert image == "nginx" and tuple(int(n) for n in tag.split("-")[0].split(".")[:2]) >= (1, 27)  # resolve
+    mounts = dict(volume.rsplit(":", 1)[0].split(":") for volume in edge["volumes"])
+    assert mounts == {
+        "./deploy/nginx/edge.conf": "/etc/nginx/conf.d/default.conf",
+        "./deploy/nginx/compose/specdec-upstream.conf": "/etc/nginx/specdec-upstream.conf",
+        "./deploy/nginx/compose/specdec-server.conf": "/etc/nginx/specdec-server.conf",
+    }
+    assert all(volume.endswith(":ro") for volume in edge["volumes"])
+    edge_conf = (ROOT / "deploy" / "nginx" / "edge.conf").read_text(encoding="utf-8")
+    for source in mounts:
+        assert (ROOT / source).is_file(), source
+    assert "include specdec-upstream.conf;" in edge_conf and "include specdec-server.conf;" in edge_conf
+    assert edge["depends_on"]["specdec"]["condition"] == "service_healthy"
+    assert "http://127.0.0.1:8000/health" in " ".join(edge["healthcheck"]["test"])
+    assert edge["stop_signal"] == "SIGQUIT"  # nginx's graceful stop
+
+    assert service["deploy"]["replicas"] == 3 and service["expose"] == ["8000"]
     assert service["build"]["context"] == "."
     assert service["environment"]["SPECDEC_BIND"] == "0.0.0.0:8000"
-    check = " ".join(service["healthcheck"]["test"])
     assert service["healthcheck"]["test"][0] == "CMD"
-    assert "http://127.0.0.1:8000/health" in check
+    assert "http://127.0.0.1:8000/health" in " ".join(service["healthcheck"]["test"])
+    assert service["stop_signal"] == "SIGTERM" and service["stop_grace_period"] == "15s"  # > graceful_timeout 10 s
+    assert service["read_only"] is True and edge["read_only"] is True
+
+
+def test_compose_upstream_resolves_every_replica():
+    """The upstream names the compose service: Docker's DNS answers one address
+    per replica, and ``resolve`` follows scaling and restarts."""
+    upstream = (ROOT / "deploy" / "nginx" / "compose" / "specdec-upstream.conf").read_text(encoding="utf-8")
+    lines = [line.split("#")[0].strip() for line in upstream.splitlines() if line.split("#")[0].strip()]
+    assert "resolver 127.0.0.11 valid=5s ipv6=off;" in lines
+    assert "zone specdec 64k;" in lines
+    assert "server specdec:8000 resolve max_fails=1 fail_timeout=5s;" in lines
+    server = (ROOT / "deploy" / "nginx" / "compose" / "specdec-server.conf").read_text(encoding="utf-8")
+    assert "listen 8000;" in server and "access_log /dev/stdout specdec;" in server
 
 
 def test_dockerfile_slim_base_non_root_gunicorn():

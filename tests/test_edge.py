@@ -8,6 +8,7 @@ Needs nginx (``bash .ci/run`` installs it with apt-get when it is missing).
 from __future__ import annotations
 
 import http.client
+import importlib.util
 import json
 import os
 import re
@@ -203,6 +204,44 @@ def test_the_contract_lists_the_edge_errors_on_every_operation():
             name = ref.rsplit("/", 1)[1]
             assert name == "EdgeError" or ("edge" in responses[name]["content"][PROBLEM]["examples"]
                                            and str(status) in ("400", "413")), (operation["summary"], status)
+
+
+def nginx_version() -> tuple[int, ...]:
+    out = subprocess.run([local_module().nginx_binary(), "-v"], capture_output=True, text=True, timeout=10).stderr
+    return tuple(int(n) for n in re.search(r"nginx/(\d+)\.(\d+)\.(\d+)", out).groups())
+
+
+def local_module():
+    """deploy/local.py as a module (it is a script, not a package)."""
+    if "deploy_local" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("deploy_local", LOCAL)
+        sys.modules["deploy_local"] = importlib.util.module_from_spec(spec)  # dataclasses look it up
+        spec.loader.exec_module(sys.modules["deploy_local"])
+    return sys.modules["deploy_local"]
+
+
+def test_compose_configuration_passes_nginx_t(tmp_path):
+    """docker-compose.yml's nginx configuration (edge.conf as conf.d/default.conf, the
+    compose include files beside nginx.conf) is accepted by ``nginx -t``. Before nginx
+    1.27.3 (Debian's is 1.22) the upstream's ``resolve`` is not known, so the check
+    then reads the upstream without it and with the replica's name as a local address."""
+    compose = ROOT / "deploy" / "nginx" / "compose"
+    upstream = (compose / "specdec-upstream.conf").read_text()
+    if nginx_version() < (1, 27, 3):
+        upstream = upstream.replace(" resolve ", " ").replace("server specdec:8000", "server 127.0.0.1:8000")
+    (tmp_path / "conf.d").mkdir()
+    (tmp_path / "conf.d" / "default.conf").write_text(EDGE_CONF.read_text())
+    (tmp_path / "specdec-upstream.conf").write_text(upstream)
+    (tmp_path / "specdec-server.conf").write_text((compose / "specdec-server.conf").read_text())
+    (tmp_path / "nginx.conf").write_text(
+        f"pid {tmp_path}/nginx.pid;\nevents {{}}\nhttp {{\n"
+        + "".join(f"    {kind}_temp_path {tmp_path}/{kind};\n"
+                  for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+        + "    include conf.d/default.conf;\n}\n")
+    check = subprocess.run([local_module().nginx_binary(), "-t", "-p", f"{tmp_path}/", "-c", str(tmp_path / "nginx.conf"),
+                            "-e", str(tmp_path / "error.log")], capture_output=True, text=True, timeout=30)
+    assert check.returncode == 0, check.stderr
+    assert "test is successful" in check.stderr
 
 
 # -- through nginx -------------------------------------------------------------------
