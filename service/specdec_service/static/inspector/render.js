@@ -1,0 +1,273 @@
+// Drawing blocks, proposals, draws and counters as DOM. Pure functions of the
+// API's JSON (docs/trace-format.md): they decide nothing, they show what the
+// service decided. Every token is its own element whose text is the token.
+
+/** Create an element: el("span", {className: "token"}, "A", child, ...). */
+export function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "className" || key === "textContent" || key === "hidden" || key === "type" || key === "value") node[key] = value;
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** A probability or draw for people: at most 4 decimals, trailing zeros dropped (0.4443592 -> "0.4444"). */
+export function fmt(x) {
+  if (x === null || x === undefined) return "none";
+  return String(Number(Number(x).toFixed(4)));
+}
+
+/** A number with its full float64 value as a tooltip. */
+export function num(x, className = "num") {
+  return el("span", { className, title: x === null || x === undefined ? undefined : String(x) }, fmt(x));
+}
+
+/** One token, as its own element whose text is the token alone. */
+export function token(label, className = "") {
+  return el("span", { className: `token ${className}`.trim() }, label);
+}
+
+/** A context for people: the empty prefix, or the last token. */
+export function contextLabel(context) {
+  return context === null || context === undefined ? "empty prefix" : `after ${context}`;
+}
+
+/** A [0, 1] bar with a filled part of width `fill` (clamped) and optional marker at `marker`. */
+export function bar(fill, { marker = null, className = "", label = "" } = {}) {
+  const filled = el("span", { className: "bar-fill" });
+  filled.style.width = `${Math.max(0, Math.min(1, fill)) * 100}%`;
+  const node = el("span", { className: `bar ${className}`.trim(), role: "img", "aria-label": label }, filled);
+  if (marker !== null) {
+    const mark = el("span", { className: "bar-marker" });
+    mark.style.left = `${Math.max(0, Math.min(1, marker)) * 100}%`;
+    node.append(mark);
+  }
+  return node;
+}
+
+/** A distribution row as one small bar per token, the chosen one marked. */
+export function distribution(vocab, row, { chosen = null, caption = "" } = {}) {
+  const list = el("ul", { className: "dist", "aria-label": caption || undefined });
+  row.forEach((p, i) => {
+    const isChosen = vocab[i] === chosen;
+    list.append(el("li", { className: isChosen ? "chosen" : "" },
+      token(vocab[i]),
+      bar(p, { label: `${vocab[i]}: ${fmt(p)}` }),
+      num(p),
+      isChosen ? el("span", { className: "tag" }, "chosen") : null));
+  });
+  return list;
+}
+
+/** "draw 0.4444 at position 3" (or "no draw" in greedy). */
+export function drawText(draw) {
+  if (!draw) return el("span", { className: "muted" }, "no draw (argmax)");
+  return el("span", { className: "draw" }, "u ", num(draw.u), ` at position ${draw.position}`);
+}
+
+// ------------------------------------------------------------------ regions
+
+/** The proposal's tokens (drawn as not committed when `pending`) and its step table. */
+export function proposal({ list, table, summary }, proposalJson, vocab, pending, blockNumber) {
+  list.replaceChildren();
+  table.tBodies[0].replaceChildren();
+  if (!proposalJson) {
+    summary.textContent = "No proposal yet: press Draft (or Step).";
+    table.hidden = true;
+    return;
+  }
+  const steps = proposalJson.steps;
+  if (!steps.length) {
+    summary.textContent = "Mode autoregressive: nothing is drafted; the target samples one token per pass.";
+    table.hidden = true;
+    return;
+  }
+  summary.textContent = pending
+    ? `Drafted, not committed: ${steps.length} proposal${steps.length === 1 ? "" : "s"} waiting for Verify. The committed output has not changed.`
+    : `Block ${blockNumber}'s proposal: ${steps.length} drafted token${steps.length === 1 ? "" : "s"}.`;
+  for (const step of steps) {
+    list.append(el("li", {}, token(step.token, pending ? "uncommitted" : "")));
+    table.tBodies[0].append(el("tr", {},
+      el("td", {}, String(step.index)),
+      el("td", {}, contextLabel(step.context)),
+      el("td", {}, distribution(vocab, step.q, { chosen: step.token, caption: `q ${contextLabel(step.context)}` })),
+      el("td", {}, drawText(step.draw)),
+      el("td", {}, token(step.token, pending ? "uncommitted" : ""), step.drafted ? null : el("span", { className: "tag" }, " (supplied)"))));
+  }
+  table.hidden = false;
+}
+
+/** One verification row: p, q, ratio, the u marker against the ratio, accepted or rejected in words. */
+function verificationRow(v) {
+  const verdict = v.accepted ? "accepted" : "rejected";
+  const ratio = v.ratio;
+  let explanation;
+  if (ratio === null) {
+    explanation = v.accepted ? "matches the target's argmax" : "differs from the target's argmax";
+  } else {
+    explanation = `u ${fmt(v.draw.u)} ${v.accepted ? "<" : "\u2265"} ratio ${fmt(ratio)}`;
+  }
+  return el("li", { className: `verify ${verdict}` },
+    el("div", { className: "verify-head" },
+      el("span", { className: "index" }, `${v.index}.`),
+      token(v.token),
+      el("span", { className: "ctx" }, contextLabel(v.context)),
+      el("strong", { className: `verdict ${verdict}` }, v.accepted ? "\u2713 " : "\u2717 ", verdict)),
+    el("dl", { className: "verify-numbers" },
+      el("dt", {}, "p"), el("dd", { className: "p" }, num(v.p_token)),
+      el("dt", {}, "q"), el("dd", { className: "q" }, num(v.q_token)),
+      el("dt", {}, "ratio"), el("dd", { className: "ratio" }, ratio === null ? "none (greedy)" : num(ratio)),
+      el("dt", {}, "u"), el("dd", { className: "u" }, v.draw ? num(v.draw.u) : "no draw"),
+      el("dt", {}, "draw position"), el("dd", { className: "position" }, v.draw ? String(v.draw.position) : "none")),
+    ratio === null ? null : bar(ratio, {
+      marker: v.draw.u, className: `ratio-bar ${verdict}`,
+      label: `ratio ${fmt(ratio)} filled on a 0 to 1 bar, u ${fmt(v.draw.u)} marked: ${verdict}`,
+    }),
+    el("p", { className: "explain" }, explanation, ratio !== null && ratio >= 1 ? " (a ratio of 1 or more is always accepted)" : ""));
+}
+
+/** The Verification region: one row per verified position (or the autoregressive sample). */
+export function verification({ list, summary }, block, vocab) {
+  list.replaceChildren();
+  if (!block) {
+    summary.textContent = "Nothing verified yet.";
+    return;
+  }
+  if (block.sample) {
+    summary.textContent = "Mode autoregressive: one target pass samples one token.";
+    list.append(el("li", { className: "verify accepted" },
+      el("div", { className: "verify-head" }, "sampled ", token(block.sample.token), " ",
+        el("span", { className: "ctx" }, contextLabel(block.sample.context))),
+      distribution(vocab, block.sample.p, { chosen: block.sample.token, caption: "target row p" }),
+      el("p", {}, drawText(block.sample.draw))));
+    return;
+  }
+  const rows = block.verification;
+  const accepted = rows.filter((v) => v.accepted).length;
+  summary.textContent = `${rows.length} verified: ${accepted} accepted, ${rows.length - accepted} rejected. `
+    + (block.mode === "greedy" ? "Greedy: a proposal is accepted while it equals the target's argmax."
+      : "A proposal is accepted iff its draw u < p/q (the marker left of the filled part).");
+  rows.forEach((v) => list.append(verificationRow(v)));
+}
+
+const NO_BONUS = {
+  rejection: "a proposal was rejected, so the correction token ends the block",
+  limit: "the output reached the limit (SPEC section 4.4: no bonus at the limit)",
+  eos: "an accepted EOS ends the session",
+};
+
+/** The Correction region: correction bars, discarded proposals struck through, the bonus or why none. */
+export function correction({ correction: box, discarded, bonus }, block, vocab) {
+  box.replaceChildren();
+  discarded.replaceChildren();
+  bonus.replaceChildren();
+  if (!block) {
+    box.append(el("p", { className: "muted" }, "No block verified yet."));
+    return;
+  }
+  if (block.sample) {
+    box.append(el("p", { className: "muted" }, "Mode autoregressive: no correction, no bonus."));
+    return;
+  }
+  const c = block.correction;
+  if (c) {
+    box.append(
+      el("p", {}, `Proposal ${c.index} (${contextLabel(c.context)}) was rejected: the correction token is drawn from `,
+        block.mode === "greedy" ? "the target's argmax" : "the residual max(p - q, 0), normalised", ":"),
+      distribution(vocab, c.distribution, { chosen: c.token, caption: "correction distribution" }),
+      el("p", { className: "correction-choice" }, "chosen ", token(c.token, "correction-token"), " with ", drawText(c.draw)));
+  } else {
+    box.append(el("p", {}, "No rejection: no correction."));
+  }
+  discarded.append(el("p", {}, "Discarded: ",
+    block.discarded.length
+      ? el("span", { className: "discarded-list" }, block.discarded.map((t) => el("del", { className: "discarded" }, token(t))),
+        el("span", { className: "muted" }, ` (${block.discarded.length} proposal${block.discarded.length === 1 ? "" : "s"} after the rejection, never committed)`))
+      : el("span", { className: "muted" }, "none")));
+  if (block.bonus) {
+    bonus.append(el("p", { className: "bonus" }, "Bonus token: ", token(block.bonus.token, "bonus-token"),
+      " sampled from the target ", contextLabel(block.bonus.context), " with ", drawText(block.bonus.draw)));
+  } else {
+    bonus.append(el("p", { className: "no-bonus" }, "No bonus: ", NO_BONUS[block.no_bonus] || "none", "."));
+  }
+}
+
+/** The Committed output region: every committed token with the block it came from. */
+export function output({ list, summary }, blocks, info) {
+  list.replaceChildren();
+  blocks.forEach((block, i) => {
+    const number = i + 1;
+    block.committed.forEach((label, j) => {
+      let how = "accepted";
+      if (block.sample) how = "sampled";
+      else if (j === block.committed.length - 1 && block.correction) how = "correction";
+      else if (j === block.committed.length - 1 && block.bonus) how = "bonus";
+      list.append(el("li", { className: `out block-${number % 2 ? "odd" : "even"} ${how}` },
+        token(label),
+        el("span", { className: "from" }, `block ${number}`, el("span", { className: "visually-hidden" }, `, ${how}`))));
+    });
+  });
+  const parts = [`${info.committed.length} token${info.committed.length === 1 ? "" : "s"} committed`, `position ${info.position}`];
+  parts.push(info.done ? `session done (${info.done})` : "session open");
+  summary.textContent = parts.join(" \u00b7 ") + ".";
+}
+
+/** The Block history: one button per block; the selected one is pressed. */
+export function history(list, blocks, selected, divergentBlock, onSelect) {
+  list.replaceChildren();
+  blocks.forEach((block, i) => {
+    const number = i + 1;
+    const button = el("button", { type: "button", className: "history-item", "aria-pressed": String(number === selected) },
+      `Block ${number}: `, block.committed.map((t) => token(t)),
+      number === divergentBlock ? el("span", { className: "tag divergence-tag" }, " first divergence") : null);
+    button.addEventListener("click", () => onSelect(number));
+    list.append(el("li", { className: number === divergentBlock ? "divergent" : "" }, button));
+  });
+}
+
+/** The draws of a block in SPEC order, each with what it was used for. */
+export function blockDraws(block) {
+  const used = [];
+  for (const step of block.proposal.steps) if (step.draw) used.push([step.draw, `draft proposal ${step.index} (${step.token})`]);
+  for (const v of block.verification) if (v.draw) used.push([v.draw, `verify proposal ${v.index} (${v.accepted ? "accepted" : "rejected"})`]);
+  if (block.correction && block.correction.draw) used.push([block.correction.draw, `correction (${block.correction.token})`]);
+  if (block.bonus && block.bonus.draw) used.push([block.bonus.draw, `bonus (${block.bonus.token})`]);
+  if (block.sample && block.sample.draw) used.push([block.sample.draw, `target sample (${block.sample.token})`]);
+  return used;
+}
+
+/** The Draw stream table: every draw used so far, by block (and the pending proposal's). */
+export function draws(tbody, blocks, pending) {
+  tbody.replaceChildren();
+  const row = (draw, blockText, what, className = "") => tbody.append(el("tr", { className },
+    el("td", {}, String(draw.position)), el("td", {}, num(draw.u)), el("td", {}, blockText), el("td", {}, what)));
+  blocks.forEach((block, i) => {
+    const used = blockDraws(block);
+    if (!used.length) tbody.append(el("tr", {}, el("td", { colspan: "4" }, `block ${i + 1}: no draws (greedy)`)));
+    used.forEach(([draw, what]) => row(draw, `block ${i + 1}`, what));
+  });
+  if (pending) {
+    for (const step of pending.steps) if (step.draw) row(step.draw, "pending", `draft proposal ${step.index} (${step.token}), not committed`, "pending");
+  }
+}
+
+/** The counter names of SPEC section 7, in trace order. */
+export const COUNTERS = ["target_passes", "draft_steps", "accepted", "rejected", "discarded", "bonus_tokens", "committed", "draws"];
+
+/** The Counters region: every counter by name, and committed tokens per target pass. */
+export function counters(dl, values) {
+  dl.replaceChildren();
+  for (const name of COUNTERS) {
+    dl.append(el("div", { className: "counter", "data-counter": name }, el("dt", {}, name), el("dd", {}, String(values[name] ?? 0))));
+  }
+  const passes = values.target_passes || 0;
+  dl.append(el("div", { className: "counter derived", "data-counter": "committed_per_pass" },
+    el("dt", {}, "committed per target pass"),
+    el("dd", {}, passes ? fmt(values.committed / passes) : "none yet")));
+}

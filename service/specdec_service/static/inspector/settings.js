@@ -1,0 +1,179 @@
+// The session settings (SPEC section 8) in three forms: the form fields, the
+// config JSON sent to the API, and the URL fragment that makes a view shareable.
+// The page never validates a setting itself: the API's problem documents are
+// shown next to the field they name.
+
+/** Settings of a new page: the explainer's first experiment (toy target, aligned draft, seed 0). */
+export const DEFAULTS = Object.freeze({
+  target: "toy", draft: "aligned", mode: "speculative", width: "3", seed: "0", limit: "8", eos: "",
+});
+
+/** A custom model to start editing from: the toy target's table (SPEC section 1). */
+export const CUSTOM_EXAMPLE = `{
+  "vocab": ["A", "B", "C"],
+  "start": [0.5, 0.3, 0.2],
+  "next": {"A": [0.2, 0.6, 0.2], "B": [0.55, 0.15, 0.3], "C": [0.25, 0.25, 0.5]}
+}`;
+
+const FIELDS = ["target", "draft", "mode", "width", "seed", "limit", "eos"];
+const MODEL_FIELDS = ["target", "draft"];
+const BUILTIN = { target: ["toy"], draft: ["aligned", "biased"] };
+const $ = (id) => document.getElementById(id);
+
+/**
+ * The settings in the form: {target, draft, mode, width, seed, limit, eos}, each a string;
+ * a custom model is its JSON text (it starts with "{").
+ */
+export function readForm() {
+  const settings = {};
+  for (const name of FIELDS) {
+    settings[name] = $(name).value;
+  }
+  for (const name of MODEL_FIELDS) {
+    if (settings[name] === "custom") settings[name] = $(`${name}-json`).value.trim();
+  }
+  return settings;
+}
+
+/** Put settings into the form (built-in names select themselves, JSON goes to the editor). */
+export function writeForm(settings) {
+  for (const name of FIELDS) {
+    const value = settings[name];
+    if (MODEL_FIELDS.includes(name) && !BUILTIN[name].includes(value)) {
+      $(name).value = "custom";
+      $(`${name}-json`).value = value;
+    } else {
+      $(name).value = value;
+    }
+  }
+  showCustomEditors();
+}
+
+/** Show the JSON editor of each model set to custom (filled with an example when empty). */
+export function showCustomEditors() {
+  for (const name of MODEL_FIELDS) {
+    const custom = $(name).value === "custom";
+    $(`${name}-custom-field`).hidden = !custom;
+    if (custom && !$(`${name}-json`).value.trim()) $(`${name}-json`).value = CUSTOM_EXAMPLE;
+  }
+}
+
+function numberOrText(text) {
+  const trimmed = text.trim();
+  if (trimmed === "") return null;
+  return /^-?\d+$/.test(trimmed) ? trimmed : JSON.stringify(trimmed);
+}
+
+/**
+ * The config as JSON text for the API. A custom model is embedded as the text the user wrote
+ * (so its decimals reach the service unrounded); a model that is not JSON throws a
+ * LocalFieldError. Numbers are sent as written; anything else is sent as a string, so that
+ * the API's own error ("Not a valid integer.") is the one shown.
+ */
+export function configText(settings) {
+  const parts = [];
+  for (const name of MODEL_FIELDS) {
+    const value = settings[name];
+    if (value.startsWith("{") || value.startsWith("[")) {
+      try {
+        JSON.parse(value);
+      } catch (error) {
+        throw new LocalFieldError(name, `not JSON: ${error.message}`);
+      }
+      parts.push(`${JSON.stringify(name)}: ${value}`);
+    } else {
+      parts.push(`${JSON.stringify(name)}: ${JSON.stringify(value)}`);
+    }
+  }
+  parts.push(`"mode": ${JSON.stringify(settings.mode)}`);
+  for (const name of ["width", "seed", "limit"]) {
+    const value = numberOrText(settings[name]);
+    if (value !== null || name === "seed") parts.push(`${JSON.stringify(name)}: ${value}`);
+  }
+  parts.push(`"eos": ${settings.eos === "" ? "null" : JSON.stringify(settings.eos)}`);
+  return `{${parts.join(", ")}}`;
+}
+
+/** A setting the page could not even send (a custom model that is not JSON). */
+export class LocalFieldError extends Error {
+  constructor(field, detail) {
+    super(detail);
+    this.field = field;
+    this.detail = detail;
+  }
+}
+
+// ------------------------------------------------------------------ field errors
+
+/** The form field a JSON Pointer of a 422 names ("#/config/target/start" -> "target"). */
+export function fieldOfPointer(pointer) {
+  const parts = String(pointer || "").replace(/^#\//, "").split("/");
+  while (parts.length && (parts[0] === "state" || parts[0] === "config" || parts[0] === "")) {
+    if (parts[0] === "config") return FIELDS.includes(parts[1]) ? parts[1] : "config";
+    parts.shift();
+  }
+  return "config";
+}
+
+/** Remove every field error from the form. */
+export function clearFieldErrors() {
+  for (const name of [...FIELDS, "config"]) {
+    $(`${name}-error`).textContent = "";
+    const input = $(name);
+    if (input) input.removeAttribute("aria-invalid");
+    const editor = $(`${name}-json`);
+    if (editor) editor.removeAttribute("aria-invalid");
+  }
+}
+
+/**
+ * Show errors next to their fields: [{pointer, detail}] from a problem document, or a
+ * LocalFieldError. Returns the number shown.
+ */
+export function showFieldErrors(errors) {
+  clearFieldErrors();
+  for (const error of errors) {
+    const field = error.field || fieldOfPointer(error.pointer);
+    const slot = $(`${field}-error`);
+    const line = document.createElement("span");
+    line.className = "error-line";
+    line.textContent = error.pointer ? `${error.pointer}: ${error.detail}` : error.detail;
+    slot.append(line);
+    const editor = $(`${field}-json`);
+    const input = editor && !$(`${field}-custom-field`).hidden ? editor : $(field);
+    if (input) input.setAttribute("aria-invalid", "true");
+  }
+  return errors.length;
+}
+
+// ------------------------------------------------------------------ the URL fragment
+
+/**
+ * The view as a URL fragment (without "#"): the settings plus where the session is:
+ * blocks (blocks committed), proposal=1 (a Draft is pending), end=1 (taken by Run),
+ * block (the block selected in the history, 1-based).
+ */
+export function toFragment(settings, view) {
+  const params = new URLSearchParams();
+  for (const name of FIELDS) params.set(name, settings[name]);
+  params.set("blocks", String(view.blocks));
+  if (view.proposal) params.set("proposal", "1");
+  if (view.end) params.set("end", "1");
+  if (view.block) params.set("block", String(view.block));
+  return params.toString();
+}
+
+/** Parse a fragment (with or without "#"): {settings, view}; missing settings take DEFAULTS. */
+export function fromFragment(fragment) {
+  const params = new URLSearchParams(fragment.replace(/^#/, ""));
+  const settings = {};
+  for (const name of FIELDS) settings[name] = params.has(name) ? params.get(name) : DEFAULTS[name];
+  const count = (name) => {
+    const value = Number.parseInt(params.get(name) || "0", 10);
+    return Number.isFinite(value) && value > 0 ? value : 0;
+  };
+  return {
+    settings,
+    view: { blocks: count("blocks"), proposal: params.get("proposal") === "1", end: params.get("end") === "1", block: count("block") },
+  };
+}

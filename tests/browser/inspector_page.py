@@ -1,0 +1,91 @@
+"""The inspector page object for the browser tests: the page of the live
+service in one tab, its controls found by their accessible names, every console
+error recorded."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+VENDOR = Path(__file__).resolve().parent / "vendor"
+"""Vendored test-only libraries (axe-core, with its licence)."""
+
+
+class Inspector:
+    """The page object: the inspector in one tab, found by accessible names."""
+
+    def __init__(self, page: Page, base: str, artefacts: Path):
+        self.page = page
+        self.base = base
+        self.artefacts = artefacts
+        self.console_errors: list[str] = []
+        page.on("console", self._on_console)
+        page.on("pageerror", lambda error: self.console_errors.append(f"uncaught: {error}"))
+
+    def _on_console(self, message) -> None:
+        if message.type in ("error", "assert"):
+            self.console_errors.append(message.text)
+
+    # -- navigation
+    def open(self, fragment: str = "") -> "Inspector":
+        self.page.goto(f"{self.base}/{('#' + fragment) if fragment else ''}")
+        self.wait_ready()
+        return self
+
+    def wait_ready(self) -> None:
+        expect(self.page.locator("body[data-ready='true']")).to_have_count(1)
+        self.wait_idle()
+
+    def wait_idle(self) -> None:
+        expect(self.page.locator("body[aria-busy]")).to_have_count(0)
+
+    # -- controls
+    def button(self, name: str):
+        return self.page.get_by_role("button", name=name, exact=True)
+
+    def press(self, name: str) -> None:
+        self.button(name).click()
+        self.wait_idle()
+
+    def field(self, label: str):
+        return self.page.get_by_label(label, exact=True)
+
+    def choose(self, label: str, value: str) -> None:
+        self.field(label).select_option(value)
+        self.wait_idle()
+
+    def fill(self, label: str, value: str) -> None:
+        self.field(label).fill(value)
+        self.field(label).dispatch_event("change")
+        self.wait_idle()
+
+    def region(self, name: str):
+        return self.page.get_by_role("region", name=name, exact=True)
+
+    # -- reading
+    def tokens(self, selector: str) -> list[str]:
+        return self.page.locator(selector).locator(".token").all_inner_texts()
+
+    def output(self) -> list[str]:
+        return self.region("Committed output").locator("ol .token").all_inner_texts()
+
+    def counters(self) -> dict[str, str]:
+        region = self.region("Counters")
+        names = region.locator("dt").all_inner_texts()
+        values = region.locator("dd").all_inner_texts()
+        return dict(zip(names, values))
+
+    def screenshot(self, name: str) -> Path:
+        path = self.artefacts / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        return path
+
+    def assert_no_console_errors(self, allowed_statuses: tuple[int, ...] = ()) -> None:
+        """No console error and no uncaught exception; a failed request of an
+        ``allowed_statuses`` status (the browser logs every 4xx) is expected."""
+        pattern = re.compile(r"status of (\d+)")
+        unexpected = [text for text in self.console_errors
+                      if not ((m := pattern.search(text)) and int(m.group(1)) in allowed_statuses)]
+        assert unexpected == []

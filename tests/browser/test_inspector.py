@@ -1,0 +1,370 @@
+"""The inspector (``GET /``) in a real browser against the live service.
+
+The explainer's experiments click by click with SPEC section 4's numbers, the
+reset rule of SPEC section 8, the URL fragment (reload, back/forward), the API's
+field errors next to the field, grading a dropped trace, keyboard use, console
+errors and axe-core. Expected values come from SPEC.md and from the API itself
+(the page must show what the service answered, nothing of its own).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+import requests
+from playwright.sync_api import expect
+
+from browser.inspector_page import VENDOR, Inspector
+from conftest import SEED1
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
+
+BUTTONS = ("Draft", "Verify", "Step", "Run", "Reset")
+FIELDS = ("Target", "Draft model", "Mode", "Width", "Seed", "Limit", "EOS")
+REGIONS = ("Proposal", "Verification", "Correction", "Committed output", "Counters")
+COUNTER_NAMES = ("target_passes", "draft_steps", "accepted", "rejected", "discarded", "bonus_tokens", "committed", "draws")
+
+
+def api(live_url: str, path: str, body) -> dict:
+    response = requests.post(f"{live_url}{path}", json=body, timeout=30)
+    return response.json()
+
+
+def biased_seed1(ins) -> None:
+    """Set the explainer's second experiment with the form: biased draft, seed 1."""
+    ins.open()
+    ins.choose("Draft model", "biased")
+    ins.fill("Seed", "1")
+
+
+def verification_rows(ins) -> list[dict]:
+    rows = ins.region("Verification").locator("li.verify")
+    result = []
+    for i in range(rows.count()):
+        row = rows.nth(i)
+        result.append({
+            "token": row.locator(".verify-head .token").inner_text(),
+            "verdict": row.locator(".verdict").inner_text(),
+            "p": row.locator("dd.p").inner_text(),
+            "q": row.locator("dd.q").inner_text(),
+            "ratio": row.locator("dd.ratio").inner_text(),
+            "u": row.locator("dd.u").inner_text(),
+        })
+    return result
+
+
+def correction_bars(ins) -> list[tuple[str, str]]:
+    items = ins.region("Correction").locator("ul.dist li")
+    return [(items.nth(i).locator(".token").inner_text(), items.nth(i).locator(".num").inner_text())
+            for i in range(items.count())]
+
+
+def test_served_page_names_every_control_and_region(inspector):
+    ins = inspector.open()
+    for name in BUTTONS:
+        expect(ins.button(name)).to_have_count(1)
+    for label in FIELDS:
+        expect(ins.field(label)).to_have_count(1)
+    for name in REGIONS:
+        region = ins.region(name)
+        expect(region).to_have_count(1)
+        expect(region.get_by_role("heading", name=name, exact=True)).to_be_visible()
+    # a select is named by its label alone, not by its chosen option
+    expect(ins.page.get_by_role("combobox", name="Draft model", exact=True)).to_have_value("aligned")
+    ins.assert_no_console_errors()
+
+
+def test_seed1_experiment_click_by_click(inspector, live_url):
+    ins = inspector
+    biased_seed1(ins)
+    expect(ins.region("Committed output").locator("#output-summary")).to_contain_text("0 tokens committed")
+
+    ins.press("Draft")
+    expect(ins.region("Proposal").locator("#proposal-tokens .token")).to_have_text(["A", "A", "C"])
+    assert ins.page.locator("#proposal-tokens .token.uncommitted").count() == 3
+    expect(ins.region("Proposal")).to_contain_text("not committed")
+    assert ins.output() == []
+    assert ins.counters()["target_passes"] == "0" and ins.counters()["committed"] == "0"
+    draws = ins.page.locator("#draws tbody tr.pending td:nth-child(2)").all_inner_texts()
+    assert draws == ["0.5666", "0.7458", "0.971"]  # SPEC section 2's seed-1 test vector, 4 decimals
+    ins.screenshot("01-seed1-draft")
+
+    ins.press("Verify")
+    rows = verification_rows(ins)
+    assert rows == [
+        {"token": "A", "verdict": "\u2713 accepted", "p": "0.5", "q": "0.8", "ratio": "0.625", "u": "0.4444"},
+        {"token": "A", "verdict": "\u2717 rejected", "p": "0.2", "q": "0.8", "ratio": "0.25", "u": "0.4443"},
+    ]
+    assert correction_bars(ins) == [("A", "0"), ("B", "0.75"), ("C", "0.25")]
+    expect(ins.region("Correction").locator("ul.dist li.chosen .token")).to_have_text("C")
+    expect(ins.region("Correction").locator(".correction-choice")).to_contain_text("u 0.7629 at position 5")
+    expect(ins.region("Correction").locator("del .token")).to_have_text(["C"])
+    expect(ins.region("Correction").locator(".no-bonus")).to_contain_text("a proposal was rejected")
+    assert ins.output() == ["A", "C"]
+    expect(ins.region("Committed output").locator(".from")).to_have_text(["block 1, accepted", "block 1, correction"])
+    expect(ins.region("Committed output").locator("#output-summary")).to_contain_text("position 6")
+    assert ins.counters()["draws"] == "6" and ins.counters()["committed per target pass"] == "2"
+    ins.screenshot("02-seed1-verify")
+
+    ins.press("Run")
+    trace = api(live_url, "/v1/runs", SEED1)
+    assert ins.output() == ["A", "C", "B", "A", "B", "A", "B", "B"] == trace["output"]
+    counters = ins.counters()
+    assert {name: counters[name] for name in COUNTER_NAMES} == {k: str(v) for k, v in trace["counters"].items()}
+    assert counters["committed per target pass"] == "2"  # 8 committed / 4 passes
+    expect(ins.region("Committed output").locator("#output-summary")).to_contain_text("position 21")
+    expect(ins.region("Committed output").locator("#output-summary")).to_contain_text("session done (limit)")
+    expect(ins.page.locator("#history .history-item")).to_have_count(4)
+    for name in ("Draft", "Verify", "Step", "Run"):
+        expect(ins.button(name)).to_be_disabled()
+    ins.screenshot("03-seed1-run")
+
+    # the block history brings block 1 back
+    ins.page.locator("#history .history-item").first.click()
+    ins.wait_idle()
+    assert verification_rows(ins)[1]["verdict"] == "\u2717 rejected"
+    expect(ins.page.locator("#block-caption")).to_contain_text("Showing block 1 of 4")
+    ins.assert_no_console_errors()
+
+
+def test_aligned_seed0_bonus_and_limit_one(inspector, live_url):
+    ins = inspector.open()  # the defaults: toy target, aligned draft, width 3, seed 0
+    ins.press("Step")
+    block = api(live_url, "/v1/step", {"config": {"draft": "aligned", "seed": 0}})["block"]
+    assert len(block["committed"]) == 4 and block["bonus"] is not None  # SPEC section 4, last paragraph
+    assert ins.output() == block["committed"] == ["C", "B", "A", "A"]
+    assert [r["verdict"] for r in verification_rows(ins)] == ["\u2713 accepted"] * 3
+    assert [r["ratio"] for r in verification_rows(ins)] == ["1"] * 3
+    expect(ins.region("Correction").locator(".bonus .token")).to_have_text("A")
+    expect(ins.region("Correction")).to_contain_text("No rejection: no correction.")
+    assert ins.counters()["bonus_tokens"] == "1" and ins.counters()["committed per target pass"] == "4"
+    ins.screenshot("04-aligned-seed0-bonus")
+
+    ins.fill("Limit", "1")
+    expect(ins.page.locator("#status")).to_contain_text("new session")
+    ins.press("Step")
+    assert ins.output() == ["C"]
+    expect(ins.region("Correction").locator(".no-bonus")).to_have_text(
+        "No bonus: the output reached the limit (SPEC section 4.4: no bonus at the limit).")
+    expect(ins.region("Committed output").locator("#output-summary")).to_contain_text("session done (limit)")
+    ins.screenshot("05-limit1-no-bonus")
+    ins.assert_no_console_errors()
+
+
+def test_seed_change_resets_and_the_url_reproduces_the_view(inspector, live_url):
+    ins = inspector
+    biased_seed1(ins)
+    ins.press("Step")
+    ins.press("Step")
+    assert ins.output() == ["A", "C", "B", "A", "B"]
+    two_blocks = ins.page.url
+
+    ins.fill("Seed", "2")
+    assert ins.output() == []
+    assert set(ins.counters()[name] for name in COUNTER_NAMES) == {"0"}
+    expect(ins.page.locator("#status")).to_contain_text("Settings changed: new session")
+    expect(ins.page.locator("#history .history-item")).to_have_count(0)
+
+    ins.page.go_back()
+    ins.wait_idle()
+    expect(ins.field("Seed")).to_have_value("1")
+    expect(ins.page.locator("#history .history-item")).to_have_count(2)
+    assert ins.output() == ["A", "C", "B", "A", "B"]
+    ins.page.go_back()
+    ins.wait_idle()
+    expect(ins.page.locator("#history .history-item")).to_have_count(1)
+    assert ins.output() == ["A", "C"]
+    ins.page.go_forward()
+    ins.wait_idle()
+    expect(ins.page.locator("#history .history-item")).to_have_count(2)
+
+    ins.page.reload()
+    ins.wait_ready()
+    assert ins.page.url == two_blocks
+    assert ins.output() == ["A", "C", "B", "A", "B"]
+    second = api(live_url, "/v1/step", api(live_url, "/v1/step", SEED1)["state"])["state"]
+    assert ins.counters()["draws"] == str(second["counters"]["draws"]) == "13"
+    expect(ins.page.locator("#output-summary")).to_contain_text(f"position {second['position']}")
+
+    # a pasted link in a fresh tab: a pending proposal and a selected block come back too
+    ins.press("Draft")
+    ins.page.locator("#history .history-item").first.click()
+    ins.wait_idle()
+    link = ins.page.url
+    other = ins.page.context.new_page()
+    fresh = Inspector(other, ins.base, ins.artefacts)
+    other.goto(link)
+    fresh.wait_ready()
+    assert fresh.output() == ["A", "C", "B", "A", "B"]
+    expect(other.locator("#block-caption")).to_contain_text("Showing block 1 of 2")
+    expect(other.locator("#draws tbody tr.pending")).to_have_count(3)
+    other.close()
+    fresh.assert_no_console_errors()
+    ins.assert_no_console_errors()
+
+
+def test_custom_model_error_is_shown_next_to_the_field(inspector, live_url):
+    ins = inspector.open()
+    ins.choose("Target", "custom")
+    editor = ins.field("Custom target (JSON)")
+    expect(editor).to_be_visible()
+    bad = '{"vocab": ["A", "B", "C"], "start": [0.5, 0.3, 0.3], "next": {"A": [0.2, 0.6, 0.2], "B": [0.55, 0.15, 0.3], "C": [0.25, 0.25, 0.5]}}'
+    editor.fill(bad)
+    editor.dispatch_event("change")
+    ins.wait_idle()
+    problem = api(live_url, "/v1/draft", {"config": {"target": json.loads(bad), "draft": "aligned", "seed": 0}})
+    assert problem["status"] == 422
+    expected = [f"{e['pointer']}: {e['detail']}" for e in problem["errors"]]
+    assert expected == ["#/config/target/start: must sum to 1 within 1e-9, not 1.1"]
+    expect(ins.page.locator("#target-error .error-line")).to_have_text(expected)
+    expect(editor).to_have_attribute("aria-invalid", "true")
+    # the error describes the field (assistive technology reads it with the field)
+    assert "target-error" in editor.get_attribute("aria-describedby")
+    ins.screenshot("06-custom-target-error")
+
+    editor.fill("{not json")
+    editor.dispatch_event("change")
+    ins.wait_idle()
+    expect(ins.page.locator("#target-error")).to_contain_text("not JSON")
+
+    good = bad.replace("[0.5, 0.3, 0.3]", "[0.5, 0.3, 0.2]")
+    editor.fill(good)
+    editor.dispatch_event("change")
+    ins.wait_idle()
+    expect(ins.page.locator("#target-error .error-line")).to_have_count(0)
+    ins.press("Step")
+    assert ins.output() == ["C", "B", "A", "A"]  # the toy's table, typed in: the same session
+    ins.assert_no_console_errors(allowed_statuses=(422,))
+
+
+def test_dropped_faulty_trace_shows_first_divergence(inspector, live_url):
+    ins = inspector.open()
+    trace = api(live_url, "/v1/runs", SEED1)
+    faulty = copy.deepcopy(trace)
+    faulty["blocks"][2]["committed"][0] = "C"  # planted: block 3 commits C where the rules give A
+    report = api(live_url, "/v1/grade", faulty)
+    divergence = report["first_divergence"]
+    assert (divergence["block"], divergence["path"]) == (2, "#/blocks/2/committed/0")
+
+    data = json.dumps(faulty)
+    handle = ins.page.evaluate_handle(
+        """(text) => { const dt = new DataTransfer();
+                      dt.items.add(new File([text], 'student.json', {type: 'application/json'}));
+                      return dt; }""", data)
+    ins.page.locator("#grade-drop").dispatch_event("drop", {"dataTransfer": handle})
+    ins.wait_idle()
+    expect(ins.page.locator("#grade-report .first-divergence")).to_have_text(
+        'First divergence in block 3: #/blocks/2/committed/0 expected "A", got "C" (check output, value).')
+    expect(ins.page.locator("#grade-report")).to_contain_text(f"score {round(report['score'] * 100, 1):g}%")
+    expect(ins.page.locator("#grade-report .checks tr.fail th")).to_have_text(
+        [c["name"] for c in report["checks"] if not c["passed"]])
+    # the block view opens the reference session of the trace's settings at that block
+    expect(ins.field("Draft model")).to_have_value("biased")
+    expect(ins.field("Seed")).to_have_value("1")
+    expect(ins.page.locator("#history li.divergent .history-item")).to_contain_text("Block 3:")
+    expect(ins.page.locator("#history li.divergent .history-item")).to_have_attribute("aria-pressed", "true")
+    expect(ins.page.locator("#divergence")).to_be_visible()
+    expect(ins.page.locator("#divergence")).to_contain_text("block 3: #/blocks/2/committed/0 expected \"A\", got \"C\"")
+    expect(ins.page.locator("#grade-report .submitted li.divergent")).to_contain_text("Block 3:")
+    ins.screenshot("07-grade-first-divergence")
+
+    # the same file through the file chooser, and a correct trace passes
+    ins.page.locator("#grade-file").set_input_files(files=[{
+        "name": "reference.json", "mimeType": "application/json", "buffer": json.dumps(trace).encode()}])
+    ins.wait_idle()
+    expect(ins.page.locator("#grade-report .grade-pass")).to_contain_text("Passed")
+    expect(ins.page.locator("#divergence")).to_be_hidden()
+    ins.assert_no_console_errors()
+
+
+def test_download_trace_is_the_runs_trace(inspector, live_url):
+    ins = inspector
+    biased_seed1(ins)
+    with ins.page.expect_download() as info:
+        ins.button("Download trace").click()
+    download = info.value
+    assert download.suggested_filename == "specdec-trace-seed1.json"
+    saved = json.loads(open(download.path(), encoding="utf-8").read())
+    assert saved == api(live_url, "/v1/runs", SEED1)
+    ins.assert_no_console_errors()
+
+
+def test_keyboard_alone_drives_the_session(inspector):
+    ins = inspector.open()
+    page = ins.page
+    ins.field("Draft model").focus()
+    page.keyboard.press("ArrowDown")  # aligned -> biased
+    ins.wait_idle()
+    expect(ins.field("Draft model")).to_have_value("biased")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    expect(ins.field("Width")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(ins.field("Seed")).to_be_focused()
+    page.keyboard.type("1")  # 0 -> "01"
+    page.keyboard.press("Control+a")
+    page.keyboard.type("1")
+    page.keyboard.press("Tab")  # leaving the field commits the change
+    ins.wait_idle()
+    expect(ins.field("Seed")).to_have_value("1")
+    expect(ins.field("Limit")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(ins.field("EOS")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(ins.button("Draft")).to_be_focused()
+    page.keyboard.press("Enter")
+    ins.wait_idle()
+    expect(page.locator("#proposal-tokens .token")).to_have_text(["A", "A", "C"])
+    ins.button("Verify").focus()
+    page.keyboard.press("Space")
+    ins.wait_idle()
+    assert ins.output() == ["A", "C"]
+    ins.button("Step").focus()
+    page.keyboard.press("Enter")
+    ins.wait_idle()
+    assert ins.output() == ["A", "C", "B", "A", "B"]
+    page.locator("#history .history-item").first.focus()
+    page.keyboard.press("Enter")
+    ins.wait_idle()
+    expect(page.locator("#block-caption")).to_contain_text("Showing block 1 of 2")
+    ins.assert_no_console_errors()
+
+
+def test_accepted_and_rejected_are_said_in_text(inspector):
+    ins = inspector
+    biased_seed1(ins)
+    ins.press("Step")
+    verdicts = ins.region("Verification").locator(".verdict").all_inner_texts()
+    assert verdicts == ["\u2713 accepted", "\u2717 rejected"]
+    bars = ins.region("Verification").get_by_role("img")
+    assert bars.nth(0).get_attribute("aria-label") == "ratio 0.625 filled on a 0 to 1 bar, u 0.4444 marked: accepted"
+    ins.assert_no_console_errors()
+
+
+AXE_STATES = {
+    "initial": lambda ins: None,
+    "verified": lambda ins: (biased_seed1(ins), ins.press("Step")),
+    "run": lambda ins: (biased_seed1(ins), ins.press("Run")),
+    "custom-error": lambda ins: (ins.choose("Target", "custom"), ins.field("Custom target (JSON)").fill('{"vocab": ["A"]}'),
+                                 ins.field("Custom target (JSON)").dispatch_event("change"), ins.wait_idle()),
+}
+
+
+@pytest.mark.parametrize("state", sorted(AXE_STATES))
+def test_axe_core_finds_no_serious_violation(browser, live_url, artefacts_dir, state):
+    """axe-core (vendored, tests/browser/vendor/axe.min.js) in each main state. The page's
+    Content-Security-Policy forbids injected scripts, so this context bypasses it."""
+    context = browser.new_context(bypass_csp=True, viewport={"width": 1300, "height": 1000})
+    try:
+        ins = Inspector(context.new_page(), live_url, artefacts_dir).open()
+        AXE_STATES[state](ins)
+        ins.page.add_script_tag(path=str(VENDOR / "axe.min.js"))
+        result = ins.page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+        serious = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+                   for v in result["violations"] if v["impact"] in ("serious", "critical")]
+        assert serious == []
+        assert result["testEngine"]["version"] == "4.14.1"
+    finally:
+        context.close()
