@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+from urllib.parse import urlencode
 
 import pytest
 import requests
@@ -341,6 +342,65 @@ def test_accepted_and_rejected_are_said_in_text(inspector):
     bars = ins.region("Verification").get_by_role("img")
     assert bars.nth(0).get_attribute("aria-label") == "ratio 0.625 filled on a 0 to 1 bar, u 0.4444 marked: accepted"
     ins.assert_no_console_errors()
+
+
+EOS_TARGET = {"vocab": ["A", "B", "E"], "start": [0.5, 0.3, 0.2],
+              "next": {"A": [0.2, 0.5, 0.3], "B": [0.5, 0.2, 0.3], "E": [0.4, 0.4, 0.2]}}
+EOS_DRAFT = {"vocab": ["A", "B", "E"], "start": [0.4, 0.4, 0.2],
+             "next": {"A": [0.3, 0.3, 0.4], "B": [0.3, 0.3, 0.4], "E": [0.4, 0.4, 0.2]}}
+
+
+def test_custom_models_with_eos_from_a_link(inspector, live_url):
+    """Custom target and draft travel in the fragment; an accepted EOS ends the
+    session without a bonus (SPEC section 6)."""
+    config = {"target": EOS_TARGET, "draft": EOS_DRAFT, "eos": "E", "seed": 3}
+    ins = inspector.open(urlencode({"target": json.dumps(EOS_TARGET), "draft": json.dumps(EOS_DRAFT),
+                                    "eos": "E", "seed": "3"}))
+    expect(ins.field("Target")).to_have_value("custom")
+    expect(ins.field("Custom draft (JSON)")).to_be_visible()
+    ins.press("Step")
+    block = api(live_url, "/v1/step", {"config": config})["block"]
+    assert (block["committed"], block["no_bonus"], block["done"]) == (["A", "E"], "eos", "eos")
+    assert ins.output() == ["A", "E"]
+    expect(ins.region("Correction").locator(".no-bonus")).to_have_text("No bonus: an accepted EOS ends the session.")
+    expect(ins.page.locator("#output-summary")).to_contain_text("session done (eos)")
+    ins.assert_no_console_errors()
+
+
+def test_greedy_and_autoregressive_blocks(inspector, live_url):
+    ins = inspector.open(urlencode({"draft": "biased", "seed": "1", "mode": "greedy"}))
+    ins.press("Step")
+    heads = ins.region("Verification").locator(".explain").all_inner_texts()
+    assert heads == ["matches the target's argmax", "differs from the target's argmax"]  # A at the start, A after A (SPEC 5)
+    assert [r["ratio"] for r in verification_rows(ins)] == ["none (greedy)"] * 2
+    expect(ins.region("Correction").locator(".correction-choice")).to_contain_text("no draw (argmax)")
+    ins.press("Run")
+    trace = api(live_url, "/v1/runs", {"config": {"draft": "biased", "seed": 1, "mode": "greedy"}})
+    assert ins.output() == trace["output"] == ["A", "B", "A", "B", "A", "B", "A", "B"]
+    assert ins.counters()["draws"] == "0"
+
+    ins.choose("Mode", "autoregressive")
+    ins.press("Draft")
+    expect(ins.region("Proposal")).to_contain_text("nothing is drafted")
+    ins.press("Verify")
+    trace = api(live_url, "/v1/runs", {"config": {"draft": "biased", "seed": 1, "mode": "autoregressive"}})
+    expect(ins.region("Verification").locator(".verify-head .token")).to_have_text(trace["output"][0])
+    ins.press("Run")
+    assert ins.output() == trace["output"]
+    assert ins.counters()["committed per target pass"] == "1"
+    ins.assert_no_console_errors()
+
+
+def test_analysis_degrades_when_the_route_is_missing(inspector):
+    """A service without POST /v1/analysis (404) gets one sentence, no broken panel."""
+    ins = inspector
+    ins.page.route("**/v1/analysis", lambda route: route.fulfill(
+        status=404, content_type="application/problem+json",
+        body='{"type": "about:blank", "title": "Not Found", "status": 404, "detail": "No such resource."}'))
+    ins.open()
+    ins.press("Analyse")
+    expect(ins.region("Analysis")).to_contain_text("This service has no analysis route")
+    ins.assert_no_console_errors(allowed_statuses=(404,))
 
 
 AXE_STATES = {
