@@ -140,6 +140,17 @@ def test_a_timeout_fails_its_tests_and_kills_the_program(service, tmp_path):
         assert "Failed: the program did not finish within 0.5 seconds and was stopped." in test["output"]
 
 
+def test_endless_output_is_cut_off(service, monkeypatch):
+    from specdec_client import harness
+
+    monkeypatch.setattr(harness, "MAX_OUTPUT_BYTES", 10_000)
+    with Client(BASE) as client:
+        tests = client.grade_program(f"{sys.executable} -c \"while True: print('x' * 1000)\"", suite="quick", timeout=30)
+    for test in tests:
+        assert test.run.overflow and test.run.seconds < 30
+        assert "the program printed more than 10000 bytes on standard output and was stopped." in test.message()
+
+
 def test_one_crashing_config_never_stops_the_others(service, capsys):
     assert main(["grade", "--exec", f"{PYTHON} --plant crash-greedy", "--url", BASE]) == 1
     out = capsys.readouterr().out
@@ -149,6 +160,16 @@ def test_one_crashing_config_never_stops_the_others(service, capsys):
     assert f"{len(STANDARD.configs) - len(greedy)}/{len(STANDARD.configs)} configs" in out
     [call] = grade_calls(service)
     assert len(json.loads(call.request.body)["traces"]) == len(STANDARD.configs) - len(greedy)
+
+
+def test_a_trace_the_service_refuses_fails_only_its_config(service):
+    with Client(BASE) as client:
+        tests = client.grade_program(f"{PYTHON} --plant malformed-autoregressive", suite="standard")
+    refused = [t for t in tests if t.config["mode"] == "autoregressive"]
+    assert refused and all(t.passed for t in tests if t not in refused)
+    for t in refused:
+        assert t.report is None and "the service could not read the trace as specdec-trace/1: #/blocks/0/position: " in t.message()
+    assert len(grade_calls(service)) == 2  # the batch, then the others again without the refused traces
 
 
 def test_json_output(service, capsys):

@@ -84,3 +84,15 @@ def test_docs_publish_the_current_matrix():
     assert text[begin:end] == docs_block(), f"docs/grading.md's suite matrix is stale: {RERUN}"
     for m in CATALOGUE:
         assert f"| `{m.id}` |" in text[begin:end]
+
+
+@pytest.mark.slow
+def test_the_suites_are_what_the_search_finds():
+    """suites.json is the search's output for the catalogue and engine of today (deterministic)."""
+    from specdec_service.grading.suites import SUITES_PATH
+    from specdec_service.grading.suites_search import search
+
+    found = search()
+    assert found == json.loads(SUITES_PATH.read_text(encoding="utf-8")), RERUN
+    assert found["unreachable"] == {"rules": [], "mistakes": []}
+    assert found["catalogue"] == [m.id for m in CATALOGUE]

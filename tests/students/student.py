@@ -7,7 +7,8 @@
 ``resample-from-p``, ``skip-draw`` (no draw when p >= q), ``ties-last`` (greedy argmax ties go to
 the last token), or a misbehaving program: ``sleep``, ``crash``, ``junk``, ``empty``,
 ``chatty`` (prints a line before the trace), ``wrong-seed`` (echoes seed + 1), ``crash-greedy``
-(crashes in mode greedy only).
+(crashes in mode greedy only), ``malformed-autoregressive`` (a block position that is not a
+number, in mode autoregressive only).
 """
 
 import json
@@ -178,6 +179,8 @@ def main():
                        "sample": sample_rec, "committed": [vocab[t] for t in committed], "counters": counters,
                        "next_position": n, "done": done})
     echoed = dict(config, seed=config["seed"] + 1) if PLANT == "wrong-seed" else config
+    if PLANT == "malformed-autoregressive" and mode == "autoregressive":
+        blocks[0]["position"] = "zero"
     if PLANT == "chatty":
         print("debug: starting")
     print(json.dumps({"format": "specdec-trace/1", "config": echoed, "blocks": blocks, "output": [vocab[t] for t in out],
