@@ -212,3 +212,13 @@ def test_gradescope_scores_add_up_without_float_noise():
     data = gradescope_results(tests, points=1 / 3)
     assert [t["score"] for t in data["tests"]] == [0.233333, 0.333333, 0.0]
     assert data["score"] == 0.566666 and data["output"].startswith("1 of 3 configs of the standard suite passed.")
+
+
+def test_timeout_limits_the_program_not_the_grading_request(service):
+    from specdec_client.cli import build_parser
+    from specdec_client.grading import SERVICE_TIMEOUT, run_exec
+
+    args = build_parser().parse_args(["grade", "--exec", PYTHON, "--suite", "quick", "--timeout", "5", "--url", BASE])
+    with Client(BASE, timeout=args.timeout) as client:
+        assert run_exec(args, client) == 0
+        assert client.transport.timeout == SERVICE_TIMEOUT == 30.0

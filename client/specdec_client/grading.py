@@ -48,6 +48,8 @@ from .traces import MAX_TRACE_BYTES
 MAX_BATCH = 1000
 """The service grades at most this many traces in one request."""
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+SERVICE_TIMEOUT = 30.0
+"""With ``--exec``, the service's answers are awaited at least this many seconds (``--timeout`` is the program's)."""
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -57,16 +59,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     parser = subparsers.add_parser(
         "grade", parents=[common_options()], help="grade students' trace files (pass/fail, score, first divergence, diagnosis)",
-        description="Grade specdec-trace/1 files against the reference (POST /v1/grade). "
-                    "Exit 0 when all pass, 1 otherwise, 2 on error.")
+        description="Grade specdec-trace/1 files against the reference (POST /v1/grade), or with --exec a program "
+                    "run once per config of an assignment suite. Exit 0 when all pass, 1 otherwise, 2 on error.")
     parser.add_argument("files", metavar="FILE", nargs="*", help="trace files written by students' implementations")
     parser.add_argument("--exec", dest="command", metavar="CMD",
                         help="grade a program instead: run the shell command CMD once per config of the suite "
-                             "(config JSON on its stdin, one trace on its stdout); --timeout limits each run (default 10 s)")
+                             "(config JSON on its stdin, one trace on its stdout); --timeout then limits each run (default 10 s)")
     parser.add_argument("--suite", default="standard", help="with --exec: the suite of configs (quick, standard, full; default standard)")
     parser.add_argument("--jobs", type=integer(1, MAX_JOBS), default=1, help=f"with --exec: runs at once, 1-{MAX_JOBS} (default 1)")
     parser.add_argument("--gradescope", metavar="RESULTS.json", help="also write Gradescope autograder results to this file")
-    parser.add_argument("--points", type=positive_number, default=10.0, help="maximum score of one file (default 10)")
+    parser.add_argument("--points", type=positive_number, default=10.0, help="maximum score of one file, or of one config with --exec (default 10)")
     parser.add_argument("--batch", type=integer(1, MAX_BATCH), default=100, help=f"traces per request, 1-{MAX_BATCH} (default 100)")
     parser.add_argument("--json", action="store_true", help="print the reports as JSON instead of a table")
     parser.set_defaults(handler=run)
@@ -213,6 +215,8 @@ def run_exec(args: argparse.Namespace, client: Any) -> int:
     """``specdec grade --exec CMD``: one row per config of the suite, then the message of each
     failed config; 0 when every config passed, else 1."""
     timeout = min(getattr(args, "timeout", 10.0), MAX_TIMEOUT)
+    # --timeout limits each run of the program; the one grading request may take longer on a busy service
+    client.transport.timeout = max(client.transport.timeout, SERVICE_TIMEOUT)
     tests = grade_program(client, args.command, suite=args.suite, timeout=timeout, jobs=args.jobs)
     if args.json:
         sys.stdout.write(json.dumps([{"id": t.id, "config": t.config, "exercises": t.exercises, "passed": t.passed,
