@@ -21,6 +21,8 @@ class Inspector:
         self.base = base
         self.artefacts = artefacts
         self.console_errors: list[str] = []
+        self.requests: list[tuple[str, str]] = []
+        page.on("request", lambda request: self.requests.append((request.method, request.url)))
         page.on("console", self._on_console)
         page.on("pageerror", lambda error: self.console_errors.append(f"uncaught: {error}"))
 
@@ -81,6 +83,19 @@ class Inspector:
         path = self.artefacts / f"{name}.png"
         self.page.screenshot(path=str(path), full_page=True)
         return path
+
+    def assert_only_public_api(self, documented: set[tuple[str, str]]) -> None:
+        """Every request went to this origin: the page and its files, or an operation
+        of the contract (``documented``: {(method, path)} from openapi.yaml)."""
+        from urllib.parse import urlsplit
+
+        assert self.requests, "no request recorded"
+        for method, url in self.requests:
+            parts = urlsplit(url)
+            if parts.scheme in ("blob", "data"):
+                continue
+            assert f"{parts.scheme}://{parts.netloc}" == self.base, url
+            assert parts.path.startswith("/static/inspector/") or (method.lower(), parts.path) in documented, url
 
     def assert_no_console_errors(self, allowed_statuses: tuple[int, ...] = ()) -> None:
         """No console error and no uncaught exception; a failed request of an

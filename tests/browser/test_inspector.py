@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 import pytest
 import requests
+import yaml
 from playwright.sync_api import expect
 
 from browser.inspector_page import VENDOR, Inspector
@@ -26,6 +27,12 @@ BUTTONS = ("Draft", "Verify", "Step", "Run", "Reset")
 FIELDS = ("Target", "Draft model", "Mode", "Width", "Seed", "Limit", "EOS")
 REGIONS = ("Proposal", "Verification", "Correction", "Committed output", "Counters")
 COUNTER_NAMES = ("target_passes", "draft_steps", "accepted", "rejected", "discarded", "bonus_tokens", "committed", "draws")
+
+
+def documented_operations(live_url: str) -> set[tuple[str, str]]:
+    """(method, path) of every operation of the served contract."""
+    document = yaml.safe_load(requests.get(f"{live_url}/openapi.yaml", timeout=30).text)
+    return {(method, path) for path, item in document["paths"].items() for method in item}
 
 
 def api(live_url: str, path: str, body) -> dict:
@@ -127,6 +134,9 @@ def test_seed1_experiment_click_by_click(inspector, live_url):
     ins.wait_idle()
     assert verification_rows(ins)[1]["verdict"] == "\u2717 rejected"
     expect(ins.page.locator("#block-caption")).to_contain_text("Showing block 1 of 4")
+    calls = ins.page.locator("#api-log li code").all_text_contents()
+    assert calls[:3] == ["POST /v1/runs", "POST /v1/verify", "POST /v1/draft"]  # newest first
+    ins.assert_only_public_api(documented_operations(live_url))
     ins.assert_no_console_errors()
 
 
@@ -277,6 +287,7 @@ def test_dropped_faulty_trace_shows_first_divergence(inspector, live_url):
     ins.wait_idle()
     expect(ins.page.locator("#grade-report .grade-pass")).to_contain_text("Passed")
     expect(ins.page.locator("#divergence")).to_be_hidden()
+    ins.assert_only_public_api(documented_operations(live_url))
     ins.assert_no_console_errors()
 
 

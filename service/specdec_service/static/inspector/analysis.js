@@ -8,7 +8,13 @@ import { COUNTERS, el, fmt, num, token } from "./render.js";
 
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
-const WIDTHS = Array.from({ length: 8 }, (_, i) => i + 1);
+const MAX_WIDTH = 16;
+
+/** The widths to sweep: 1-8, or up to the config's width when it is larger (at most 16). */
+function widths(width) {
+  const top = Math.min(MAX_WIDTH, Math.max(8, Number.parseInt(width, 10) || 0));
+  return Array.from({ length: top }, (_, i) => i + 1);
+}
 
 function svg(tag, attrs = {}, ...children) {
   const node = document.createElementNS(SVG, tag);
@@ -65,13 +71,28 @@ function expectedTable(expected) {
 function comparison(result, width) {
   const e = result.expected;
   const l = result.leviathan;
+  const closed = (value) => (l ? num(value) : "none");
   return el("table", { className: "analysis-compare" },
     el("caption", {}, `At width ${width}: exact against Leviathan et al.'s closed form (constant acceptance a, no limit)`),
     el("thead", {}, el("tr", {}, ["", "exact", "Leviathan"].map((h) => el("th", { scope: "col" }, h)))),
     el("tbody", {},
-      el("tr", {}, el("th", { scope: "row" }, "committed tokens per pass"), el("td", {}, num(e.committed_per_pass)), el("td", {}, num(l.tokens_per_pass))),
-      el("tr", {}, el("th", { scope: "row" }, "speedup"), el("td", {}, num(e.speedup)), el("td", {}, num(l.speedup))),
-      el("tr", {}, el("th", { scope: "row" }, "acceptance rate a"), el("td", {}, num(e.acceptance_rate)), el("td", {}, "(input)"))));
+      el("tr", {}, el("th", { scope: "row" }, "committed tokens per pass"), el("td", { className: "exact-cpp" }, num(e.committed_per_pass)),
+        el("td", { className: "leviathan-cpp" }, closed(l && l.tokens_per_pass))),
+      el("tr", {}, el("th", { scope: "row" }, "speedup"), el("td", { className: "exact-speedup" }, num(e.speedup)),
+        el("td", { className: "leviathan-speedup" }, closed(l && l.speedup))),
+      el("tr", {}, el("th", { scope: "row" }, "acceptance rate a"), el("td", {}, e.acceptance_rate === null ? "none (nothing verified)" : num(e.acceptance_rate)),
+        el("td", {}, l ? "the same a, as input" : "no closed form: nothing is drafted"))));
+}
+
+/** The output distribution's distance to the target's (and the naive correction's), exactly. */
+function distance(result) {
+  const o = result.output;
+  return el("p", { className: "analysis-tv" },
+    `Output over the first ${o.depth} token${o.depth === 1 ? "" : "s"}: total variation to the target's distribution `,
+    el("code", {}, o.tv_exact),
+    o.tv_exact === "0" ? " (exactly the target's distribution)" : "",
+    result.naive ? el("span", {}, "; with the correction sampled from p instead of the residual ",
+      el("code", {}, result.naive.tv_exact)) : null, ".");
 }
 
 function sweepTable(sweep, best) {
@@ -90,6 +111,7 @@ export function analysisView(result) {
     contextsTable(result.contexts),
     expectedTable(result.expected),
     comparison(result, result.config.width),
+    distance(result),
     el("figure", {}, sweepChart(result.sweep, result.best_width),
       el("figcaption", {}, el("span", { className: "key key-cpp" }, "\u25cf committed tokens per pass"), "  ",
         el("span", { className: "key key-speedup" }, "\u25cf speedup"), ` \u00b7 best width ${result.best_width}`)),
@@ -114,7 +136,8 @@ export function setupAnalysis({ enqueue, settings }) {
     result);
   let shown = false;
   const analyse = () => enqueue(async () => {
-    const body = `{"config": ${configText(settings())}, "widths": ${JSON.stringify(WIDTHS)}, "draft_cost": ${cost.value}}`;
+    const current = settings();
+    const body = `{"config": ${configText(current)}, "widths": ${JSON.stringify(widths(current.width))}, "draft_cost": ${cost.value}}`;
     try {
       const answer = await api.analysis(body);
       result.replaceChildren(analysisView(answer));

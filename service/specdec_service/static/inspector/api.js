@@ -1,6 +1,17 @@
 // The public API, as any frontend calls it: JSON in, JSON or an RFC 9457
 // problem document out. Nothing here knows the decoding rules.
 
+const listeners = [];
+
+/** Call `listener({method, path, status, body})` after every request (status 0: no answer). */
+export function onCall(listener) {
+  listeners.push(listener);
+}
+
+function notify(entry) {
+  for (const listener of listeners) listener(entry);
+}
+
 /** An HTTP error answered with a problem document (or something else). */
 export class ApiError extends Error {
   /**
@@ -36,8 +47,10 @@ export async function call(path, body, { raw = false } = {}) {
   try {
     response = await fetch(path, init);
   } catch (error) {
+    notify({ method: init.method, path, status: 0, body });
     throw new ApiError(0, null, `The service did not answer ${path}: ${error.message}`);
   }
+  notify({ method: init.method, path, status: response.status, body });
   const text = await response.text();
   let data = null;
   try {

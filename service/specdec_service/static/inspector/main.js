@@ -336,7 +336,21 @@ async function showReference(config, divergence) {
   pushView();
 }
 
+const API_LOG_LENGTH = 50;
+
+/** List each request in the "API calls" log, newest first (at most API_LOG_LENGTH). */
+function logCalls() {
+  const list = $("api-log");
+  api.onCall(({ method, path, status, body }) => {
+    const size = body ? ` (${body.length} bytes)` : "";
+    list.prepend(R.el("li", { className: status >= 400 || status === 0 ? "failed" : "" },
+      R.el("code", {}, `${method} ${path}`), ` \u2192 ${status || "no answer"}${size}`));
+    while (list.children.length > API_LOG_LENGTH) list.lastChild.remove();
+  });
+}
+
 async function main() {
+  logCalls();
   wire();
   setupGrading({ enqueue, showReference, status });
   setupAnalysis({ enqueue, settings: () => S.readForm() });
