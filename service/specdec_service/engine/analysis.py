@@ -1,0 +1,611 @@
+"""Exact analysis of a configuration over all sessions at once (issue 12).
+
+Traces show one random session; this module answers for every session at
+once, in exact rationals (:class:`fractions.Fraction`):
+
+- per context, the acceptance probability ``alpha = sum_x min(p(x), q(x))``
+  of one drafted token and the residual (correction) distribution
+  (SPEC section 4.3; Leviathan et al. 2023, Chen et al. 2023);
+- the expectation over all sessions of every work counter of SPEC section 7,
+  counted exactly as a trace counts them (EOS rules of section 6, no bonus at
+  the limit, discarded proposals are draft steps);
+- the exact distribution of the first ``depth`` committed tokens, against
+  plain sampling from the target, and their total variation distance (0 for
+  ``speculative`` and ``autoregressive``: the theorem of speculative
+  sampling, checked on the caller's own config);
+- the same distribution under the *naive* rule (the correction sampled from
+  the target p instead of the residual), which is biased.
+
+Method: nothing is enumerated session by session. A block from a committed
+prefix depends only on its last token (the models are bigrams, SPEC 1), the
+committed length L (through ``k = min(width, limit - L)`` and whether a bonus
+may follow) and the rules. :func:`_inner` runs a dynamic program over the
+positions inside one block (the probability of reaching position i with
+context c, all earlier proposals accepted); :func:`expectations` runs one
+over (context, committed length) between blocks. The output distribution
+is a dynamic program over committed prefixes of length < depth.
+
+Every mode is one set of :class:`BlockRules`: the proposal distribution, the
+probability that a proposed token is accepted, the correction distribution
+after a rejection, and the bonus distribution. ``autoregressive`` is the
+block of width 0 (no proposal, the "bonus" is the sampled token).
+
+Pure Python, no I/O; the HTTP layer is :mod:`specdec_service.api.analysis`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from math import lcm
+from typing import Optional, Sequence
+
+from .distributions import Dist, argmax, residual
+from .errors import Fault, InvalidInput
+from .state import COUNTER_NAMES, MAX_WIDTH, MIN_WIDTH, Config, parse_config
+
+MIN_DEPTH, MAX_DEPTH = 1, 8
+"""Bounds of ``depth``: the output distribution is over the first 1-8 tokens."""
+DEFAULT_WIDTHS = tuple(range(1, 9))
+"""Widths swept when the caller names none."""
+MAX_DRAFT_COST = 100
+"""The largest ``draft_cost`` (a draft step costs at most 100 target passes)."""
+MAX_COST = 1_500_000
+"""The budget of :func:`analysis_cost` (about 1.5 s of one core); see docs/analysis.md
+("Cost and budget") for the measurement it comes from."""
+
+ZERO, ONE = Fraction(0), Fraction(1)
+Context = Optional[int]
+"""The last committed token (an index), ``None`` at the empty prefix."""
+Row = tuple[Fraction, ...]
+
+
+def exact(value: Fraction) -> str:
+    """``"n/d"`` in lowest terms, or ``"n"`` when the denominator is 1."""
+    return str(value)
+
+
+def to_float(value: Fraction) -> float:
+    """The nearest float64 of an exact value (Python's int / int is correctly rounded)."""
+    return value.numerator / value.denominator
+
+
+def row_of(dist: Dist) -> Row:
+    """A :class:`Dist` as exact probabilities in vocabulary order."""
+    return tuple(Fraction(w, dist.total) for w in dist.weights)
+
+
+def one_hot(size: int, token: int) -> Row:
+    """The distribution that puts all its mass on ``token``."""
+    return tuple(ONE if i == token else ZERO for i in range(size))
+
+
+# ---------------------------------------------------------------- rules
+
+
+@dataclass(frozen=True)
+class BlockRules:
+    """The rules of one block as exact rows per context (dicts keyed by
+    :data:`Context`, rows in vocabulary order).
+
+    ``accept[c][x]``: the probability that the proposal in context ``c`` is
+    ``x`` and is accepted; ``reject[c][x]``: that it is ``x`` and is rejected;
+    ``correct[c][y]``: that the proposal is rejected *and* the correction is
+    ``y`` (for speculative sampling this is ``max(p(y) - q(y), 0)``: the
+    residual times the rejection probability ``1 - alpha``, whose
+    normalisation cancels); ``bonus[c][y]``: the bonus distribution.
+    ``propose[c]``: the draft's proposal distribution (for the proposals
+    drafted after a rejection, which are discarded). ``width``: proposals a
+    block (0 for autoregressive); ``draws``: whether every proposal,
+    verification, correction and bonus uses a draw (not greedy, SPEC 5).
+    """
+
+    size: int
+    propose: dict
+    accept: dict
+    reject: dict
+    correct: dict
+    bonus: dict
+    width: int
+    draws: bool
+    eos: Optional[int]
+
+    def at_width(self, width: int) -> "BlockRules":
+        """The same rules with another width (autoregressive stays at 0)."""
+        return self if self.width == 0 else BlockRules(**{**self.__dict__, "width": width})
+
+
+def contexts_of(size: int) -> list[Context]:
+    """Every context: the empty prefix, then each token in vocabulary order."""
+    return [None, *range(size)]
+
+
+def rules_for(config: Config, mode: Optional[str] = None, naive: bool = False) -> BlockRules:
+    """The :class:`BlockRules` of ``config`` (or of ``mode`` with its models).
+
+    ``speculative`` (SPEC 4; Leviathan et al. 2023, Chen et al. 2023): propose
+    from q, accept ``x`` with probability ``min(1, p(x)/q(x))`` (so
+    ``accept = min(p, q)``, ``reject = max(q - p, 0)``), correct from the
+    residual (``correct = max(p - q, 0)``), bonus from p; with ``naive=True``
+    the correction is drawn from p instead (``correct = (1 - alpha) p``), the
+    explainer's warning: a biased rule. ``greedy`` (SPEC 5; Stern et al.
+    2018): the draft's argmax, accepted iff it is the target's argmax, which
+    is also the correction and the bonus; no draws. ``autoregressive``:
+    width 0, the "bonus" row is the target's sample.
+    """
+    mode = mode or config.mode
+    size = len(config.vocab)
+    rows: dict = {name: {} for name in ("propose", "accept", "reject", "correct", "bonus")}
+    for c in contexts_of(size):
+        p_dist, q_dist = config.target.after(c), config.draft.after(c)
+        p, q = row_of(p_dist), row_of(q_dist)
+        if mode == "greedy":
+            best, guess = argmax(p_dist), argmax(q_dist)
+            hit = guess == best
+            rows["propose"][c] = one_hot(size, guess)
+            rows["accept"][c] = one_hot(size, guess) if hit else (ZERO,) * size
+            rows["reject"][c] = (ZERO,) * size if hit else one_hot(size, guess)
+            rows["correct"][c] = (ZERO,) * size if hit else one_hot(size, best)
+            rows["bonus"][c] = one_hot(size, best)
+            continue
+        accept = tuple(min(a, b) for a, b in zip(p, q))
+        miss = 1 - sum(accept, ZERO)
+        rows["propose"][c] = q
+        rows["accept"][c] = accept
+        rows["reject"][c] = tuple(max(b - a, ZERO) for a, b in zip(p, q))
+        rows["correct"][c] = tuple(miss * a for a in p) if naive else tuple(max(a - b, ZERO) for a, b in zip(p, q))
+        rows["bonus"][c] = p
+    width = 0 if mode == "autoregressive" else config.width
+    return BlockRules(size, width=width, draws=mode != "greedy", eos=config.eos, **rows)
+
+
+# ---------------------------------------------------------------- integer rows
+
+
+def _common_denominator(rows) -> int:
+    return lcm(*(x.denominator for row in rows for x in row))
+
+
+class _Scaled:
+    """The rules of one :class:`BlockRules` as integers over one common
+    denominator ``G``: every committed token multiplies a probability by one
+    step row, so the probability of a path that commits ``j`` tokens is an
+    integer over ``G**j``. Integer multiply-adds (no gcd per operation as
+    :class:`Fraction` does) keep the dynamic programs fast; exact values are
+    built once, at the end.
+
+    ``accept[c]``: [(x, weight)] of accepted proposals; ``correct[c]`` and
+    ``bonus[c]``: [(y, weight)]; ``alpha_weight[c]`` and ``miss_weight[c]``:
+    the acceptance and rejection probabilities (weights over ``G``).
+    """
+
+    def __init__(self, rules: BlockRules):
+        self.rules = rules
+        contexts = contexts_of(rules.size)
+        step_rows = [rules.accept[c] for c in contexts] + [rules.reject[c] for c in contexts] + \
+                    [rules.correct[c] for c in contexts] + [rules.bonus[c] for c in contexts]
+        self.G = g = _common_denominator(step_rows)
+
+        def pairs(row):
+            return [(i, int(x * g)) for i, x in enumerate(row) if x]
+
+        self.accept = {c: pairs(rules.accept[c]) for c in contexts}
+        self.correct = {c: pairs(rules.correct[c]) for c in contexts}
+        self.bonus = {c: pairs(rules.bonus[c]) for c in contexts}
+        self.alpha_weight = {c: sum(w for _, w in self.accept[c]) for c in contexts}
+        self.miss_weight = {c: int(sum(rules.reject[c], ZERO) * g) for c in contexts}
+
+
+class _Blocks(_Scaled):
+    """Block kernels of one :class:`BlockRules`: from each start context, the
+    dynamic program over the positions inside a block, computed once and
+    reused for every committed length."""
+
+    def __init__(self, rules: BlockRules):
+        super().__init__(rules)
+        size, eos, width = rules.size, rules.eos, rules.width
+        contexts = contexts_of(size)
+        # drafted[r][x]: expected proposals drafted after a proposal x with r slots
+        # left (drafting stops right after a drafted EOS, SPEC 6): they are discarded
+        # when x is rejected.
+        drafted = [{x: ZERO for x in range(size)}]
+        for _ in range(width):
+            last = drafted[-1]
+            drafted.append({x: ZERO if x == eos else
+                            1 + sum((qy * last[y] for y, qy in enumerate(rules.propose[x]) if qy), ZERO)
+                            for x in range(size)})
+        # discard[r]: ({c: numerator}, denominator) of the expected proposals discarded
+        # after a rejection in context c with r slots left
+        self.discard = []
+        for d in drafted:
+            values = {c: sum((m * d[x] for x, m in enumerate(rules.reject[c]) if m), ZERO) for c in contexts}
+            denominator = lcm(*(v.denominator for v in values.values()))
+            self.discard.append(({c: int(v * denominator) for c, v in values.items()}, denominator))
+        # reach[c][i]: {context: weight over G**i} of the blocks from c whose proposals
+        # 1..i were all accepted (none EOS); corrections[c][i]: [(y, weight over G**(i+1))]
+        # of the blocks that commit i accepted proposals and then a correction y.
+        self.reach: dict = {}
+        self.corrections: dict = {}
+        for start in contexts:
+            reach = [{start: 1}]
+            corrections = []
+            for _ in range(width):
+                nxt: dict = {}
+                fixes: dict = {}
+                for c, m in reach[-1].items():
+                    for y, r in self.correct[c]:
+                        fixes[y] = fixes.get(y, 0) + m * r
+                    for x, a in self.accept[c]:
+                        if x != eos:
+                            nxt[x] = nxt.get(x, 0) + m * a
+                reach.append(nxt)
+                corrections.append(list(fixes.items()))
+            self.reach[start], self.corrections[start] = reach, corrections
+        # bonuses[c]: [(y, weight over G**(width+1))] of the blocks from c that accept all
+        # ``width`` proposals and add the bonus y (a bonus follows only a full-width block)
+        self.bonuses: dict = {}
+        for start in contexts:
+            tokens: dict = {}
+            for x, m in self.reach[start][width].items():
+                for y, b in self.bonus[x]:
+                    tokens[y] = tokens.get(y, 0) + m * b
+            self.bonuses[start] = list(tokens.items())
+        self._counters: dict = {}
+
+    def counters(self, start: Context, k: int, bonus_allowed: bool) -> tuple[Fraction, ...]:
+        """The expected counters (SPEC 7 order) of a block from ``start`` with
+        ``k`` proposals, a bonus drawn when all are accepted iff ``bonus_allowed``."""
+        key = (start, k, bonus_allowed)
+        if key not in self._counters:
+            g, reach = self.G, self.reach[start]
+            accepted = rejected = 0  # integers over G**k
+            discarded = ZERO
+            for i in range(k):
+                up = g ** (k - 1 - i)
+                accepted += up * sum(m * self.alpha_weight[c] for c, m in reach[i].items())
+                rejected += up * sum(m * self.miss_weight[c] for c, m in reach[i].items())
+                numerators, denominator = self.discard[k - i - 1]
+                discarded += Fraction(sum(m * numerators[c] for c, m in reach[i].items()), denominator * g ** i)
+            accepted, rejected = Fraction(accepted, g ** k), Fraction(rejected, g ** k)
+            bonus = Fraction(sum(reach[k].values()), g ** k) if bonus_allowed else ZERO
+            drafted = accepted + rejected + discarded
+            draws = drafted + accepted + 2 * rejected + bonus if self.rules.draws else ZERO
+            # an autoregressive block's token is its sample, not a bonus token (SPEC 5, 7)
+            bonus_tokens = bonus if self.rules.width else ZERO
+            self._counters[key] = (ONE, drafted, accepted, rejected, discarded, bonus_tokens,
+                                   accepted + rejected + bonus, draws)
+        return self._counters[key]
+
+
+# ---------------------------------------------------------------- expectations
+
+
+def expectations(rules: BlockRules, limit: int) -> dict[str, Fraction]:
+    """The expected total of every work counter of SPEC section 7 over all
+    sessions of ``rules`` from the empty prefix to the end (limit or EOS).
+
+    Dynamic program over (last token, committed length L): ``mass[L][c]`` is
+    the probability, as an integer over ``G**L``, that a session is between
+    blocks with L tokens committed, the last being ``c``; each block's
+    expected counters are weighted by it. Returns ``{counter name: Fraction}``.
+    """
+    blocks = _Blocks(rules)
+    g, eos, width = blocks.G, rules.eos, rules.width
+    mass: list[dict] = [dict() for _ in range(limit)]
+    mass[0][None] = 1
+    weights: dict = {}  # (context, k, bonus_allowed) -> probability of such a block, over G**limit
+    for length in range(limit):
+        k = min(width, limit - length)
+        bonus_allowed = length + k < limit
+        up = g ** (limit - length)
+        for c, m in mass[length].items():
+            key = (c, k, bonus_allowed)
+            weights[key] = weights.get(key, 0) + m * up
+            corrections = blocks.corrections[c]
+            for i in range(min(k, limit - length - 1)):  # commit i accepted proposals and a correction
+                row = mass[length + i + 1]
+                for y, r in corrections[i]:
+                    if y != eos:
+                        row[y] = row.get(y, 0) + m * r
+            if bonus_allowed and length + k + 1 < limit:
+                row = mass[length + k + 1]
+                for y, b in blocks.bonuses[c]:
+                    if y != eos:
+                        row[y] = row.get(y, 0) + m * b
+    totals = [ZERO] * len(COUNTER_NAMES)
+    denominator = g ** limit
+    for key, w in weights.items():
+        share = Fraction(w, denominator)
+        totals = [t + share * v for t, v in zip(totals, blocks.counters(*key))]
+    return dict(zip(COUNTER_NAMES, totals))
+
+
+def ratios(counters: dict[str, Fraction], draft_cost: Fraction) -> dict[str, Optional[Fraction]]:
+    """``committed_per_pass`` = E[committed] / E[target_passes];
+    ``acceptance_rate`` = E[accepted] / (E[accepted] + E[rejected]) (``None``
+    when nothing is verified); ``speedup`` = E[committed] / (E[target_passes]
+    + draft_cost x E[draft_steps]): autoregressive work over speculative work."""
+    verified = counters["accepted"] + counters["rejected"]
+    return {
+        "committed_per_pass": counters["committed"] / counters["target_passes"],
+        "acceptance_rate": counters["accepted"] / verified if verified else None,
+        "speedup": counters["committed"] / (counters["target_passes"] + draft_cost * counters["draft_steps"]),
+    }
+
+
+def leviathan(acceptance_rate: Optional[Fraction], width: int, draft_cost: Fraction) -> Optional[dict]:
+    """Leviathan et al. 2023's closed form with a constant acceptance rate a
+    and no limit: ``tokens_per_pass = (1 - a^(w+1)) / (1 - a)`` (w + 1 when
+    a = 1) and ``speedup = tokens_per_pass / (1 + w c)``, as floats; ``None``
+    when there is no acceptance rate (autoregressive)."""
+    if acceptance_rate is None:
+        return None
+    a = acceptance_rate
+    tokens = Fraction(width + 1) if a == 1 else (1 - a ** (width + 1)) / (1 - a)
+    return {"acceptance_rate": to_float(a), "width": width, "tokens_per_pass": to_float(tokens),
+            "speedup": to_float(tokens / (1 + width * draft_cost))}
+
+
+# ---------------------------------------------------------------- output distribution
+
+
+def output_distribution(rules: BlockRules, limit: int, depth: int) -> dict[tuple[int, ...], Fraction]:
+    """The exact distribution of the first ``depth`` committed tokens
+    (shorter where a committed EOS ends the session first): {tokens: p > 0}.
+
+    Dynamic program over committed prefixes shorter than ``depth`` at block
+    boundaries (a prefix of length l has an integer weight over ``G**l``);
+    inside a block, over the accepted proposals so far. Whatever happens after
+    the ``depth``-th token does not matter and is not followed.
+    """
+    eos = rules.eos
+    scaled = _Scaled(rules)
+    g = scaled.G
+    final: dict = {}
+    boundary: list[dict] = [dict() for _ in range(depth)]
+    boundary[0][()] = 1
+
+    def commit(tokens: tuple, weight: int) -> None:
+        if len(tokens) >= depth or tokens[-1] == eos:
+            final[tokens] = final.get(tokens, 0) + weight
+        else:
+            boundary[len(tokens)][tokens] = boundary[len(tokens)].get(tokens, 0) + weight
+
+    for length in range(depth):
+        k = min(rules.width, limit - length)
+        bonus_allowed = length + k < limit
+        for prefix, weight in boundary[length].items():
+            frontier = {prefix: weight}
+            for _ in range(k):
+                nxt: dict = {}
+                for tokens, m in frontier.items():
+                    c = tokens[-1] if tokens else None
+                    for y, r in scaled.correct[c]:
+                        commit(tokens + (y,), m * r)
+                    for x, a in scaled.accept[c]:
+                        longer = tokens + (x,)
+                        if x == eos or len(longer) >= depth:
+                            final[longer] = final.get(longer, 0) + m * a
+                        else:
+                            nxt[longer] = m * a
+                frontier = nxt
+            for tokens, m in frontier.items():
+                if bonus_allowed:
+                    for y, b in scaled.bonus[tokens[-1] if tokens else None]:
+                        commit(tokens + (y,), m * b)
+                else:  # pragma: no cover - the limit is at least depth, so the prefix was final already
+                    final[tokens] = final.get(tokens, 0) + m
+    return {tokens: Fraction(w, g ** len(tokens)) for tokens, w in final.items()}
+
+
+def total_variation(a: dict, b: dict) -> Fraction:
+    """Half the sum of absolute differences of two distributions {outcome: p}."""
+    return sum((abs(a.get(x, ZERO) - b.get(x, ZERO)) for x in set(a) | set(b)), ZERO) / 2
+
+
+# ---------------------------------------------------------------- cost
+
+
+def supported_prefixes(config: Config, depth: int) -> int:
+    """How many token sequences of length 1..``depth`` the target gives
+    positive probability (EOS ends a sequence): every output distribution of
+    :func:`output_distribution` lives on these (accepted, corrected and bonus
+    tokens all have positive target probability). Integer counting, cheap."""
+    eos, size = config.eos, len(config.vocab)
+    counts: dict = {None: 1}
+    total = 0
+    for _ in range(depth):
+        nxt: dict = {}
+        for c, n in counts.items():
+            for y, w in enumerate(config.target.after(c).weights):
+                if w:
+                    total += n
+                    if y != eos:
+                        nxt[y] = nxt.get(y, 0) + n
+        counts = nxt
+    return total
+
+
+def step_denominator(config: Config) -> int:
+    """The common denominator ``G`` of every step row of the speculative, naive
+    and greedy rules of ``config`` (what :func:`expectations` scales by)."""
+    return max(_Scaled(rules_for(config, mode)).G for mode in ("speculative", "greedy"))
+
+
+def analysis_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
+    """An estimate of the work of :func:`analyze`, in units of about one
+    microsecond of one core (measured, docs/analysis.md "Cost and budget").
+
+    With V tokens, limit L and width w, :func:`expectations` does about
+    ``L * (V + 1) * V * (w + 1)`` integer multiply-adds between blocks and
+    ``(V + 1) * w * V * V`` inside blocks, for the config's width and each
+    swept width. Its integers grow: a mass at committed length L is an
+    integer over ``G**L`` (``G`` = :func:`step_denominator`), so one
+    operation multiplies an ``L * log2(G)``-bit number by one of up to
+    ``(w + 1) * log2(G)`` bits; each operation is weighted by
+    ``1 + mass_limbs * move_limbs / 150`` (64-bit limbs), fitted to
+    measurements. :func:`output_distribution` (target, this config and the
+    naive rule) costs about ``3 * N * depth * V`` with N =
+    :func:`supported_prefixes`.
+    """
+    size, limit = len(config.vocab), config.limit
+    bits = step_denominator(config).bit_length()
+    mass_limbs = limit * bits / 64
+    cost = 0.0
+    for w in {config.width, *widths}:
+        move_limbs = 1 + (w + 1) * bits / 128
+        cost += limit * (size + 1) * size * (w + 1) * (1 + mass_limbs * move_limbs / 150)
+        cost += (size + 1) * w * size * size
+    cost += 3 * supported_prefixes(config, depth) * depth * size
+    return int(cost)
+
+
+# ---------------------------------------------------------------- the analysis
+
+
+def _figure(value: Optional[Fraction]) -> tuple[Optional[float], Optional[str]]:
+    return (None, None) if value is None else (to_float(value), exact(value))
+
+
+def _with_exact(name: str, value: Optional[Fraction]) -> dict:
+    x, x_exact = _figure(value)
+    return {name: x, f"{name}_exact": x_exact}
+
+
+def _distribution_json(dist: dict, vocab: Sequence[str]) -> list[dict]:
+    return [{"tokens": [vocab[t] for t in tokens], **_with_exact("p", p)}
+            for tokens, p in sorted(dist.items()) if p]
+
+
+def _contexts_json(config: Config, rules: BlockRules) -> list[dict]:
+    vocab = config.vocab
+    out = []
+    for c in contexts_of(len(vocab)):
+        p_dist, q_dist = config.target.after(c), config.draft.after(c)
+        p, q = row_of(p_dist), row_of(q_dist)
+        alpha = sum((min(a, b) for a, b in zip(p, q)), ZERO)
+        r = None if alpha == 1 else row_of(residual(p_dist, q_dist))
+        out.append({
+            "context": None if c is None else vocab[c],
+            "p": p_dist.to_json(), "q": q_dist.to_json(),
+            **_with_exact("alpha", alpha),
+            "residual": None if r is None else [to_float(x) for x in r],
+            "residual_exact": None if r is None else [exact(x) for x in r],
+        })
+    return out
+
+
+def _counters_json(counters: dict[str, Fraction], draft_cost: Fraction) -> dict:
+    figures = ratios(counters, draft_cost)
+    body = {"counters": {k: to_float(v) for k, v in counters.items()},
+            "counters_exact": {k: exact(v) for k, v in counters.items()}}
+    for name, value in figures.items():
+        body.update(_with_exact(name, value))
+    return body
+
+
+def check_request(config: Config, depth: int, widths: Sequence[int], draft_cost: Fraction) -> None:
+    """The rules of an analysis request beyond its config: ``depth`` 1-8 and at
+    most ``limit``; 1-16 distinct widths, each 1-16; ``draft_cost`` 0-100.
+    Raises :class:`InvalidInput` naming each bad field."""
+    faults = []
+    if not MIN_DEPTH <= depth <= min(MAX_DEPTH, config.limit):
+        faults.append(Fault(("depth",), f"must be an integer from {MIN_DEPTH} to min({MAX_DEPTH}, limit) = "
+                                        f"{min(MAX_DEPTH, config.limit)}"))
+    if not 1 <= len(widths) <= MAX_WIDTH:
+        faults.append(Fault(("widths",), f"must list 1 to {MAX_WIDTH} widths"))
+    for i, w in enumerate(widths):
+        if not MIN_WIDTH <= w <= MAX_WIDTH:
+            faults.append(Fault(("widths", i), f"must be an integer from {MIN_WIDTH} to {MAX_WIDTH}"))
+        elif w in widths[:i]:
+            faults.append(Fault(("widths", i), f"width {w} is listed twice"))
+    if not 0 <= draft_cost <= MAX_DRAFT_COST:
+        faults.append(Fault(("draft_cost",), f"must be a number from 0 to {MAX_DRAFT_COST}"))
+    if faults:
+        raise InvalidInput(faults)
+
+
+class TooCostly(InvalidInput):
+    """An analysis whose estimated cost (:func:`analysis_cost`) is over the
+    budget :data:`MAX_COST`; ``cost`` and ``budget`` say by how much."""
+
+    def __init__(self, cost: int, budget: int):
+        self.cost, self.budget = cost, budget
+        super().__init__([Fault((), f"the analysis would cost about {cost:,} units (about a microsecond of one core "
+                                    f"each), over the budget of {budget:,}: use fewer labels, a smaller limit, width, depth or "
+                                    "fewer widths (docs/analysis.md, 'Cost and budget')")])
+
+
+def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] = DEFAULT_WIDTHS,
+            draft_cost: Fraction = ZERO, budget: int = MAX_COST) -> dict:
+    """The exact analysis of ``config`` as the body of ``POST /v1/analysis``.
+
+    ``depth``: the output distribution is over the first ``depth`` committed
+    tokens (default ``min(limit, 3)``); ``widths``: the widths to sweep;
+    ``draft_cost``: the cost of one draft step in target passes (exact).
+    Every probability and expectation is given as the nearest float64 ``x``
+    and exactly as ``x_exact`` (:func:`exact`).
+
+    Raises :class:`InvalidInput` for bad arguments and :class:`TooCostly`
+    when :func:`analysis_cost` is over ``budget``.
+    """
+    depth = min(config.limit, 3) if depth is None else depth
+    widths = list(widths)
+    draft_cost = Fraction(draft_cost)
+    check_request(config, depth, widths, draft_cost)
+    cost = analysis_cost(config, depth, widths)
+    if cost > budget:
+        raise TooCostly(cost, budget)
+
+    rules = rules_for(config)
+    counters = expectations(rules, config.limit)
+    expected = _counters_json(counters, draft_cost)
+    figures = ratios(counters, draft_cost)
+
+    sweep, best = [], None
+    for w in widths:
+        at_w = counters if w == rules.width else expectations(rules.at_width(w), config.limit)
+        r = ratios(at_w, draft_cost)
+        sweep.append({"width": w, **_with_exact("committed_per_pass", r["committed_per_pass"]),
+                      **_with_exact("speedup", r["speedup"])})
+        if best is None or r["speedup"] > best[1]:
+            best = (w, r["speedup"])
+
+    limit, vocab = config.limit, config.vocab
+    target = output_distribution(rules_for(config, "autoregressive"), limit, depth)
+    dist = target if config.mode == "autoregressive" else output_distribution(rules, limit, depth)
+    output = {"depth": depth, "distribution": _distribution_json(dist, vocab),
+              "target": _distribution_json(target, vocab), **_with_exact("tv", total_variation(dist, target))}
+    naive = None
+    if config.mode == "speculative":
+        biased = output_distribution(rules_for(config, naive=True), limit, depth)
+        naive = {"distribution": _distribution_json(biased, vocab),
+                 **_with_exact("tv", total_variation(biased, target))}
+
+    normalised = config.to_json()
+    del normalised["seed"]
+    return {
+        "config": normalised,
+        "contexts": _contexts_json(config, rules),
+        "expected": expected,
+        "leviathan": leviathan(figures["acceptance_rate"], config.width, draft_cost),
+        "draft_cost": to_float(draft_cost),
+        "draft_cost_exact": exact(draft_cost),
+        "sweep": sweep,
+        "best_width": best[0],
+        "output": output,
+        "naive": naive,
+        "cost": cost,
+    }
+
+
+ANALYSIS_SEED = 0
+"""The seed put into a config that has none: nothing in an analysis is random."""
+
+
+def parse_analysis_config(obj) -> Config:
+    """A config for an analysis: as :func:`~.state.parse_config`, but ``seed``
+    may be left out (it is ignored). Raises :class:`InvalidInput`."""
+    if isinstance(obj, dict) and "seed" not in obj:
+        obj = {**obj, "seed": ANALYSIS_SEED}
+    return parse_config(obj)
