@@ -72,7 +72,7 @@ def test_every_operation_tag_is_declared():
     document = yaml.safe_load(OPENAPI_PATH.read_text(encoding="utf-8"))
     declared = [tag["name"] for tag in document["tags"]]
     used = {tag for item in document["paths"].values() for op in item.values() for tag in op["tags"]}
-    assert declared == ["service", "models", "draws", "sessions", "runs", "grading", "inspector"]
+    assert declared == ["service", "models", "draws", "sessions", "runs", "grading", "analysis", "inspector"]
     assert used == set(declared)
 
 

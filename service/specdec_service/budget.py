@@ -97,6 +97,11 @@ GRADE_CHECK_RUNS = 2
 submission's own states): counted as two runs of its blocks."""
 
 
+ANALYSIS_MAX_COST = 1_500_000
+"""The budget of ``POST /v1/analysis`` in :func:`~specdec_service.engine.analysis.analysis_cost`
+units (about a microsecond of one core each): at most about 1.5 s (measured, docs/analysis.md)."""
+
+
 def _budgets(*budgets: Budget) -> dict[str, Budget]:
     return {b.route: b for b in budgets}
 
@@ -122,6 +127,11 @@ BUDGETS: dict[str, Budget] = _budgets(
            "entries * min(m, limit) for reading the samples or counts, plus 5 * min(samples / 5, vocabulary^min(m, "
            "limit)) for the cells of the exact distribution",
            "grade fewer samples, a shorter prefix m, or send counts of prefixes instead of samples"),
+    Budget("POST /v1/analysis", "analysis units", ANALYSIS_MAX_COST,
+           "about 1 us of one core each: for the config's width and each swept width, limit * (V + 1) * V * (width + 1) operations between "
+           "blocks, each weighted by the size of its exact integers, plus 3 * depth * V * the target's supported "
+           "prefixes for the output distributions (engine.analysis.analysis_cost, docs/analysis.md)",
+           "sweep fewer widths, or analyse a smaller limit, width, depth or vocabulary"),
 )
 """Every route that does work in proportion to its input, by ``"METHOD /path"``. ``GET /health``,
 ``GET /openapi.yaml`` and ``GET /v1/models`` answer constant documents (no budget)."""

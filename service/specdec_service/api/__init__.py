@@ -35,11 +35,11 @@ How to add a route
 
 from __future__ import annotations
 
-from . import draws, grading, inspector, meta, models, runs, sessions
+from . import analysis, draws, grading, inspector, meta, models, runs, sessions
 from .openapi import openapi_yaml
 
 BLUEPRINTS = (meta.blueprint, models.blueprint, draws.blueprint, sessions.blueprint, runs.blueprint,
-              grading.blueprint, inspector.blueprint)
+              grading.blueprint, analysis.blueprint, inspector.blueprint)
 """Every blueprint of the service, in the order of the OpenAPI document;
 :func:`specdec_service.app.create_app` registers them in this order."""
 

@@ -178,7 +178,12 @@ def build_spec(blueprints: Iterable[Any]) -> APISpec:
 
 
 class _Dumper(yaml.SafeDumper):
-    """YAML with multi-line strings as literal blocks (readable descriptions)."""
+    """YAML with multi-line strings as literal blocks (readable descriptions), and
+    no anchors or aliases: a value shared by two schemas (a subclass's inherited
+    field) is written out in each place."""
+
+    def ignore_aliases(self, data):
+        return True
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str):

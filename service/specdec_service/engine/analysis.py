@@ -40,8 +40,10 @@ from fractions import Fraction
 from math import lcm
 from typing import Optional, Sequence
 
-from .distributions import Dist, argmax, residual
+from ..grading.faulty import TargetRowCorrection, swapped
+from .distributions import Dist, residual
 from .errors import Fault, InvalidInput
+from .rules import AUTOREGRESSIVE, GREEDY, MODE_RULES, SPECULATIVE, RuleSet
 from .state import COUNTER_NAMES, MAX_WIDTH, MIN_WIDTH, Config, parse_config
 
 MIN_DEPTH, MAX_DEPTH = 1, 8
@@ -50,9 +52,6 @@ DEFAULT_WIDTHS = tuple(range(1, 9))
 """Widths swept when the caller names none."""
 MAX_DRAFT_COST = 100
 """The largest ``draft_cost`` (a draft step costs at most 100 target passes)."""
-MAX_COST = 1_500_000
-"""The budget of :func:`analysis_cost` (about 1.5 s of one core); see docs/analysis.md
-("Cost and budget") for the measurement it comes from."""
 
 ZERO, ONE = Fraction(0), Fraction(1)
 Context = Optional[int]
@@ -73,11 +72,6 @@ def to_float(value: Fraction) -> float:
 def row_of(dist: Dist) -> Row:
     """A :class:`Dist` as exact probabilities in vocabulary order."""
     return tuple(Fraction(w, dist.total) for w in dist.weights)
-
-
-def one_hot(size: int, token: int) -> Row:
-    """The distribution that puts all its mass on ``token``."""
-    return tuple(ONE if i == token else ZERO for i in range(size))
 
 
 # ---------------------------------------------------------------- rules
@@ -120,43 +114,47 @@ def contexts_of(size: int) -> list[Context]:
     return [None, *range(size)]
 
 
-def rules_for(config: Config, mode: Optional[str] = None, naive: bool = False) -> BlockRules:
-    """The :class:`BlockRules` of ``config`` (or of ``mode`` with its models).
+NAIVE = swapped(SPECULATIVE, correction=TargetRowCorrection())
+"""The naive rule of the explainer's warning: speculative sampling with the correction drawn
+from the target p instead of the residual, the catalogue's mistake of that name
+(grading/faulty.py); biased: its output is not the target's."""
 
-    ``speculative`` (SPEC 4; Leviathan et al. 2023, Chen et al. 2023): propose
-    from q, accept ``x`` with probability ``min(1, p(x)/q(x))`` (so
-    ``accept = min(p, q)``, ``reject = max(q - p, 0)``), correct from the
-    residual (``correct = max(p - q, 0)``), bonus from p; with ``naive=True``
-    the correction is drawn from p instead (``correct = (1 - alpha) p``), the
-    explainer's warning: a biased rule. ``greedy`` (SPEC 5; Stern et al.
-    2018): the draft's argmax, accepted iff it is the target's argmax, which
-    is also the correction and the bonus; no draws. ``autoregressive``:
-    width 0, the "bonus" row is the target's sample.
+
+def rules_for(config: Config, ruleset: Optional[RuleSet] = None) -> BlockRules:
+    """The :class:`BlockRules` of ``config`` under ``ruleset`` (default: the
+    rule set of its mode, :data:`~.rules.MODE_RULES`), from the exact
+    distributions the rule objects state (:mod:`.rules`).
+
+    In context c with target row p and draft row q: a proposal x has the
+    law Q = ``proposal.distribution(q)`` and is accepted with probability
+    A(x) = ``acceptance.probability(p, q, x)``, so ``accept = Q A`` and
+    ``reject = Q (1 - A)``; after a rejection (probability
+    ``miss = sum(reject)``) the correction has the law R =
+    ``correction.distribution(p, q)``, so ``correct = miss R`` (for
+    speculative sampling exactly ``max(p - q, 0)``, Leviathan et al. 2023);
+    ``bonus = bonus.distribution(p, q)``. A rule set whose proposal drafts
+    nothing (autoregressive) has width 0. Draws are counted when the rules
+    use them (every rule set of :data:`~.rules.MODE_RULES` uses a draw for
+    every proposal, verification, correction and bonus, or none: greedy).
     """
-    mode = mode or config.mode
+    ruleset = ruleset or MODE_RULES[config.mode]
     size = len(config.vocab)
     rows: dict = {name: {} for name in ("propose", "accept", "reject", "correct", "bonus")}
+    uses_draw = ruleset.proposal.uses_draw or not ruleset.proposal.drafts
     for c in contexts_of(size):
-        p_dist, q_dist = config.target.after(c), config.draft.after(c)
-        p, q = row_of(p_dist), row_of(q_dist)
-        if mode == "greedy":
-            best, guess = argmax(p_dist), argmax(q_dist)
-            hit = guess == best
-            rows["propose"][c] = one_hot(size, guess)
-            rows["accept"][c] = one_hot(size, guess) if hit else (ZERO,) * size
-            rows["reject"][c] = (ZERO,) * size if hit else one_hot(size, guess)
-            rows["correct"][c] = (ZERO,) * size if hit else one_hot(size, best)
-            rows["bonus"][c] = one_hot(size, best)
-            continue
-        accept = tuple(min(a, b) for a, b in zip(p, q))
-        miss = 1 - sum(accept, ZERO)
-        rows["propose"][c] = q
+        p, q = config.target.after(c), config.draft.after(c)
+        propose = row_of(ruleset.proposal.distribution(q))
+        accept = tuple(x and x * ruleset.acceptance.probability(p, q, i) for i, x in enumerate(propose))
+        reject = tuple(x - a for x, a in zip(propose, accept))
+        miss = sum(reject, ZERO)
+        rows["propose"][c] = propose
         rows["accept"][c] = accept
-        rows["reject"][c] = tuple(max(b - a, ZERO) for a, b in zip(p, q))
-        rows["correct"][c] = tuple(miss * a for a in p) if naive else tuple(max(a - b, ZERO) for a, b in zip(p, q))
-        rows["bonus"][c] = p
-    width = 0 if mode == "autoregressive" else config.width
-    return BlockRules(size, width=width, draws=mode != "greedy", eos=config.eos, **rows)
+        rows["reject"][c] = reject
+        rows["correct"][c] = (tuple(miss * r for r in row_of(ruleset.correction.distribution(p, q))) if miss
+                              else (ZERO,) * size)
+        rows["bonus"][c] = row_of(ruleset.bonus.distribution(p, q))
+    width = config.width if ruleset.proposal.drafts else 0
+    return BlockRules(size, width=width, draws=uses_draw, eos=config.eos, **rows)
 
 
 # ---------------------------------------------------------------- integer rows
@@ -429,7 +427,7 @@ def supported_prefixes(config: Config, depth: int) -> int:
 def step_denominator(config: Config) -> int:
     """The common denominator ``G`` of every step row of the speculative, naive
     and greedy rules of ``config`` (what :func:`expectations` scales by)."""
-    return max(_Scaled(rules_for(config, mode)).G for mode in ("speculative", "greedy"))
+    return max(_Scaled(rules_for(config, rules)).G for rules in (SPECULATIVE, NAIVE, GREEDY))
 
 
 def analysis_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
@@ -525,19 +523,8 @@ def check_request(config: Config, depth: int, widths: Sequence[int], draft_cost:
         raise InvalidInput(faults)
 
 
-class TooCostly(InvalidInput):
-    """An analysis whose estimated cost (:func:`analysis_cost`) is over the
-    budget :data:`MAX_COST`; ``cost`` and ``budget`` say by how much."""
-
-    def __init__(self, cost: int, budget: int):
-        self.cost, self.budget = cost, budget
-        super().__init__([Fault((), f"the analysis would cost about {cost:,} units (about a microsecond of one core "
-                                    f"each), over the budget of {budget:,}: use fewer labels, a smaller limit, width, depth or "
-                                    "fewer widths (docs/analysis.md, 'Cost and budget')")])
-
-
 def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] = DEFAULT_WIDTHS,
-            draft_cost: Fraction = ZERO, budget: int = MAX_COST) -> dict:
+            draft_cost: Fraction = ZERO) -> dict:
     """The exact analysis of ``config`` as the body of ``POST /v1/analysis``.
 
     ``depth``: the output distribution is over the first ``depth`` committed
@@ -546,16 +533,14 @@ def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] =
     Every probability and expectation is given as the nearest float64 ``x``
     and exactly as ``x_exact`` (:func:`exact`).
 
-    Raises :class:`InvalidInput` for bad arguments and :class:`TooCostly`
-    when :func:`analysis_cost` is over ``budget``.
+    Raises :class:`InvalidInput` for bad arguments (:func:`check_request`).
+    The work grows fast with the vocabulary, limit and width: a caller that
+    must bound it checks :func:`analysis_cost` first (the HTTP route does).
     """
-    depth = min(config.limit, 3) if depth is None else depth
+    depth = default_depth(config) if depth is None else depth
     widths = list(widths)
     draft_cost = Fraction(draft_cost)
     check_request(config, depth, widths, draft_cost)
-    cost = analysis_cost(config, depth, widths)
-    if cost > budget:
-        raise TooCostly(cost, budget)
 
     rules = rules_for(config)
     counters = expectations(rules, config.limit)
@@ -572,13 +557,13 @@ def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] =
             best = (w, r["speedup"])
 
     limit, vocab = config.limit, config.vocab
-    target = output_distribution(rules_for(config, "autoregressive"), limit, depth)
+    target = output_distribution(rules_for(config, AUTOREGRESSIVE), limit, depth)
     dist = target if config.mode == "autoregressive" else output_distribution(rules, limit, depth)
     output = {"depth": depth, "distribution": _distribution_json(dist, vocab),
               "target": _distribution_json(target, vocab), **_with_exact("tv", total_variation(dist, target))}
     naive = None
     if config.mode == "speculative":
-        biased = output_distribution(rules_for(config, naive=True), limit, depth)
+        biased = output_distribution(rules_for(config, NAIVE), limit, depth)
         naive = {"distribution": _distribution_json(biased, vocab),
                  **_with_exact("tv", total_variation(biased, target))}
 
@@ -595,8 +580,12 @@ def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] =
         "best_width": best[0],
         "output": output,
         "naive": naive,
-        "cost": cost,
     }
+
+
+def default_depth(config: Config) -> int:
+    """``min(limit, 3)``: the depth of the output distribution when none is given."""
+    return min(config.limit, 3)
 
 
 ANALYSIS_SEED = 0

@@ -1,0 +1,239 @@
+"""``POST /v1/analysis``: the exact analysis of a configuration over all sessions at once.
+
+Thin HTTP layer over :mod:`specdec_service.engine.analysis` (issue 12, docs/analysis.md): the
+body is checked by :class:`AnalysisIn`, the config by the engine, the work by the route's
+budget (``BUDGETS["POST /v1/analysis"]``, cost :func:`~specdec_service.engine.analysis.analysis_cost`)
+before any of it is done.
+"""
+
+from __future__ import annotations
+
+from marshmallow import fields, validate
+
+from ..budget import BUDGETS
+from ..engine import InvalidInput
+from ..engine.analysis import (
+    DEFAULT_WIDTHS, MAX_DEPTH, MAX_DRAFT_COST, MIN_DEPTH, analysis_cost, analyze, check_request, default_depth,
+    parse_analysis_config,
+)
+from ..engine.models import exact_number
+from ..engine.state import MAX_WIDTH, MIN_WIDTH
+from .bodies import load, read_json
+from .problems import json_response
+from .routes import ApiBlueprint, example
+from .schemas import (
+    ConfigIn, ConfigOut, CountersOut, ExactNumber, Label, Probabilities, StrictSchema,
+)
+
+blueprint = ApiBlueprint("analysis", __name__, tag="analysis",
+                         description="Exact analysis of a configuration over all sessions (issue 12).")
+
+# ---------------------------------------------------------------- request
+
+
+class AnalysisConfigIn(ConfigIn):
+    """Session settings as for ``POST /v1/runs``; ``seed`` may be left out and is
+    ignored (nothing in an analysis is random)."""
+
+    seed = fields.Integer(strict=True, validate=validate.Range(0, 2**53 - 1),
+                          metadata={"description": "Ignored: an analysis covers every seed."})
+
+
+class AnalysisIn(StrictSchema):
+    """``POST /v1/analysis``: a config and what to compute about it."""
+
+    config = fields.Nested(AnalysisConfigIn, required=True)
+    depth = fields.Integer(strict=True, validate=validate.Range(MIN_DEPTH, MAX_DEPTH), metadata={
+        "description": "The output distribution is over the first `depth` committed tokens (at most `limit`; "
+                       "default min(limit, 3))."})
+    widths = fields.List(fields.Integer(strict=True, validate=validate.Range(MIN_WIDTH, MAX_WIDTH)),
+                         validate=validate.Length(1, MAX_WIDTH), metadata={
+                             "description": "The distinct widths to sweep (default 1-8).", "uniqueItems": True})
+    draft_cost = ExactNumber(validate=validate.Range(0, MAX_DRAFT_COST), metadata={
+        "description": "The cost of one draft step in target passes, read as the decimal it is written as "
+                       "(default 0).", "minimum": 0, "maximum": MAX_DRAFT_COST})
+
+
+# ---------------------------------------------------------------- response
+
+
+def Exact(description: str, nullable: bool = False) -> fields.String:
+    """An exact rational as a string: ``"n/d"`` in lowest terms, or ``"n"``."""
+    return fields.String(required=True, allow_none=nullable, validate=validate.Regexp(r"^-?\d+(/\d+)?$"),
+                         metadata={"description": description + " Exact: \"n/d\" in lowest terms or \"n\"."})
+
+
+def Number(description: str, nullable: bool = False) -> fields.Float:
+    return fields.Float(required=True, allow_none=nullable, metadata={"description": description})
+
+
+class ContextOut(StrictSchema):
+    """One context (the last committed token, null at the empty prefix): its rows, the
+    probability alpha that one drafted token is accepted there, and the residual."""
+
+    context = Label(required=True, allow_none=True)
+    p = Probabilities(metadata={"description": "The target row."})
+    q = Probabilities(metadata={"description": "The draft row."})
+    alpha = Number("sum over tokens of min(p, q): the probability that a drafted token is accepted here.")
+    alpha_exact = Exact("alpha.")
+    residual = fields.List(fields.Float(), required=True, allow_none=True, metadata={
+        "description": "The correction distribution max(p - q, 0) normalised (SPEC 4.3); null where alpha is 1."})
+    residual_exact = fields.List(Exact("One probability of the residual."), required=True, allow_none=True)
+
+
+class CountersExactOut(StrictSchema):
+    """The expected counters, exactly."""
+
+    target_passes = Exact("E[target_passes].")
+    draft_steps = Exact("E[draft_steps].")
+    accepted = Exact("E[accepted].")
+    rejected = Exact("E[rejected].")
+    discarded = Exact("E[discarded].")
+    bonus_tokens = Exact("E[bonus_tokens].")
+    committed = Exact("E[committed].")
+    draws = Exact("E[draws].")
+
+
+class ExpectedCountersOut(CountersOut):
+    """The expectation of each work counter (floats: not integers)."""
+
+    target_passes = Number("E[target_passes].")
+    draft_steps = Number("E[draft_steps].")
+    accepted = Number("E[accepted].")
+    rejected = Number("E[rejected].")
+    discarded = Number("E[discarded].")
+    bonus_tokens = Number("E[bonus_tokens].")
+    committed = Number("E[committed].")
+    draws = Number("E[draws].")
+
+
+class ExpectedOut(StrictSchema):
+    """Expectations over all sessions of the work counters of SPEC section 7, exactly as
+    a trace counts them, and the ratios built from them."""
+
+    counters = fields.Nested(ExpectedCountersOut, required=True)
+    counters_exact = fields.Nested(CountersExactOut, required=True)
+    committed_per_pass = Number("E[committed] / E[target_passes].")
+    committed_per_pass_exact = Exact("committed_per_pass.")
+    acceptance_rate = Number("E[accepted] / (E[accepted] + E[rejected]); null when nothing is verified "
+                             "(autoregressive).", nullable=True)
+    acceptance_rate_exact = Exact("acceptance_rate.", nullable=True)
+    speedup = Number("E[committed] / (E[target_passes] + draft_cost x E[draft_steps]).")
+    speedup_exact = Exact("speedup.")
+
+
+class LeviathanOut(StrictSchema):
+    """Leviathan et al. 2023's closed form with a constant acceptance rate and no limit."""
+
+    acceptance_rate = Number("a: the exact acceptance rate of `expected`.")
+    width = fields.Integer(required=True, metadata={"description": "w: the config's width."})
+    tokens_per_pass = Number("(1 - a^(w+1)) / (1 - a), or w + 1 when a = 1.")
+    speedup = Number("tokens_per_pass / (1 + w x draft_cost).")
+
+
+class SweepOut(StrictSchema):
+    """The same config at another width."""
+
+    width = fields.Integer(required=True, validate=validate.Range(MIN_WIDTH, MAX_WIDTH))
+    committed_per_pass = Number("E[committed] / E[target_passes] at this width.")
+    committed_per_pass_exact = Exact("committed_per_pass.")
+    speedup = Number("The speedup at this width and draft_cost.")
+    speedup_exact = Exact("speedup.")
+
+
+class OutcomeOut(StrictSchema):
+    """One outcome of the first `depth` committed tokens and its probability (> 0)."""
+
+    tokens = fields.List(Label(), required=True, validate=validate.Length(1, MAX_DEPTH))
+    p = Number("Its probability.")
+    p_exact = Exact("p.")
+
+
+class OutputOut(StrictSchema):
+    """The exact distribution of the first `depth` committed tokens (shorter where EOS
+    ends a session first) against plain sampling from the target."""
+
+    depth = fields.Integer(required=True, validate=validate.Range(MIN_DEPTH, MAX_DEPTH))
+    distribution = fields.List(fields.Nested(OutcomeOut), required=True,
+                               metadata={"description": "Under this config, in lexicographic vocabulary order."})
+    target = fields.List(fields.Nested(OutcomeOut), required=True,
+                         metadata={"description": "Under plain sampling from the target."})
+    tv = Number("Total variation distance between the two: 0 for speculative and autoregressive.")
+    tv_exact = Exact("tv.")
+
+
+class NaiveOut(StrictSchema):
+    """The output distribution when the correction is sampled from p instead of the residual."""
+
+    distribution = fields.List(fields.Nested(OutcomeOut), required=True)
+    tv = Number("Total variation distance to the target's distribution.")
+    tv_exact = Exact("tv.")
+
+
+class AnalysisConfigOut(ConfigOut):
+    """The normalised session settings of an analysis: every default filled in, no seed."""
+
+    class Meta(ConfigOut.Meta):
+        exclude = ("seed",)
+
+
+class AnalysisOut(StrictSchema):
+    """``POST /v1/analysis``: every probability and expectation as the nearest float64 and
+    exactly (``_exact``)."""
+
+    config = fields.Nested(AnalysisConfigOut, required=True,
+                           metadata={"description": "The normalised settings (no seed)."})
+    contexts = fields.List(fields.Nested(ContextOut), required=True,
+                           metadata={"description": "The empty prefix, then each token in vocabulary order."})
+    expected = fields.Nested(ExpectedOut, required=True)
+    leviathan = fields.Nested(LeviathanOut, required=True, allow_none=True,
+                              metadata={"description": "null in mode autoregressive."})
+    draft_cost = Number("The draft cost used, as the nearest float64.")
+    draft_cost_exact = Exact("draft_cost.")
+    sweep = fields.List(fields.Nested(SweepOut), required=True,
+                        metadata={"description": "One entry per requested width, in the order requested."})
+    best_width = fields.Integer(required=True, validate=validate.Range(MIN_WIDTH, MAX_WIDTH), metadata={
+        "description": "The swept width with the largest speedup (the smallest on a tie)."})
+    output = fields.Nested(OutputOut, required=True)
+    naive = fields.Nested(NaiveOut, required=True, allow_none=True,
+                          metadata={"description": "Mode speculative only, else null."})
+
+
+# ---------------------------------------------------------------- view
+
+_ANALYSIS = AnalysisIn()
+_BUDGET = BUDGETS["POST /v1/analysis"]
+_EXAMPLE = {"config": {"draft": "biased"}, "depth": 1, "widths": [1, 2, 3, 4, 5, 6, 7, 8], "draft_cost": 0.05}
+
+
+def _analyze(body: dict) -> dict:
+    """The analysis of a loaded body; raises ``InvalidInput`` or ``OverBudget``."""
+    try:
+        config = parse_analysis_config(body["config"])
+    except InvalidInput as error:
+        raise error.prefixed("config") from None
+    depth = body.get("depth", default_depth(config))
+    widths = body.get("widths", list(DEFAULT_WIDTHS))
+    draft_cost = exact_number(body.get("draft_cost", 0))
+    check_request(config, depth, widths, draft_cost)
+    _BUDGET.check(analysis_cost(config, depth, widths))
+    return analyze(config, depth, widths, draft_cost)
+
+
+@blueprint.operation(
+    "POST", "/v1/analysis", summary="Analyse a config exactly",
+    description="Exact rationals over all sessions at once (docs/analysis.md): per context alpha and the residual; "
+                "the expectation of every work counter of SPEC section 7 as a trace counts it, committed per pass, "
+                "acceptance rate and speedup at `draft_cost`; Leviathan et al.'s closed form beside; a sweep over "
+                "`widths` with the best width; the distribution of the first `depth` tokens against the target's "
+                "with their total variation (exactly 0 for speculative and autoregressive), and the naive rule's. "
+                "Computed by dynamic programming, within a work budget: a request whose cost (docs/analysis.md) is "
+                "over it is a 422 of type `tag:specdec,2026:problem/over-budget` with `cost` and `budget`.",
+    body=AnalysisIn, examples=lambda: {"biased": example("The toy with the biased draft, depth 1, draft cost 0.05",
+                                                         _EXAMPLE)},
+    ok=AnalysisOut, ok_description="The analysis.", problems=(400, 413, 415, 422),
+    ok_examples=lambda: {"biased": example("alpha 7/10 at the empty prefix; the naive rule gives A 13/20: tv 3/20",
+                                           _analyze(load(_ANALYSIS, _EXAMPLE)))})
+def analysis():
+    """The analysis of ``{"config", "depth", "widths", "draft_cost"}``."""
+    return json_response(_analyze(load(_ANALYSIS, read_json())))
