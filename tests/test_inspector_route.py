@@ -6,6 +6,7 @@ browser in ``tests/browser/``."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import subprocess
@@ -86,3 +87,14 @@ def test_built_wheel_ships_the_page(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     for path in INSPECTOR_DIR.iterdir():
         assert f"specdec_service/static/inspector/{path.name}" in names
+
+
+def test_vendored_axe_core_is_the_pinned_release():
+    """tests/browser/vendor/axe.min.js is axe-core 4.14.1 from npm, as docs/inspector.md states,
+    with its licence beside it."""
+    vendor = ROOT / "tests" / "browser" / "vendor"
+    data = (vendor / "axe.min.js").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == "29348999450cdf2849a8e70b7912fc2da85a849da39c0d0d5394f51d4a9ed95c"
+    assert data.startswith(b"/*! axe v4.14.1")
+    assert "Mozilla Public License, version 2.0" in (vendor / "axe-core.LICENSE").read_text(encoding="utf-8")
+    assert "29348999450cdf2849a8e70b7912fc2da85a849da39c0d0d5394f51d4a9ed95c" in (ROOT / "docs" / "inspector.md").read_text(encoding="utf-8")
