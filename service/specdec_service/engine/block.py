@@ -17,7 +17,6 @@ lives in :mod:`.distributions` (``sample``, ``accepts``, ``residual``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple, Optional, Sequence
 
 from .distributions import Dist
@@ -27,10 +26,9 @@ from .rules import MODE_RULES, RuleSet, no_bonus
 from .state import MAX_COUNTER, COUNTER_NAMES, Counters, State, parse_tokens
 
 
-@dataclass(frozen=True)
-class StepResult:
+class StepResult(NamedTuple):
     """A committed block and the state after it; ``rejected`` is the block's rejected
-    proposal (a token index, ``None`` when nothing was rejected)."""
+    proposal (a token index, ``None`` when nothing was rejected). An immutable named tuple."""
 
     block: dict
     state: State
@@ -63,52 +61,49 @@ def draft_room(state: State) -> int:
     return MODE_RULES[state.config.mode].proposal.room(state.config, len(state.committed))
 
 
-def _draft_one(state: State, rules: RuleSet, i: int, last: Optional[int], n: int, given: Optional[int]):
-    """Proposal ``i`` (0-based) drafted after token ``last`` from draw position ``n`` by
-    the proposal rule (``given``: the caller's token instead of the rule's own).
-    Returns ``(token, q, step record, next position)``."""
+def _drafts(state: State, rules: RuleSet, tokens: Optional[Sequence[int]], first: int, count: int,
+            last: Optional[int], n: int):
+    """Proposals ``first .. first + count - 1`` (0-based) by the proposal rule, the first
+    after token ``last`` and from draw position ``n`` (``tokens``: the caller's proposal,
+    recorded with the rule's own choice): each with its context, draft row q, draw and whether
+    the rule gives that token from that draw (SPEC section 4.1); drafting stops right after an
+    EOS (SPEC section 6). Returns ``(proposal, qs, steps, next position)``."""
     cfg, rule = state.config, rules.proposal
-    q = cfg.draft.after(last)
-    d, n = rules.schedule.take(cfg.seed, n) if rule.uses_draw else (None, n)
-    own = rule.choose(q, d)
-    token = own if given is None else given
-    vocab = cfg.vocab
-    step = {
-        "index": i + 1,
-        "context": None if last is None else vocab[last],
-        "q": q.to_json(),
-        "draw": None if d is None else d.to_json(),
-        "token": vocab[token],
-        "drafted": token == own,
-    }
-    return token, q, step, n
-
-
-def _draft_all(state: State, rules: RuleSet, tokens: Optional[Sequence[int]], carry: Optional[int]):
-    """SPEC section 4.1: all k proposals (``tokens``: the caller's instead), each with its
-    context, draft row q, draw and whether the rule gives that token from that draw;
-    drafting stops right after an EOS (SPEC section 6). Returns ``(proposal, qs, steps,
-    next position)``."""
-    cfg = state.config
-    rule = rules.proposal
-    count = rule.room(cfg, len(state.committed)) if tokens is None else len(tokens)
-    n = state.position
-    if rule.uses_draw and n + count > MAX_POSITION:
-        raise InvalidInput.at(("position",), _PAST_THE_END)
-    last = rule.start(state.committed[-1] if state.committed else None, carry)
-    eos = cfg.eos
+    vocab, eos, seed, after = cfg.vocab, cfg.eos, cfg.seed, cfg.draft.after
+    uses_draw, choose, take = rule.uses_draw, rule.choose, rules.schedule.take
     proposal: list[int] = []
     qs: list[Dist] = []
     steps: list[dict] = []
-    for i in range(count):
-        token, q, record, n = _draft_one(state, rules, i, last, n, None if tokens is None else tokens[i])
+    for i in range(first, first + count):
+        q = after(last)
+        d, n = take(seed, n) if uses_draw else (None, n)
+        own = choose(q, d)
+        token = own if tokens is None else tokens[i]
         proposal.append(token)
         qs.append(q)
-        steps.append(record)
+        steps.append({
+            "index": i + 1,
+            "context": None if last is None else vocab[last],
+            "q": q.to_json(),
+            "draw": None if d is None else d.to_json(),
+            "token": vocab[token],
+            "drafted": token == own,
+        })
         if token == eos:
             break
         last = token
     return proposal, qs, steps, n
+
+
+def _draft_all(state: State, rules: RuleSet, tokens: Optional[Sequence[int]], carry: Optional[int]):
+    """SPEC section 4.1: all k proposals of the block (``tokens``: the caller's instead), see
+    :func:`_drafts`. Raises :class:`InvalidInput` when their draws would pass 2^53-1."""
+    rule = rules.proposal
+    count = rule.room(state.config, len(state.committed)) if tokens is None else len(tokens)
+    if rule.uses_draw and state.position + count > MAX_POSITION:
+        raise InvalidInput.at(("position",), _PAST_THE_END)
+    last = rule.start(state.committed[-1] if state.committed else None, carry)
+    return _drafts(state, rules, tokens, 0, count, last, state.position)
 
 
 def draft(state: State) -> dict:
@@ -192,8 +187,9 @@ def play(state: State, rules: RuleSet, tokens: Optional[Sequence[int]] = None, c
     """
     cfg = state.config
     schedule, acceptance = rules.schedule, rules.acceptance
-    draft_first, stop = schedule.draft_first, schedule.stop_at_rejection
-    seed, vocab, eos, target = cfg.seed, cfg.vocab, cfg.eos, cfg.target
+    draft_first, stop, take = schedule.draft_first, schedule.stop_at_rejection, schedule.take
+    uses_draw, accepts, ratio = acceptance.uses_draw, acceptance.accepts, acceptance.ratio
+    seed, vocab, eos, after = cfg.seed, cfg.vocab, cfg.eos, cfg.target.after
     last = state.committed[-1] if state.committed else None
     if draft_first:
         proposal, qs, steps, n = _draft_all(state, rules, tokens, carry)
@@ -209,16 +205,15 @@ def play(state: State, rules: RuleSet, tokens: Optional[Sequence[int]] = None, c
     last_draw: Optional[Draw] = None
     for i in range(count):
         if not draft_first:
-            token, q, record, n = _draft_one(state, rules, i, draft_last, n, None if tokens is None else tokens[i])
-            proposal.append(token)
-            qs.append(q)
-            steps.append(record)
-            draft_last = token
+            one, q_one, step_one, n = _drafts(state, rules, tokens, i, 1, proposal[-1] if proposal else draft_last, n)
+            proposal += one
+            qs += q_one
+            steps += step_one
         token, q = proposal[i], qs[i]
         context = proposal[i - 1] if i else last
-        p = target.after(context)
-        d, n = schedule.take(seed, n) if acceptance.uses_draw(p, q, token) else (None, n)
-        ok = acceptance.accepts(d, p, q, token)
+        p = after(context)
+        d, n = take(seed, n) if uses_draw(p, q, token) else (None, n)
+        ok = accepts(d, p, q, token)
         verification.append({
             "index": i + 1,
             "context": None if context is None else vocab[context],
@@ -227,7 +222,7 @@ def play(state: State, rules: RuleSet, tokens: Optional[Sequence[int]] = None, c
             "q": q.to_json(),
             "p_token": p.floats[token],
             "q_token": q.floats[token],
-            "ratio": acceptance.ratio(p, q, token),
+            "ratio": ratio(p, q, token),
             "draw": None if d is None else d.to_json(),
             "accepted": ok,
         })

@@ -85,9 +85,9 @@ class SampledProposal:
         proposal) is ignored: the next block drafts from the committed output (SPEC 4.3)."""
         return last
 
-    def choose(self, q: Dist, d: Optional[Draw]) -> int:
-        """The proposal: ``sample(q, d)`` (SPEC section 3)."""
-        return sample(q, d)
+    choose = staticmethod(sample)
+    """``choose(q, d)``: the proposal ``sample(q, d)`` (SPEC section 3; the primitive itself,
+    bound without a wrapper: the block calls it for every proposal)."""
 
     def distribution(self, q: Dist) -> Dist:
         """Exact law of a proposal drafted from ``q``: ``q`` itself."""
@@ -139,13 +139,10 @@ class RatioTest:
         """True: the draw is used even when ``p(x) >= q(x)`` makes acceptance certain."""
         return True
 
-    def accepts(self, d: Optional[Draw], p: Dist, q: Dist, x: int) -> bool:
-        """:func:`~.distributions.accepts`: ``u * q(x) < p(x)``, exact."""
-        return accepts(d, p, q, x)
-
-    def ratio(self, p: Dist, q: Dist, x: int) -> Optional[float]:
-        """The recorded ratio ``p(x) / q(x)`` (nearest float64, display only)."""
-        return acceptance_ratio(p, q, x)
+    accepts = staticmethod(accepts)
+    """``accepts(d, p, q, x)``: :func:`~.distributions.accepts`, ``u * q(x) < p(x)`` exactly."""
+    ratio = staticmethod(acceptance_ratio)
+    """``ratio(p, q, x)``: the recorded ratio ``p(x) / q(x)`` (nearest float64, display only)."""
 
     def probability(self, p: Dist, q: Dist, x: int) -> Fraction:
         """Exact acceptance probability ``min(1, p(x) / q(x))`` (``q(x) > 0``)."""
@@ -188,14 +185,11 @@ class ResidualCorrection:
     uses_draw: bool = True
     reuses_draw: bool = False
 
-    def row(self, p: Dist, q: Dist):
-        """The recorded correction distribution (an object with integer ``weights`` and
-        their denominator ``total``): the residual. ``ValueError`` when ``p == q``."""
-        return residual(p, q)
-
-    def choose(self, r, d: Optional[Draw]) -> int:
-        """The correction token: ``sample(r, d)`` (SPEC section 3)."""
-        return sample(r, d)
+    row = staticmethod(residual)
+    """``row(p, q)``: the recorded correction distribution (an object with integer ``weights``
+    and their denominator ``total``): the residual; ``ValueError`` when ``p == q``."""
+    choose = staticmethod(sample)
+    """``choose(r, d)``: the correction token ``sample(r, d)`` (SPEC section 3)."""
 
     def record(self, r) -> list[float]:
         """``r`` as published: each entry as the nearest float64."""
@@ -245,9 +239,8 @@ class SampledBonus:
         """The row the bonus is taken from: the target's, after ``last``."""
         return config.target.after(last)
 
-    def choose(self, row: Dist, d: Optional[Draw]) -> int:
-        """``sample(row, d)`` (SPEC section 3)."""
-        return sample(row, d)
+    choose = staticmethod(sample)
+    """``choose(row, d)``: ``sample(row, d)`` (SPEC section 3)."""
 
     def distribution(self, p: Dist, q: Dist) -> Dist:
         """Exact law of the bonus token: the target row ``p``."""
