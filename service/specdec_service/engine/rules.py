@@ -263,16 +263,22 @@ class ArgmaxBonus(SampledBonus):
         return point_mass(len(p.weights), argmax(p))
 
 
+def at_limit(bonus, config, length: int, accepted: int) -> bool:
+    """SPEC section 4.4: no bonus is drawn when the ``accepted`` proposals after ``length``
+    committed tokens reach the limit (``L + k >= limit``); ``False`` for a ``bonus`` rule that
+    draws ``at_limit`` (a catalogued mistake)."""
+    return length + accepted >= config.limit and not bonus.at_limit
+
+
 def no_bonus(bonus, config, length: int, accepted: list, rejected: bool) -> Optional[str]:
     """Why a block adds no bonus token (SPEC sections 4.4 and 6), or ``None`` when it
     does: ``"rejection"`` after a rejection, ``"eos"`` after an accepted EOS, ``"limit"``
-    when the accepted proposals reach the limit (``L + k >= limit``; not when the
-    ``bonus`` rule draws ``at_limit``, a catalogued mistake)."""
+    when the accepted proposals reach the limit (:func:`at_limit`)."""
     if rejected:
         return "rejection"
     if accepted and accepted[-1] == config.eos:
         return "eos"
-    if length + len(accepted) >= config.limit and not bonus.at_limit:
+    if at_limit(bonus, config, length, len(accepted)):
         return "limit"
     return None
 

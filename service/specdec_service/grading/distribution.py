@@ -44,8 +44,9 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from ..budget import BUDGETS
-from ..engine import COUNTER_NAMES, Config, Fault, InvalidInput, parse_config
+from ..engine import COUNTER_NAMES, SPECULATIVE, Config, Fault, InvalidInput, parse_config
 from ..engine.bounds import MAX_CELLS, MAX_COUNTER, MAX_M, MAX_SAMPLES, int_in
+from ..engine.rules import at_limit
 MIN_EXPECTED = 5.0
 """Cells expecting fewer samples than this are pooled (the usual rule for chi-square)."""
 DEFAULT_ALPHA = 0.001
@@ -376,8 +377,9 @@ def expected_acceptance(config: Config) -> Optional[dict]:
     accepted), and rejects with 1 - sum_x min(p_c(x), q_c(x)), then commits y with probability
     max(p_c(y) - q_c(y), 0) (the normalised residual times the rejection probability);
     all accepted below the limit adds a bonus from p. An EOS committed ends the session;
-    drafting stops after a drafted EOS (a chain of the draft rows). Floats (rows as nearest
-    float64), O(limit * width * V^2).
+    drafting stops after a drafted EOS (a chain of the draft rows). The width k of a block and
+    the no-bonus-at-the-limit rule are the engine's own (:mod:`specdec_service.engine.rules`).
+    Floats (rows as nearest float64), O(limit * width * V^2).
     """
     if config.mode != "speculative":
         return None
@@ -389,7 +391,7 @@ def expected_acceptance(config: Config) -> Optional[dict]:
     Qd = Q.copy()
     if eos is not None:
         Qd[:, eos] = 0.0          # drafting stops after a drafted EOS
-    limit, width = config.limit, config.width
+    limit = config.limit
     pi = np.zeros((limit + 1, V + 1))
     pi[0, V] = 1.0
     accepted = drafted = 0.0
@@ -397,7 +399,7 @@ def expected_acceptance(config: Config) -> Optional[dict]:
         v = pi[L]
         if not v.any():
             continue
-        k = min(width, limit - L)
+        k = SPECULATIVE.proposal.room(config, L)
         # Expected draft steps: proposals drafted until k or a drafted EOS.
         u = v.copy()
         for i in range(k):
@@ -412,7 +414,7 @@ def expected_acceptance(config: Config) -> Optional[dict]:
             if eos is not None:
                 nxt[eos] = 0.0    # an accepted EOS ends the session
             v = np.concatenate([nxt, [0.0]])
-        if L + k < limit:
+        if not at_limit(SPECULATIVE.bonus, config, L, k):
             _land(pi, v @ P, L + k + 1, eos, limit)
     accepted, drafted = float(accepted), float(drafted)
     return {"accepted": accepted, "draft_steps": drafted, "rate": accepted / drafted if drafted else None}
