@@ -30,6 +30,9 @@ from .reports import (
     GradeReport, GradeSummary, ImpossiblePrefix, Reference, Suite, SuiteConfig, SuiteSummary,
 )
 from .transport import Transport
+from .analysis import (
+    Analysis, ContextAnalysis, Expected, Leviathan, NaiveOutput, OutputComparison, SweepPoint,
+)
 from .session import Session
 from .types import (
     Block, Bonus, Config, Correction, Counters, DraftStep, Draw, Health, ModelInfo, Proposal, State, StepResult,
@@ -37,6 +40,7 @@ from .types import (
 )
 
 __all__ = [
+    "Analysis", "ContextAnalysis", "Expected", "Leviathan", "NaiveOutput", "OutputComparison", "SweepPoint",
     "Acceptance", "Agreement", "Cell", "Check", "Diagnosis", "DistributionReport", "Failure", "FirstDivergence",
     "GradeBatch", "GradeReport", "GradeSummary", "ImpossiblePrefix", "Reference", "Suite", "SuiteConfig",
     "SuiteSummary", "Transport",

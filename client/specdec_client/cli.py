@@ -8,6 +8,7 @@
     specdec replay TRACE.json [--json]
     specdec models [--json]
     specdec health
+    specdec analyze --draft biased [--width 3] [--limit 8] [--widths 1-8] [--draft-cost 0.05] [--json]
 
 ``--url`` (or the ``SPECDEC_URL`` environment variable; default
 ``http://localhost:8000``) picks the service, ``--timeout`` the seconds to
@@ -43,7 +44,7 @@ from .types import Config
 
 EXIT_OK, EXIT_DIVERGED, EXIT_ERROR = 0, 1, 2
 """Exit statuses (see the module docstring)."""
-EXTENSIONS = ("specdec_client.grading",)
+EXTENSIONS = ("specdec_client.grading", "specdec_client.analyze")
 """Modules whose ``add_parser(subparsers)`` adds subcommands, if installed."""
 
 

@@ -21,6 +21,7 @@ from typing import Any, Mapping, Optional, Union
 
 import requests
 
+from .api.analysis import AnalysisApi
 from .api.draws import DrawsApi
 from .api.grading import GradingApi
 from .api.meta import MetaApi
@@ -35,7 +36,7 @@ __all__ = ["Client", "DEFAULT_URL", "RETRY_STATUSES", "StateLike", "excerpt", "m
            "state_body"]
 
 
-class Client(MetaApi, DrawsApi, SessionsApi, RunsApi, GradingApi):
+class Client(MetaApi, DrawsApi, SessionsApi, RunsApi, GradingApi, AnalysisApi):
     """A client of one specdec service: the methods of every API group
     (:mod:`specdec_client.api`) over one :class:`~specdec_client.transport.Transport`.
 

@@ -21,7 +21,8 @@ from specdec_service.engine import draft, draw_slice, parse_state, run_json, ste
 BASE = "http://specdec.test"
 ROUTES = (("GET", "/health"), ("GET", "/v1/models"), ("GET", "/v1/draws"), ("POST", "/v1/draft"),
           ("POST", "/v1/verify"), ("POST", "/v1/step"), ("POST", "/v1/runs"), ("POST", "/v1/grade"),
-          ("POST", "/v1/grade/distribution"), ("GET", "/v1/grade/suites"), ("GET", "/v1/grade/suites/quick"))
+          ("POST", "/v1/grade/distribution"), ("GET", "/v1/grade/suites"), ("GET", "/v1/grade/suites/quick"),
+          ("POST", "/v1/analysis"))
 
 
 def step_body(state: dict) -> dict:

@@ -2,7 +2,7 @@
 
 Each group (:class:`~.meta.MetaApi`, :class:`~.draws.DrawsApi`,
 :class:`~.sessions.SessionsApi`, :class:`~.runs.RunsApi`,
-:class:`~.grading.GradingApi`) holds a :class:`~specdec_client.transport.Transport`
+:class:`~.grading.GradingApi`, :class:`~.analysis.AnalysisApi`) holds a :class:`~specdec_client.transport.Transport`
 and has one method per route, returning typed records
 (:mod:`specdec_client.types`, :mod:`specdec_client.reports`). A group can be
 used alone (``SessionsApi(Transport(url)).step(state)``);

@@ -1,0 +1,169 @@
+"""Typed results of ``POST /v1/analysis``: the exact analysis of a configuration.
+
+The service publishes every probability and expectation twice: as the nearest
+float64 ``x`` and exactly as ``x_exact`` (``"n/d"`` or ``"n"``). These records
+hold the exact values as :class:`fractions.Fraction` (read from the ``_exact``
+strings; ``float(value)`` gives the float back), so a caller can compute with
+them without rounding. ``raw`` keeps the JSON answer (``to_dict()``).
+
+See ``docs/analysis.md`` for what each number means.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Mapping, Optional
+
+from .types import COUNTER_NAMES, Record, _floats
+
+
+def exact(text: Any) -> Fraction:
+    """A ``_exact`` string (``"3/4"``, ``"0"``) as a :class:`Fraction`.
+    Raises ``ValueError``/``TypeError`` for anything else."""
+    if not isinstance(text, str):
+        raise TypeError(f"an exact value is a string \"n/d\" or \"n\", got {type(text).__name__}")
+    return Fraction(text)
+
+
+def _exact_or_none(text: Any) -> Optional[Fraction]:
+    return None if text is None else exact(text)
+
+
+Outcomes = dict
+"""``{(token, ...): Fraction}``: a distribution over the first tokens, in the service's order."""
+
+
+def _outcomes(items: Any) -> dict:
+    return {tuple(o["tokens"]): exact(o["p_exact"]) for o in items}
+
+
+@dataclass(frozen=True)
+class ContextAnalysis(Record):
+    """One context (``None`` at the empty prefix, else the last token): the target and
+    draft rows, ``alpha`` = sum of min(p, q) (the probability that one drafted token is
+    accepted there) and the ``residual`` (correction distribution, ``None`` where alpha is 1)."""
+
+    context: Optional[str]
+    p: tuple[float, ...]
+    q: tuple[float, ...]
+    alpha: Fraction
+    residual: Optional[tuple[Fraction, ...]]
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "ContextAnalysis":
+        residual = d["residual_exact"]
+        return cls(d["context"], _floats(d["p"]), _floats(d["q"]), exact(d["alpha_exact"]),
+                   None if residual is None else tuple(exact(x) for x in residual), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class Expected(Record):
+    """Expectations over all sessions: ``counters`` (SPEC section 7 names to exact
+    expectations), ``committed_per_pass``, ``acceptance_rate`` (``None`` when nothing is
+    verified) and ``speedup`` at the request's draft cost."""
+
+    counters: dict
+    committed_per_pass: Fraction
+    acceptance_rate: Optional[Fraction]
+    speedup: Fraction
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Expected":
+        counters = {name: exact(d["counters_exact"][name]) for name in COUNTER_NAMES}
+        return cls(counters, exact(d["committed_per_pass_exact"]), _exact_or_none(d["acceptance_rate_exact"]),
+                   exact(d["speedup_exact"]), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class Leviathan(Record):
+    """Leviathan et al. 2023's closed form at the exact acceptance rate (floats):
+    ``tokens_per_pass`` = (1 - a^(w+1)) / (1 - a) and ``speedup`` = tokens_per_pass / (1 + w c)."""
+
+    acceptance_rate: float
+    width: int
+    tokens_per_pass: float
+    speedup: float
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Leviathan":
+        return cls(float(d["acceptance_rate"]), int(d["width"]), float(d["tokens_per_pass"]), float(d["speedup"]),
+                   raw=dict(d))
+
+
+@dataclass(frozen=True)
+class SweepPoint(Record):
+    """The config at another ``width``: ``committed_per_pass`` and ``speedup``, exact."""
+
+    width: int
+    committed_per_pass: Fraction
+    speedup: Fraction
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "SweepPoint":
+        return cls(int(d["width"]), exact(d["committed_per_pass_exact"]), exact(d["speedup_exact"]), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class OutputComparison(Record):
+    """The exact distribution of the first ``depth`` tokens (``distribution``) against the
+    target's (``target``), and their total variation ``tv`` (0 for speculative and
+    autoregressive). Distributions are ``{(token, ...): Fraction}``."""
+
+    depth: int
+    distribution: dict
+    target: dict
+    tv: Fraction
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "OutputComparison":
+        return cls(int(d["depth"]), _outcomes(d["distribution"]), _outcomes(d["target"]), exact(d["tv_exact"]),
+                   raw=dict(d))
+
+
+@dataclass(frozen=True)
+class NaiveOutput(Record):
+    """The output distribution when the correction is sampled from p (biased), and its
+    total variation ``tv`` to the target's."""
+
+    distribution: dict
+    tv: Fraction
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "NaiveOutput":
+        return cls(_outcomes(d["distribution"]), exact(d["tv_exact"]), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class Analysis(Record):
+    """The answer of ``POST /v1/analysis`` (``Client.analyze``).
+
+    ``config``: the normalised settings (a dict, no seed); ``contexts``; ``expected``;
+    ``leviathan`` (``None`` when autoregressive); ``draft_cost``; ``sweep`` and
+    ``best_width``; ``output``; ``naive`` (speculative only, else ``None``).
+    """
+
+    config: dict
+    contexts: tuple[ContextAnalysis, ...]
+    expected: Expected
+    leviathan: Optional[Leviathan]
+    draft_cost: Fraction
+    sweep: tuple[SweepPoint, ...]
+    best_width: int
+    output: OutputComparison
+    naive: Optional[NaiveOutput]
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Analysis":
+        return cls(
+            dict(d["config"]),
+            tuple(ContextAnalysis.from_dict(c) for c in d["contexts"]),
+            Expected.from_dict(d["expected"]),
+            None if d["leviathan"] is None else Leviathan.from_dict(d["leviathan"]),
+            exact(d["draft_cost_exact"]),
+            tuple(SweepPoint.from_dict(s) for s in d["sweep"]),
+            int(d["best_width"]),
+            OutputComparison.from_dict(d["output"]),
+            None if d["naive"] is None else NaiveOutput.from_dict(d["naive"]),
+            raw=dict(d),
+        )

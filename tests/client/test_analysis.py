@@ -1,0 +1,116 @@
+"""Client.analyze and `specdec analyze` against the real route (``responses`` forwarding to
+the Flask app): typed exact values, the report, the sweep table, errors."""
+
+import json
+from fractions import Fraction
+
+import pytest
+
+from specdec_client import Analysis, InvalidInput, InvalidSettings, cli
+from specdec_client.analyze import bar, widths_arg
+from specdec_client.render import Style
+
+from .service_backend import BASE, calls_to
+
+
+@pytest.fixture(autouse=True)
+def at_mock_url(monkeypatch):
+    monkeypatch.setenv("SPECDEC_URL", BASE)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
+def test_analyze_returns_exact_fractions(service, client):
+    result = client.analyze(draft="biased", depth=1, draft_cost="0.05")
+    assert isinstance(result, Analysis)
+    assert [c.alpha for c in result.contexts] == [Fraction(7, 10), Fraction(2, 5), Fraction(3, 4), Fraction(9, 20)]
+    assert result.contexts[0].context is None and result.contexts[0].residual == (0, Fraction(1, 2), Fraction(1, 2))
+    assert result.naive.tv == Fraction(3, 20)
+    assert result.naive.distribution[("A",)] == Fraction(13, 20)
+    assert result.output.tv == 0 and result.output.target == {("A",): Fraction(1, 2), ("B",): Fraction(3, 10),
+                                                              ("C",): Fraction(1, 5)}
+    assert result.draft_cost == Fraction(1, 20)
+    assert result.expected.counters["committed"] == 8
+    assert float(result.expected.counters["target_passes"]) == result.raw["expected"]["counters"]["target_passes"]
+    assert result.best_width == 3 and [s.width for s in result.sweep] == list(range(1, 9))
+    assert result.to_dict() == result.raw
+    sent = json.loads(calls_to(service, "/v1/analysis")[0].request.body)
+    assert sent == {"config": {"draft": "biased"}, "depth": 1, "draft_cost": 0.05}
+
+
+def test_analyze_aligned_four_tokens_per_pass(service, client):
+    result = client.analyze({"draft": "aligned", "seed": 3}, widths=[3])
+    assert result.expected.committed_per_pass == 4
+    assert result.leviathan.tokens_per_pass == 4.0
+    assert result.config == {"target": "toy", "draft": "aligned", "mode": "speculative", "width": 3, "limit": 8,
+                              "eos": None}
+
+
+def test_analyze_needs_a_draft_and_known_settings(client):
+    with pytest.raises(InvalidSettings, match="draft"):
+        client.analyze(width=3)
+    with pytest.raises(InvalidSettings, match="colour"):
+        client.analyze(draft="biased", colour=1)
+
+
+def test_over_budget_is_an_invalid_input_naming_the_cost(service, client):
+    vocab = [f"t{i}" for i in range(64)]
+    row = [1 / 64] * 64
+    model = {"vocab": vocab, "start": row, "next": {v: row for v in vocab}}
+    with pytest.raises(InvalidInput) as caught:
+        client.analyze(target=model, draft=model, width=16, limit=256)
+    problem = caught.value.problem
+    assert problem["type"].endswith("over-budget") and problem["cost"] > problem["budget"]
+
+
+def specdec(capsys, *argv):
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_cli_report(service, capsys):
+    status, out, err = specdec(capsys, "analyze", "--draft", "biased", "--draft-cost", "0.05", "--depth", "1")
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].startswith("Analysis of target toy, draft biased, speculative, width 3, limit 8; draft cost 0.05")
+    assert "  ∅            0.7000  7/10         0 1/2 1/2" in lines
+    assert "  C            0.4500  9/20         0 2/11 9/11" in lines
+    assert "  committed            8.0000  8" in lines
+    assert any(line.startswith("  tokens per pass            1.8684     2.0390") for line in lines)
+    sweep = [line for line in lines if line[:7].strip().isdigit()]
+    assert len(sweep) == 8
+    best = [line for line in sweep if line.endswith("◀ best")]
+    assert len(best) == 1 and best[0].split()[0] == "3"
+    assert best[0].count("█") == 32  # the best width has the longest bar
+    assert "  naive rule (correction from p): total variation 3/20 = 0.1500" in lines
+    assert "  total variation to the target: 0 (the target's distribution exactly)" in lines
+
+
+def test_cli_json_is_the_answer(service, capsys):
+    status, out, _ = specdec(capsys, "analyze", "--draft", "aligned", "--widths", "1-3,8", "--json")
+    body = json.loads(out)
+    assert status == 0 and [s["width"] for s in body["sweep"]] == [1, 2, 3, 8]
+    assert body["expected"]["committed_per_pass_exact"] == "4"
+
+
+def test_cli_greedy_is_not_the_target(service, capsys):
+    status, out, _ = specdec(capsys, "analyze", "--draft", "biased", "--mode", "greedy", "--depth", "1")
+    assert status == 0
+    assert "  total variation to the target: 1/2 (not the target's distribution)" in out.splitlines()
+
+
+def test_cli_errors_are_one_line(service, capsys):
+    status, out, err = specdec(capsys, "analyze", "--draft", "biased", "--limit", "2", "--depth", "3")
+    assert (status, out) == (2, "") and err.count("\n") == 1 and "#/depth" in err
+    with pytest.raises(SystemExit):
+        cli.main(["analyze", "--draft", "biased", "--widths", "2,2"])
+    with pytest.raises(SystemExit):
+        cli.main(["analyze", "--draft", "biased", "--draft-cost", "-1"])
+
+
+def test_widths_and_bars():
+    assert widths_arg("1-4") == [1, 2, 3, 4]
+    assert widths_arg("1,2,4,8") == [1, 2, 4, 8]
+    assert bar(1.0, 2.0, Style()) == "█" * 16
+    assert bar(1.0 + 1 / 64, 2.0, Style()) == "█" * 16 + "▎"
+    assert bar(1.0, 2.0, Style(unicode=False)) == "#" * 16
