@@ -34,7 +34,8 @@ export function sweepChart(sweep, best) {
     "aria-label": `Committed tokens per pass and speedup against width; best width ${best}` });
   chart.append(svg("line", { x1: left, y1: y(0), x2: W - right, y2: y(0), class: "axis" }));
   chart.append(svg("line", { x1: left, y1: top, x2: left, y2: y(0), class: "axis" }));
-  for (let t = 0; t <= ymax; t += ymax > 6 ? 2 : 1) {
+  const step = ymax > 6 ? 2 : ymax > 3 ? 1 : 0.5;
+  for (let t = 0; t <= ymax; t += step) {
     chart.append(svg("text", { x: left - 6, y: y(t) + 4, class: "tick", "text-anchor": "end" }, String(t)));
     chart.append(svg("line", { x1: left, y1: y(t), x2: W - right, y2: y(t), class: "grid" }));
   }
@@ -87,12 +88,13 @@ function comparison(result, width) {
 /** The output distribution's distance to the target's (and the naive correction's), exactly. */
 function distance(result) {
   const o = result.output;
+  const exactly = (x, text) => el("span", {}, num(x), " (", el("code", {}, text), ")");
   return el("p", { className: "analysis-tv" },
     `Output over the first ${o.depth} token${o.depth === 1 ? "" : "s"}: total variation to the target's distribution `,
-    el("code", {}, o.tv_exact),
-    o.tv_exact === "0" ? " (exactly the target's distribution)" : "",
-    result.naive ? el("span", {}, "; with the correction sampled from p instead of the residual ",
-      el("code", {}, result.naive.tv_exact)) : null, ".");
+    el("span", { className: "tv" }, exactly(o.tv, o.tv_exact)),
+    o.tv_exact === "0" ? ", exactly the target's distribution" : "",
+    result.naive ? el("span", {}, "; with the correction sampled from p instead of the residual (the naive rule) ",
+      el("span", { className: "naive-tv" }, exactly(result.naive.tv, result.naive.tv_exact))) : null, ".");
 }
 
 function sweepTable(sweep, best) {
@@ -119,7 +121,8 @@ export function analysisView(result) {
 }
 
 /**
- * Wire the panel: an Analyse button and a draft-cost slider.
+ * Wire the panel: an Analyse button and a draft-cost slider. Returns {invalidate}: the
+ * controller calls it when the settings change (a shown analysis would be stale).
  * @param {{enqueue: Function, settings: Function}} controller
  */
 export function setupAnalysis({ enqueue, settings }) {
@@ -158,4 +161,11 @@ export function setupAnalysis({ enqueue, settings }) {
   cost.addEventListener("change", () => {
     if (shown) analyse();
   });
+  return {
+    invalidate() {
+      if (!shown) return;
+      shown = false;
+      result.replaceChildren(el("p", { className: "muted" }, "The settings changed: press Analyse for the new ones."));
+    },
+  };
 }

@@ -29,6 +29,7 @@ const model = {
 };
 
 let renderedFragment = null;
+let analysis = { invalidate() {} };
 let queue = Promise.resolve();
 
 /** Run `task` after every earlier one (clicks and history moves never interleave). */
@@ -53,6 +54,7 @@ function stateText() {
 }
 
 function newSession(settings) {
+  if (JSON.stringify(settings) !== JSON.stringify(model.settings)) analysis.invalidate();
   model.settings = settings;
   model.state = null;
   model.blocks = [];
@@ -353,7 +355,7 @@ async function main() {
   logCalls();
   wire();
   setupGrading({ enqueue, showReference, status });
-  setupAnalysis({ enqueue, settings: () => S.readForm() });
+  analysis = setupAnalysis({ enqueue, settings: () => S.readForm() });
   try {
     const { models } = await api.models();
     for (const m of models) model.builtinVocab[m.name] = m.vocab;
