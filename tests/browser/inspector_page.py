@@ -104,3 +104,18 @@ class Inspector:
         unexpected = [text for text in self.console_errors
                       if not ((m := pattern.search(text)) and int(m.group(1)) in allowed_statuses)]
         assert unexpected == []
+
+
+AXE_VERSION = "4.14.1"
+"""The vendored axe-core release (docs/inspector.md)."""
+
+
+def serious_axe_violations(page: Page) -> list[tuple]:
+    """Run the vendored axe-core on the page; its serious and critical violations as
+    ``(rule id, impact, first targets)``. The page's Content-Security-Policy forbids injected
+    scripts, so the page must come from a context made with ``bypass_csp=True``."""
+    page.add_script_tag(path=str(VENDOR / "axe.min.js"))
+    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+    assert result["testEngine"]["version"] == AXE_VERSION
+    return [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+            for v in result["violations"] if v["impact"] in ("serious", "critical")]
