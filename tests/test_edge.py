@@ -412,6 +412,8 @@ def test_stalled_clients_cost_no_worker(edge):
             time.sleep(0.05)
     for thread in threads:
         thread.join(timeout=25)
+    print(f"{len(polls)} polls, slowest {max(polls):.3f} s; stalled clients closed after "
+          + ", ".join(f"{name} {seconds:.2f} s" for name, (_, seconds) in results.items()))
     assert len(polls) >= 20 and max(polls) < 1.0, f"slowest /health poll {max(polls):.2f} s"
     assert set(results) == set(STALLS)
     for name, (received, seconds) in results.items():

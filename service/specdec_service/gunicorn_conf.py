@@ -19,7 +19,10 @@ Environment (read when gunicorn loads this module):
 
 A value that is not a positive integer stops gunicorn with a one-line
 message (``SystemExit``), not a traceback. The access log goes to stdout
-and the error log to stderr, so a container runtime collects both.
+and the error log to stderr, so a container runtime collects both. Each
+access log line ends with ``request_id=`` and the request's ``X-Request-Id``
+header (``-`` without one), which the nginx edge sets and logs too
+(deploy/nginx/edge.conf, docs/deploy.md).
 """
 
 import multiprocessing
