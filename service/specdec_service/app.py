@@ -3,8 +3,9 @@
 ``create_app(config)`` builds the app: the defaults below (overridable by
 ``config``, e.g. in tests), CORS open for ``/v1/*`` and ``/openapi.yaml``,
 one problem-document error handler for everything
-(:mod:`specdec_service.api.problems`), and every blueprint of
-:data:`specdec_service.api.BLUEPRINTS`. Nothing runs at import time.
+(:mod:`specdec_service.api.problems`), ``X-Content-Type-Options: nosniff`` on
+every response, and every blueprint of :data:`specdec_service.api.BLUEPRINTS`.
+Nothing runs at import time.
 
 Extension point: to add routes, see "How to add a route" in
 :mod:`specdec_service.api` (a route is declared once, with its contract).
@@ -31,15 +32,28 @@ DEFAULTS: Mapping[str, Any] = {
     "MAX_CONTENT_LENGTH": MAX_BODY_BYTES,
     "JSON_SORT_KEYS": False,
 }
+PREFLIGHT_MAX_AGE = 86400
+"""Seconds a browser may cache a CORS preflight (``Access-Control-Max-Age``, a day), so a
+frontend does not preflight every POST (browsers cap it: Chromium at 2 hours)."""
 CORS_RESOURCES = {
-    re.compile(r"/v1/"): {"origins": "*", "send_wildcard": True, "methods": ["GET", "POST"]},
-    re.compile(r"/openapi\.yaml\Z"): {"origins": "*", "send_wildcard": True, "methods": ["GET"]},
+    re.compile(r"/v1/"): {"origins": "*", "send_wildcard": True, "methods": ["GET", "POST"],
+                          "max_age": PREFLIGHT_MAX_AGE},
+    re.compile(r"/openapi\.yaml\Z"): {"origins": "*", "send_wildcard": True, "methods": ["GET"],
+                                      "max_age": PREFLIGHT_MAX_AGE},
 }
-"""Any origin may call the API and read the contract (``Access-Control-Allow-Origin: *``, no credentials).
+"""Any origin may call the API and read the contract (``Access-Control-Allow-Origin: *``, no
+credentials); preflights may be cached for :data:`PREFLIGHT_MAX_AGE` seconds.
 
 The paths are compiled patterns (matched from the start of the path; ``\\Z``, not
 ``$``, which would also match before a final newline, ``/openapi.yaml%0A``): flask-cors
 then skips guessing, on every request, whether a string is a regular expression."""
+
+
+def _no_sniff(response):
+    """``X-Content-Type-Options: nosniff`` on every response, errors included: a browser
+    must not guess a type other than the declared one (e.g. run a JSON body as a script)."""
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response
 
 
 def create_app(config: Optional[Mapping[str, Any]] = None) -> Flask:
@@ -52,6 +66,7 @@ def create_app(config: Optional[Mapping[str, Any]] = None) -> Flask:
     app.json.sort_keys = False
     CORS(app, resources=CORS_RESOURCES)
     register_error_handlers(app)
+    app.after_request(_no_sniff)
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)
     return app

@@ -1,14 +1,30 @@
 """Reading request bodies and query strings: JSON in, validated dicts out.
 
-- :func:`read_json` reads the body as JSON: ``Content-Type`` must be
-  ``application/json`` (else 415); the size is capped by the request's
-  ``max_content_length`` (the app's ``MAX_CONTENT_LENGTH``; a 413 problem,
-  for a declared ``Content-Length`` and a chunked body alike, see
-  :func:`read_body`); floats are parsed as
-  :class:`decimal.Decimal` so a custom model's ``0.1`` is exactly 1/10
-  (SPEC section 1; exponents beyond ±1000 are clamped, see
-  :func:`parse_decimal`); ``NaN``/``Infinity`` literals, invalid UTF-8, integers
-  of more than 4300 digits and nesting too deep for the parser are 400.
+One JSON rule for every route (RFC 8259), in one place, :func:`parse_json`:
+
+- ``Content-Type`` is ``application/json`` (else 415), with no ``charset`` but
+  ``utf-8`` (else 415); the body is UTF-8 without a byte order mark (section 8.1;
+  else 400);
+- no object repeats a name (section 4 leaves the meaning to each parser: a parser
+  that keeps the last one disagrees with one that keeps the first, a known
+  request-smuggling vector): 400 naming the name by its JSON Pointer;
+- no string (key or value) holds a lone surrogate escape such as ``"\\ud800"``
+  (section 8.2: not a Unicode scalar value; nothing downstream can encode it):
+  400 naming it; a query string must be UTF-8 too (400);
+- ``NaN``/``Infinity`` literals, integers of more than 4300 digits and nesting
+  too deep for the parser are 400;
+- numbers: on every route but the grading routes a number with a fraction or
+  exponent is a :class:`decimal.Decimal`, exactly as written, so a custom
+  model's ``0.1`` is exactly 1/10 (SPEC section 1; exponents beyond ±1000 are
+  clamped, see :func:`parse_decimal`); the grading routes read float64 and
+  refuse a number beyond its range (``1e999``, an integer of 309 digits) with a
+  422 naming it. Integer fields accept an integer-valued number (``9.0``) as the
+  integer (:func:`specdec_service.engine.as_int`), as JSON Schema counts it one.
+
+- :func:`read_json` reads the body: the size is capped by the request's
+  ``max_content_length`` (the app's ``MAX_CONTENT_LENGTH``, or the route's own
+  cap; a 413 problem, for a declared ``Content-Length`` and a chunked body
+  alike, see :func:`read_body`).
 - :func:`load` checks a parsed body with a marshmallow schema and raises a
   422 :class:`~.problems.ApiProblem` whose ``errors`` point at each bad field.
 - :func:`parse_with` runs the engine's own parser first and consults the
@@ -21,8 +37,10 @@
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Optional, TypeVar, Union
+from urllib.parse import unquote_to_bytes
 
 from flask import request
 from werkzeug.wsgi import get_content_length
@@ -43,8 +61,11 @@ EXPONENT_BOUND = 1000
 _HUGE, _TINY = Decimal(f"1e{EXPONENT_BOUND}"), Decimal(f"1e-{EXPONENT_BOUND}")
 
 
-def parse_decimal(text: str) -> Decimal:
-    """A JSON number with a fraction or exponent, exactly as written.
+def parse_decimal(text: str) -> Union[Decimal, int]:
+    """A JSON number with a fraction or exponent, exactly as written: a
+    :class:`~decimal.Decimal`, or the ``int`` when its value is an integer
+    (``9.0``, ``9e0``, ``-0.0``: JSON Schema counts them integers, so an integer
+    field takes them, and a probability ``1.0`` is exactly 1 either way).
 
     Only custom model rows hold such numbers, and the engine reads every
     probability above 999 as 1000 and every one finer than 1e-400 as 1e-400.
@@ -55,23 +76,188 @@ def parse_decimal(text: str) -> Decimal:
     value = Decimal(text)
     exponent = value.adjusted()
     if exponent > EXPONENT_BOUND:
-        return _HUGE.copy_sign(value)
-    if exponent < -EXPONENT_BOUND and value:
+        value = _HUGE.copy_sign(value)
+    elif exponent < -EXPONENT_BOUND and value:
         return _TINY.copy_sign(value)
+    if value == value.to_integral_value():
+        return int(value)
     return value
 
 
-_DECODER = json.JSONDecoder(parse_float=parse_decimal, parse_constant=_reject_constant)
+def parse_float64(text: str) -> Union[float, int]:
+    """A JSON number with a fraction or exponent as the nearest float64, or the ``int`` when
+    that is an integer (as :func:`parse_decimal`). Raises :class:`_OutOfRange` for a number
+    beyond the float64 range (``1e999``), which :func:`parse_json` refuses."""
+    value = float(text)
+    if value.is_integer():
+        return int(value)
+    if value in (_INF, _MINUS_INF):
+        raise _OutOfRange(text)
+    return value
 
 
-def parse_json(data: bytes) -> Any:
-    """Parse ``data`` as JSON with floats as Decimal. Raises :class:`ApiProblem` (400)."""
+def parse_int64(text: str) -> int:
+    """A JSON integer; raises :class:`_OutOfRange` when it is beyond the float64 range
+    (309 digits or more), for a route that reads numbers as float64."""
+    value = int(text)
+    if len(text) > 308:
+        try:
+            float(value)
+        except OverflowError:
+            raise _OutOfRange(text) from None
+    return value
+
+
+_INF, _MINUS_INF = float("inf"), float("-inf")
+
+
+class _OutOfRange(Exception):
+    """A number beyond float64 in a float64 parse: raised while parsing, and kept as a
+    marker in the document by the second parse that locates it (:func:`_located_problem`)."""
+
+
+class _DuplicateKey(Exception):
+    """Raised by :func:`_unique_object` while parsing (located by :func:`_located_problem`)."""
+
+
+def _unique_object(pairs: list) -> dict:
+    """The ``object_pairs_hook`` of every parse: an object whose names repeat is refused."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _DuplicateKey
+    return obj
+
+
+class _Pairs(list):
+    """An object as its list of (name, value) pairs (only to locate a repeated name)."""
+
+
+_DECIMAL = json.JSONDecoder(parse_float=parse_decimal, parse_constant=_reject_constant,
+                            object_pairs_hook=_unique_object)
+_FLOAT64 = json.JSONDecoder(parse_float=parse_float64, parse_int=parse_int64, parse_constant=_reject_constant,
+                            object_pairs_hook=_unique_object)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+BOM = b"\xef\xbb\xbf"
+
+
+def parse_json(data: bytes, exact: bool = True) -> Any:
+    """Parse ``data`` under the one JSON rule of every route (RFC 8259; the module docstring).
+
+    - UTF-8 without a byte order mark (RFC 8259 section 8.1), else 400;
+    - no ``NaN``/``Infinity``, no object with a repeated name (section 4 leaves its meaning
+      to the parser, a known request-smuggling vector), no lone surrogate escape such as
+      ``"\\ud800"`` (section 8.2: not a Unicode scalar value), in names and values alike: 400,
+      the repeated name or the string named by its JSON Pointer in ``errors``;
+    - a number whose value is an integer is an ``int``, however written (``9.0``, ``9e0``);
+    - ``exact`` (every route but the grading routes): other numbers with a fraction or
+      exponent as :class:`~decimal.Decimal`, exponents beyond ±1000 clamped
+      (:func:`parse_decimal`); otherwise as float64 (:func:`parse_float64`), and a number
+      beyond the float64 range (``1e999``, an integer of 309 digits) is a 422 naming it;
+    - integers of more than 4300 digits and nesting deeper than the parser allows: 400.
+
+    Raises :class:`ApiProblem` (400, 422). The checks cost little on a body that breaks
+    none of them: one ``dict`` per object (about 1 us a ``POST /v1/step``), a substring
+    search; a faulty body is parsed a second time to name the fault.
+    """
+    if data[:3] == BOM:
+        raise ApiProblem(400, "The body starts with a byte order mark: JSON between systems is UTF-8 "
+                              "without one (RFC 8259 section 8.1).", type=MALFORMED_JSON)
     try:
-        return _DECODER.decode(data.decode("utf-8"))  # RFC 8259 section 8.1: JSON between systems is UTF-8
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ApiProblem(400, f"The body is not UTF-8 (byte {error.start}: {error.reason}); JSON between "
+                              "systems is UTF-8 (RFC 8259 section 8.1).", type=MALFORMED_JSON) from None
+    try:
+        value = (_DECIMAL if exact else _FLOAT64).decode(text)
+    except (_DuplicateKey, _OutOfRange):
+        raise _located_problem(text, exact) from None
     except RecursionError:
         raise ApiProblem(400, "The JSON body is nested too deeply.", type=MALFORMED_JSON) from None
-    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, int digit limit, NaN
+    except ValueError as error:  # JSONDecodeError, int digit limit, NaN
         raise ApiProblem(400, f"The body is not valid JSON: {error}.", type=MALFORMED_JSON) from None
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+        found = _locate(value, _lone_surrogate)
+        if found is not None:
+            where = pointer(found[0])
+            what = "The string at" if found[1] == "string" else "A name in the object at"
+            raise ApiProblem(400, f"{what} {where} holds a lone surrogate escape (such as \\ud800): it is not "
+                                  "a Unicode character (RFC 8259 section 8.2).", type=MALFORMED_JSON,
+                             errors=[{"pointer": where, "detail": f"{what[:-3].lower()} holds a lone surrogate "
+                                                                  "(\\ud800-\\udfff outside a valid pair)"}])
+    return value
+
+
+def _lone_surrogate(node: Any) -> Optional[tuple[tuple, str]]:
+    if isinstance(node, str):
+        return ((), "string") if _SURROGATE.search(node) else None
+    if isinstance(node, dict):
+        # named by the object's pointer: a pointer holding the surrogate could not be written
+        return next((((), "name") for key in node if _SURROGATE.search(key)), None)
+    return None
+
+
+def _locate(document: Any, fault: Callable[[Any], Optional[tuple[tuple, str]]]) -> Optional[tuple[tuple, str]]:
+    """``(path, what)`` of the first fault in ``document`` (in document order): ``fault(node)``
+    gives ``(path suffix, what)`` for a faulty node (an object, array, name or leaf), else
+    ``None``. Iterative, so a document as deep as the parser allows cannot overflow the stack."""
+    stack: list = [((), document)]
+    while stack:
+        path, node = stack.pop()
+        found = fault(node)
+        if found is not None:
+            return path + found[0], found[1]
+        if isinstance(node, _Pairs):
+            stack.extend(reversed([(path + (key,), child) for key, child in node]))
+        elif isinstance(node, dict):
+            stack.extend(reversed([(path + (key,), child) for key, child in node.items()]))
+        elif isinstance(node, list):
+            stack.extend(reversed([(path + (i,), child) for i, child in enumerate(node)]))
+    return None
+
+
+def _repeated_or_beyond(node: Any) -> Optional[tuple[tuple, str]]:
+    if isinstance(node, _Pairs):
+        seen: set = set()
+        for key, _ in node:
+            if key in seen:
+                return (key,), "duplicate"
+            seen.add(key)
+    elif isinstance(node, _OutOfRange):
+        return (), "beyond"
+    return None
+
+
+def _located_problem(text: str, exact: bool) -> ApiProblem:
+    """The problem of a body whose parse met a repeated name (400) or a number beyond float64
+    (422): parsed again, keeping each object's pairs and marking such numbers, to name the
+    first one by its JSON Pointer (values in the order they start: an object's own repeated
+    name before anything inside it)."""
+    def mark(parse):
+        def marked(literal: str):
+            try:
+                return parse(literal)
+            except _OutOfRange as beyond:
+                return beyond
+        return marked
+
+    numbers = {"parse_float": str, "parse_int": str} if exact else \
+        {"parse_float": mark(parse_float64), "parse_int": mark(parse_int64)}
+    try:
+        document = json.JSONDecoder(object_pairs_hook=_Pairs, parse_constant=str, **numbers).decode(text)
+    except RecursionError:
+        return ApiProblem(400, "The JSON body is nested too deeply.", type=MALFORMED_JSON)
+    except ValueError as error:  # a syntax error after the fault
+        return ApiProblem(400, f"The body is not valid JSON: {error}.", type=MALFORMED_JSON)
+    path, what = _locate(document, _repeated_or_beyond)
+    where = pointer(path)
+    if what == "beyond":
+        return invalid([{"pointer": where, "detail": "is beyond the float64 range (about 1.8e308): "
+                                                     "this route reads numbers as float64"}])
+    key, parent = path[-1], pointer(path[:-1])
+    return ApiProblem(400, f"The name {key!r} appears more than once in the object at {parent}: names must "
+                           "be unique (RFC 8259 section 4; parsers disagree on which one wins).",
+                      type=MALFORMED_JSON, errors=[{"pointer": where, "detail": f"duplicate name {key!r}"}])
 
 
 def too_large(limit: int) -> ApiProblem:
@@ -135,18 +321,30 @@ def _read(stream, size: Optional[int], chunk: int) -> bytes:
     return bytes(data)
 
 
-def read_json() -> Any:
-    """The request body as JSON (see the module docstring).
+JSON_MIMETYPE = "application/json"
 
-    Raises :class:`ApiProblem` (415; 413 over the request's
-    ``max_content_length``, see :func:`read_body`; 400).
+
+def read_json(max_bytes: Optional[int] = None, exact: bool = True) -> Any:
+    """The request body as JSON under the one JSON rule (:func:`parse_json`).
+
+    ``Content-Type`` must be ``application/json`` (parameters and case aside), with no
+    ``charset`` but ``utf-8``; ``max_bytes`` (default: the request's ``max_content_length``,
+    the app's ``MAX_CONTENT_LENGTH``) caps the body; ``exact``: see :func:`parse_json`.
+    Raises :class:`ApiProblem` (415; 413 over the cap, see :func:`read_body`; 400; 422).
     """
     # The exact header is the common case; parsing it (werkzeug) handles
     # parameters and case, e.g. "Application/JSON; charset=utf-8".
-    if request.environ.get("CONTENT_TYPE") != "application/json" and request.mimetype != "application/json":
-        got = request.mimetype or "no Content-Type"
-        raise ApiProblem(415, f"The body must be JSON with Content-Type application/json, not {got}.")
-    return parse_json(read_body(request.max_content_length))
+    if request.environ.get("CONTENT_TYPE") != JSON_MIMETYPE:
+        if request.mimetype != JSON_MIMETYPE:
+            got = request.mimetype or "no Content-Type"
+            raise ApiProblem(415, f"The body must be JSON with Content-Type application/json, not {got}.")
+        charset = request.mimetype_params.get("charset")
+        if charset is not None and charset.lower() != "utf-8":
+            raise ApiProblem(415, f"The body must be UTF-8 JSON (RFC 8259 section 8.1): charset {charset!r} "
+                                  "is not accepted; send UTF-8 and say charset=utf-8 or nothing.")
+    if max_bytes is not None:
+        request.max_content_length = max_bytes
+    return parse_json(read_body(request.max_content_length), exact)
 
 
 def load(schema: Schema, data: Any) -> dict:
@@ -180,7 +378,13 @@ def parse_with(schema: Schema, data: Any, parse: Callable[[Any], T]) -> T:
 
 def load_query(schema: Schema) -> dict:
     """The query string checked by ``schema``; a 422 :class:`ApiProblem`
-    naming each bad ``parameter``."""
+    naming each bad ``parameter``, a 400 when the percent-decoded query string
+    is not UTF-8 (werkzeug would silently replace the bad bytes)."""
+    try:
+        unquote_to_bytes(request.query_string).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ApiProblem(400, f"The query string is not percent-encoded UTF-8 (decoded byte {error.start}: "
+                              f"{error.reason}; a surrogate such as %ED%A0%80 is not UTF-8).") from None
     args = request.args
     repeated = [key for key in args if len(args.getlist(key)) > 1]
     if repeated:

@@ -25,10 +25,8 @@ parsing floats lets a correct trace be recognised by one C-level comparison with
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from flask import request
 from marshmallow import fields, validate
 
 from ..engine import COUNTER_NAMES, parse_config, run
@@ -36,8 +34,8 @@ from ..engine.bounds import MAX_CELLS, MAX_LIMIT, MAX_M, MAX_SAMPLES, MAX_TRACES
 from ..grading import BY_ID, CHECKS, DEFAULT_ALPHA, TOLERANCE
 from ..grading import faulty_run, grade, grade_distribution, grade_many, grading_schema
 from ..grading.suites import EXERCISES, UnknownSuite, suite, suites
-from .bodies import read_body
-from .problems import MALFORMED_JSON, PROBLEM_MIMETYPE, ApiProblem, json_response
+from .bodies import read_json
+from .problems import PROBLEM_MIMETYPE, ApiProblem, json_response
 from .routes import ApiBlueprint, example
 from .schemas import ConfigIn, ConfigOut, CountersIn, Label, StrictSchema
 
@@ -51,28 +49,15 @@ blueprint = ApiBlueprint("grading", __name__, tag="grading",
 # ---------------------------------------------------------------- body
 
 
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def read_grading_json() -> Any:
-    """The body as JSON with floats as float64 (see the module docstring).
+    """The body as JSON with numbers as float64 (see the module docstring) under the one JSON
+    rule of every route (:func:`.bodies.parse_json`; a number beyond float64 is a 422).
 
-    Raises :class:`ApiProblem`: 415 (not ``application/json``), 413 (larger than
-    :data:`GRADE_MAX_BODY_BYTES`), 400 (not valid JSON, NaN/Infinity, nested too deeply,
-    a body that cannot be read whole, see :func:`.bodies.read_body`).
+    Raises :class:`ApiProblem`: 415 (not ``application/json``, a charset other than utf-8),
+    413 (larger than :data:`GRADE_MAX_BODY_BYTES`), 400 (not UTF-8 JSON, a repeated name, a
+    lone surrogate, ...), 422 (a number beyond float64).
     """
-    if request.mimetype != "application/json":
-        got = request.mimetype or "no Content-Type"
-        raise ApiProblem(415, f"The body must be JSON with Content-Type application/json, not {got}.")
-    request.max_content_length = GRADE_MAX_BODY_BYTES
-    data = read_body(GRADE_MAX_BODY_BYTES)  # a 413 also for a chunked body over the limit
-    try:
-        return json.loads(data, parse_constant=_reject_constant)
-    except RecursionError:
-        raise ApiProblem(400, "The JSON body is nested too deeply.", type=MALFORMED_JSON) from None
-    except ValueError as error:
-        raise ApiProblem(400, f"The body is not valid JSON: {error}.", type=MALFORMED_JSON) from None
+    return read_json(GRADE_MAX_BODY_BYTES, exact=False)
 
 
 # ---------------------------------------------------------------- schemas (documentation)

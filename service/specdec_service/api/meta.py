@@ -5,8 +5,8 @@ from __future__ import annotations
 from flask import Response, current_app
 
 from .. import __version__
-from .openapi import openapi_yaml
-from .problems import json_response
+from .openapi import openapi_etag, openapi_yaml
+from .problems import conditional, json_response
 from .routes import ApiBlueprint, example
 from .schemas import HealthOut
 
@@ -27,8 +27,10 @@ def health():
 @blueprint.operation(
     "GET", "/openapi.yaml", summary="This contract",
     description="The OpenAPI 3.1 document, the same bytes as `openapi.yaml` in the repository.",
-    ok={"type": "object"}, ok_description="The document (YAML).", ok_mimetype=YAML_MIMETYPE)
+    ok={"type": "object"}, ok_description="The document (YAML).", ok_mimetype=YAML_MIMETYPE, conditional=True)
 def openapi_document():
     """The OpenAPI 3.1 contract of the app's registered blueprints: the same
-    bytes as the repository's ``openapi.yaml``."""
-    return Response(openapi_yaml(tuple(current_app.iter_blueprints())), mimetype=YAML_MIMETYPE)
+    bytes as the repository's ``openapi.yaml``, with an ``ETag`` (304 on a
+    matching ``If-None-Match``)."""
+    blueprints = tuple(current_app.iter_blueprints())
+    return conditional(Response(openapi_yaml(blueprints), mimetype=YAML_MIMETYPE), openapi_etag(blueprints))

@@ -26,11 +26,12 @@ from typing import Any, Iterable
 
 import yaml
 from apispec import APISpec
+from werkzeug.http import generate_etag
 from apispec.ext.marshmallow import MarshmallowPlugin
 
 from .. import __version__
 from .problems import INVALID_INPUT, MALFORMED_JSON, PROBLEM_MIMETYPE, SESSION_DONE
-from .routes import EDGE_RESPONSE, ApiBlueprint, example, openapi_path
+from .routes import EDGE_RESPONSE, HEADERS, NO_SNIFF, ApiBlueprint, example, openapi_path
 from .schemas import ModelTableIn, ModelTableOut, ProblemOut
 
 OPENAPI_VERSION = "3.1.0"
@@ -47,18 +48,31 @@ stream, speculative sampling after Leviathan et al. 2023 and Chen et al. 2023,
 blockwise greedy decoding after Stern et al. 2018).
 
 Request bodies are JSON (`Content-Type: application/json`) of at most
-262144 bytes (256 KiB; the grading routes state their own limit); JSON
-numbers are read as the decimals they are written as (0.1 is exactly 1/10),
-and decimal exponents beyond +-1000 as +-1e+-1000. Every error is an RFC 9457 problem document
+262144 bytes (256 KiB; the grading routes state their own limit), under one
+rule on every route (RFC 8259): UTF-8 without a byte order mark and no
+`charset` but utf-8 (else 400 or 415); no object repeats a name and no string
+holds a lone surrogate escape such as `"\\ud800"` (a 400 naming it by its
+JSON Pointer); no NaN or Infinity. JSON numbers are read as the decimals they
+are written as (0.1 is exactly 1/10), and decimal exponents beyond +-1000 as
++-1e+-1000; the grading routes read float64 and refuse a number beyond its
+range with a 422. An integer field accepts an integer-valued number (`9.0`) as
+that integer and echoes the integer. Every error is an RFC 9457 problem document
 (`application/problem+json`); a 422 lists each bad field in `errors` by its
 JSON Pointer into the request body (or the name of the bad query parameter).
-CORS is open (any origin) for `/v1/*` and `/openapi.yaml`.
+Every response carries `X-Content-Type-Options: nosniff`. CORS is open (any
+origin) for `/v1/*` and `/openapi.yaml`; preflights may be cached for a day
+(`Access-Control-Max-Age: 86400`).
 """
 
 
-def _problem_response(description: str, examples: dict) -> dict:
-    return {"description": description,
-            "content": {PROBLEM_MIMETYPE: {"schema": "ProblemOut", "examples": examples}}}
+def _problem_response(description: str, examples: dict, service: bool = True) -> dict:
+    """A shared problem response; ``service``: answered by the service, whose every
+    response says ``X-Content-Type-Options: nosniff`` (the edge's own do not)."""
+    response = {"description": description,
+                "content": {PROBLEM_MIMETYPE: {"schema": "ProblemOut", "examples": examples}}}
+    if service:
+        response["headers"] = dict(NO_SNIFF)
+    return response
 
 
 EDGE_PROBLEMS = {
@@ -98,12 +112,17 @@ def edge_example(status: int) -> dict:
 
 
 def _register_components(spec: APISpec) -> None:
+    for name, header in HEADERS.items():
+        spec.components.header(name, header)
     spec.components.schema("ProblemOut", schema=ProblemOut)
     spec.components.schema("ModelTableIn", schema=ModelTableIn)
     spec.components.schema("ModelTableOut", schema=ModelTableOut)
     spec.components.response("MalformedJson", _problem_response(
-        "The body is not valid JSON (or uses NaN/Infinity, is nested too deeply, ends before its Content-Length, or has malformed chunked framing); "
-        "or, from the edge of the production deployment (see `EdgeError`), the request is not valid HTTP/1.1.",
+        "The body is not acceptable JSON: not valid JSON, not UTF-8 or with a byte order mark, an object that "
+        "repeats a name or a string with a lone surrogate escape (`errors` names it by its JSON Pointer), "
+        "NaN/Infinity, nested too deeply, ending before its Content-Length, or malformed chunked framing. "
+        "For `GET /v1/draws`: a query string that is not percent-encoded UTF-8. Or, from the edge of the "
+        "production deployment (see `EdgeError`), the request is not valid HTTP/1.1.",
         {"malformed": example("A truncated body", {
             "type": MALFORMED_JSON, "title": "Malformed JSON", "status": 400,
             "detail": "The body is not valid JSON: Expecting value: line 1 column 12 (char 11)."}),
@@ -137,7 +156,7 @@ def _register_components(spec: APISpec) -> None:
              "detail": "1 field is invalid: #/config/draft/start: must sum to 1 within 1e-9, not 0.9",
              "errors": [{"pointer": "#/config/draft/start", "detail": "must sum to 1 within 1e-9, not 0.9"}]})}))
     spec.components.response(EDGE_RESPONSE, _problem_response(
-        EDGE_DESCRIPTION, {f"edge_{status}": edge_example(status) for status in EDGE_PROBLEMS}))
+        EDGE_DESCRIPTION, {f"edge_{status}": edge_example(status) for status in EDGE_PROBLEMS}, service=False))
 
 
 def _schema_name(schema: Any) -> str:
@@ -204,6 +223,12 @@ def openapi_yaml(blueprints: tuple) -> str:
     ordered = {key: document[key] for key in TOP_LEVEL_ORDER if key in document}
     ordered.update((key, value) for key, value in document.items() if key not in ordered)
     return yaml.dump(ordered, Dumper=_Dumper, sort_keys=False, allow_unicode=False, width=100)
+
+
+@lru_cache(maxsize=4)
+def openapi_etag(blueprints: tuple) -> str:
+    """The ``ETag`` of :func:`openapi_yaml` of ``blueprints``: the SHA-1 of its UTF-8 bytes."""
+    return generate_etag(openapi_yaml(blueprints).encode("utf-8"))
 
 
 def repository_openapi_path() -> Path:

@@ -25,7 +25,7 @@ from decimal import Decimal
 from http import HTTPStatus
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from flask import Flask, Response, current_app
+from flask import Flask, Response, current_app, request
 
 try:
     import orjson
@@ -80,6 +80,24 @@ def _float_of(value: Any) -> float:
 def json_response(obj: Any, status: int = 200) -> Response:
     """A JSON response of ``obj``."""
     return Response(dumps(obj), status=status, mimetype="application/json")
+
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+"""``Cache-Control`` of a response that is a pure function of its URL (``GET /v1/draws``)."""
+
+
+def conditional(response: Response, etag: Optional[str] = None, immutable: bool = False) -> Response:
+    """``response`` with an ``ETag`` (``etag``, or the SHA-1 of its bytes), answered as
+    ``304 Not Modified`` without a body when the request's ``If-None-Match`` names it
+    (RFC 9110 sections 8.8.3 and 13.1.2); ``immutable`` adds ``Cache-Control``
+    :data:`IMMUTABLE` (RFC 8246: the content at this URL never changes)."""
+    if etag is None:
+        response.add_etag()
+    else:
+        response.set_etag(etag)
+    if immutable:
+        response.headers["Cache-Control"] = IMMUTABLE
+    return response.make_conditional(request)
 
 
 def problem(status: int, detail: str, *, type: str = "about:blank", title: Optional[str] = None,

@@ -29,6 +29,8 @@ from typing import Any, Callable, Optional
 
 from flask import Blueprint
 
+from .problems import IMMUTABLE
+
 ERROR_RESPONSES = {
     400: "MalformedJson",
     409: "SessionDone",
@@ -48,6 +50,19 @@ them with the shared response :data:`EDGE_RESPONSE`, except a status it document
 already (400 and 413 of the routes with a body, whose shared responses
 ``MalformedJson`` and ``BodyTooLarge`` include the edge's example)."""
 EDGE_RESPONSE = "EdgeError"
+HEADERS = {
+    "NoSniff": {"description": "On every response, errors included: the declared type is the only one.",
+                "required": True, "schema": {"type": "string", "const": "nosniff"}},
+    "ETag": {"description": "The hash of the content; send it as `If-None-Match` to get a 304 while it holds.",
+             "required": True, "schema": {"type": "string"}},
+    "Immutable": {"description": "The content is a pure function of the URL: cache it for ever.",
+                  "required": True, "schema": {"type": "string", "const": IMMUTABLE}},
+}
+"""Response headers of the contract (``components/headers``); every response names ``NoSniff``
+(``X-Content-Type-Options``, set on every response by :func:`specdec_service.app.create_app`)."""
+NO_SNIFF = {"X-Content-Type-Options": "NoSniff"}
+IF_NONE_MATCH = {"in": "header", "name": "If-None-Match", "required": False, "schema": {"type": "string"},
+                 "description": "An `ETag` of an earlier response: a 304 without a body while it still holds."}
 
 _FLASK_PARAMETER = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
@@ -80,7 +95,10 @@ class Route:
     examples); ``examples``/``ok_examples`` functions returning named
     examples of the request body and the 200 response. ``path`` is the Flask
     rule (``<name>`` for a path parameter); the document shows it as
-    :func:`openapi_path`.
+    :func:`openapi_path`. ``conditional``: the 200 has an ``ETag`` and a
+    matching ``If-None-Match`` is a 304 (:func:`.problems.conditional`);
+    ``immutable``: the 200 is cacheable for ever (``Cache-Control``).
+    Every response states its headers (:data:`HEADERS`).
     """
 
     path: str
@@ -97,12 +115,15 @@ class Route:
     ok_examples: Examples = None
     ok_mimetype: str = "application/json"
     responses: Examples = None
+    conditional: bool = False
+    immutable: bool = False
 
     def operation(self) -> dict:
         """The OpenAPI operation object (examples computed now)."""
         op: dict[str, Any] = {"summary": self.summary, "description": self.description, "tags": [self.tag]}
-        if self.parameters:
-            op["parameters"] = list(self.parameters)
+        parameters = list(self.parameters) + ([IF_NONE_MATCH] if self.conditional else [])
+        if parameters:
+            op["parameters"] = parameters
         if self.body is not None:
             content: dict[str, Any] = {"schema": self.body}
             if self.examples:
@@ -111,11 +132,21 @@ class Route:
         success: dict[str, Any] = {"schema": self.ok}
         if self.ok_examples:
             success["examples"] = self.ok_examples()
-        op["responses"] = {"200": {"description": self.ok_description, "content": {self.ok_mimetype: success}}}
+        headers = dict(NO_SNIFF)
+        if self.conditional:
+            headers["ETag"] = "ETag"
+        if self.immutable:
+            headers["Cache-Control"] = "Immutable"
+        op["responses"] = {"200": {"description": self.ok_description, "headers": headers,
+                                   "content": {self.ok_mimetype: success}}}
+        if self.conditional:
+            op["responses"]["304"] = {"description": "Not modified: the `If-None-Match` names the current `ETag`.",
+                                      "headers": dict(headers)}
         for status in self.problems:
             op["responses"][str(status)] = ERROR_RESPONSES[status]
         if self.responses:
-            op["responses"].update((str(status), response) for status, response in self.responses().items())
+            op["responses"].update((str(status), {**response, "headers": {**NO_SNIFF, **response.get("headers", {})}})
+                                   for status, response in self.responses().items())
         for status in EDGE_STATUSES:
             op["responses"].setdefault(str(status), EDGE_RESPONSE)
         return op
@@ -140,13 +171,15 @@ class ApiBlueprint(Blueprint):
     def operation(self, method: str, path: str, *, summary: str, description: str, ok: Any,
                   ok_description: str, body: Any = None, parameters: tuple = (), problems: tuple = (),
                   examples: Examples = None, ok_examples: Examples = None,
-                  ok_mimetype: str = "application/json", responses: Examples = None) -> Callable:
+                  ok_mimetype: str = "application/json", responses: Examples = None,
+                  conditional: bool = False, immutable: bool = False) -> Callable:
         """Decorator: serve the view at ``method`` ``path`` and record its
         :class:`Route` (the arguments are the fields of :class:`Route`)."""
         route = Route(path=path, method=method.lower(), summary=summary, description=description, tag=self.tag,
                       ok=ok, ok_description=ok_description, body=body, parameters=tuple(parameters),
                       problems=tuple(problems), examples=examples, ok_examples=ok_examples,
-                      ok_mimetype=ok_mimetype, responses=responses)
+                      ok_mimetype=ok_mimetype, responses=responses, conditional=conditional,
+                      immutable=immutable)
 
         def register(view: Callable) -> Callable:
             self.add_url_rule(path, view_func=view, methods=[method.upper()])

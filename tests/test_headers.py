@@ -1,0 +1,113 @@
+"""Response headers (issue 9, section 6): nosniff on every response, a cacheable draw stream,
+ETags and 304s on the constant documents, CORS preflights cached for a day."""
+
+import pytest
+import yaml
+
+from specdec_service import create_app
+from specdec_service.api.openapi import openapi_yaml
+from specdec_service.api.problems import IMMUTABLE
+
+APP = create_app({"TESTING": True, "MAX_CONTENT_LENGTH": 1024})
+JSON = "application/json"
+
+
+@pytest.fixture
+def client():
+    return APP.test_client()
+
+
+@pytest.mark.parametrize("method,path,kwargs,status", [
+    ("get", "/health", {}, 200),
+    ("get", "/v1/models", {}, 200),
+    ("get", "/openapi.yaml", {}, 200),
+    ("get", "/v1/draws?seed=1", {}, 200),
+    ("post", "/v1/step", {"json": {"config": {"draft": "biased", "seed": 1}}}, 200),
+    ("post", "/v1/step", {"data": "{", "content_type": JSON}, 400),
+    ("get", "/nowhere", {}, 404),
+    ("get", "/v1/step", {}, 405),
+    ("post", "/v1/step", {"json": {"config": {"draft": "biased", "seed": 1}, "committed": ["A"] * 8}}, 409),
+    ("post", "/v1/step", {"data": "[" + " " * 2000 + "]", "content_type": JSON}, 413),
+    ("post", "/v1/step", {"data": "{}", "content_type": "text/plain"}, 415),
+    ("post", "/v1/step", {"json": {"config": {"draft": "biased", "seed": -1}}}, 422),
+    ("get", "/v1/draws?seed=x", {}, 422),
+    ("options", "/v1/step", {"headers": {"Origin": "https://a.example", "Access-Control-Request-Method": "POST"}}, 200),
+])
+def test_every_response_says_nosniff(client, method, path, kwargs, status):
+    response = getattr(client, method)(path, **kwargs)
+    assert response.status_code == status
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_an_unexpected_error_says_nosniff_too():
+    app = create_app({"TESTING": False})
+
+    @app.get("/boom")
+    def boom():
+        raise RuntimeError("boom")
+
+    response = app.test_client().get("/boom")
+    assert response.status_code == 500 and response.headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_draws_are_cacheable_for_ever_with_an_etag(client):
+    first = client.get("/v1/draws?seed=1&count=4")
+    assert first.status_code == 200
+    assert first.headers["Cache-Control"] == IMMUTABLE == "public, max-age=31536000, immutable"
+    etag = first.headers["ETag"]
+    assert etag.startswith('"') and len(etag) == 42  # a quoted SHA-1 of the body
+    again = client.get("/v1/draws?seed=1&count=4", headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.data == b"" and again.headers["ETag"] == etag
+    assert again.headers["Cache-Control"] == IMMUTABLE
+    other = client.get("/v1/draws?seed=2&count=4", headers={"If-None-Match": etag})
+    assert other.status_code == 200 and other.headers["ETag"] != etag
+    refused = client.get("/v1/draws?seed=-1")
+    assert refused.status_code == 422 and "Cache-Control" not in refused.headers and "ETag" not in refused.headers
+
+
+@pytest.mark.parametrize("path", ["/v1/models", "/openapi.yaml"])
+def test_constant_documents_have_an_etag_and_answer_304(client, path):
+    first = client.get(path)
+    etag = first.headers["ETag"]
+    assert client.get(path).headers["ETag"] == etag  # the content's hash: the same each time
+    assert client.get(path, headers={"If-None-Match": etag}).status_code == 304
+    assert client.get(path, headers={"If-None-Match": f'"x", {etag}'}).status_code == 304
+    assert client.get(path, headers={"If-None-Match": '"something-else"'}).status_code == 200
+    assert "Cache-Control" not in first.headers  # may change with a new version of the service
+
+
+def test_openapi_etag_is_the_sha1_of_the_document(client):
+    import hashlib
+
+    assert client.get("/openapi.yaml").headers["ETag"] == '"%s"' % hashlib.sha1(openapi_yaml().encode()).hexdigest()
+
+
+@pytest.mark.parametrize("path", ["/v1/step", "/v1/grade", "/openapi.yaml"])
+def test_cors_preflight_is_cached_for_a_day(client, path):
+    response = client.options(path, headers={"Origin": "https://a.example", "Access-Control-Request-Method": "GET",
+                                             "Access-Control-Request-Headers": "content-type"})
+    assert response.headers["Access-Control-Max-Age"] == "86400"
+    assert response.headers["Access-Control-Allow-Origin"] == "*"
+
+
+def test_the_contract_documents_the_headers():
+    document = yaml.safe_load(openapi_yaml())
+    headers = document["components"]["headers"]
+    assert headers["NoSniff"]["schema"] == {"type": "string", "const": "nosniff"}
+    assert headers["Immutable"]["schema"]["const"] == IMMUTABLE
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            for status, response in operation["responses"].items():
+                if "$ref" in response:
+                    name = response["$ref"].rsplit("/", 1)[1]
+                    if name == "EdgeError":  # nginx's own answers in the production deployment
+                        continue
+                    response = document["components"]["responses"][name]
+                assert response["headers"]["X-Content-Type-Options"] == {"$ref": "#/components/headers/NoSniff"}, (path, status)
+    draws = document["paths"]["/v1/draws"]["get"]["responses"]
+    assert set(draws["200"]["headers"]) == {"X-Content-Type-Options", "ETag", "Cache-Control"}
+    assert set(draws["304"]["headers"]) == set(draws["200"]["headers"])
+    for path in ("/v1/models", "/openapi.yaml"):
+        operation = document["paths"][path]["get"]
+        assert "ETag" in operation["responses"]["200"]["headers"] and "304" in operation["responses"]
+        assert {"in": "header", "name": "If-None-Match"}.items() <= operation["parameters"][0].items()
