@@ -1,0 +1,105 @@
+"""No input produces a 5xx (issue 9, section 2): a property test that takes a valid body of
+every POST route (a state, a custom-model state, a proposal, a config, a trace, a batch, a
+distribution request), replaces one value at a time (a leaf, or a whole object or array) with
+a hostile JSON literal, and asserts that the answer is a 2xx or a 4xx problem document.
+
+Hostile literals are written as JSON text, so they reach the parser exactly as a client could
+send them: integers beyond float64 (10^309, -10^400), 1e999, 1e-999, -0, 1.0 where an integer
+is due, 2^53 + 1, 2^64, lone surrogate escapes, a 10^5-character string, NUL, nested junk.
+"""
+
+import json
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from specdec_service import create_app
+from specdec_service.engine import parse_config, run
+
+APP = create_app({"TESTING": True})
+TABLE = {"vocab": ["A", "B", "C"], "start": [0.5, 0.3, 0.2],
+         "next": {"A": [0.2, 0.6, 0.2], "B": [0.55, 0.15, 0.3], "C": [0.25, 0.25, 0.5]}}
+CUSTOM = {"target": TABLE, "draft": {**TABLE, "start": [0.8, 0.15, 0.05]}, "mode": "speculative",
+          "width": 3, "seed": 7, "limit": 5, "eos": "C"}
+STATE = {"config": {"draft": "biased", "seed": 1}, "committed": ["A", "C"], "position": 6,
+         "counters": {"target_passes": 1, "draft_steps": 3, "accepted": 1, "rejected": 1, "discarded": 1,
+                      "bonus_tokens": 0, "committed": 2, "draws": 6}}
+CUSTOM_STATE = {"config": CUSTOM, "committed": ["A"], "position": 2}
+TRACE = run(parse_config(CUSTOM))
+BUILTIN_TRACE = run(parse_config({"draft": "biased", "seed": 1, "limit": 3}))
+DISTRIBUTION = {"config": {"draft": "aligned", "seed": 0, "limit": 4}, "m": 2,
+                "counts": [{"prefix": ["A", "B"], "count": 12}, {"prefix": ["B", "A"], "count": 9}],
+                "counters": {"accepted": 30, "draft_steps": 40}, "alpha": 0.01}
+SAMPLES = {"config": CUSTOM, "m": 1, "samples": [["A", "B"], ["C"], ["B", "B"]]}
+BODIES = {
+    "/v1/step": [STATE, CUSTOM_STATE],
+    "/v1/draft": [STATE, CUSTOM_STATE],
+    "/v1/verify": [{"state": STATE, "proposal": {"tokens": ["A", "B"]}},
+                   {"state": CUSTOM_STATE, "proposal": {"tokens": ["B"]}}],
+    "/v1/runs": [{"config": CUSTOM}],
+    "/v1/grade": [TRACE, {"traces": [BUILTIN_TRACE, TRACE]}],
+    "/v1/grade/distribution": [DISTRIBUTION, SAMPLES],
+}
+HOSTILE = [
+    "1" + "0" * 309, "-1" + "0" * 400, "1" + "0" * 307, "1e999", "-1e999", "1E+400", "1e-999", "2.5e-324",
+    "-0", "-0.0", "0", "1.0", "9.0", "3e0", "0.5", "-1", "1e308", "9007199254740993", "18446744073709551616",
+    "true", "false", "null", '""', '"A"', r'"\ud800"', r'"\udfff\ud800"', r'"A\udc00"', r'"\u0000"',
+    '"' + "x" * 100_000 + '"', "[]", "{}", "[[[[[[[[1]]]]]]]]", '{"a": {"b": [1, {"c": null}]}}',
+    '["A", "B"]', "[1e999]", '{"A": 1}', r'{"\ud800": 1}', "[" + "9" * 400 + "]",
+]
+MARK = "\u0001hostile\u0001"
+
+
+def places(node, path=()):
+    """Every path to a value inside ``node`` (leaves, objects and arrays), the root excluded."""
+    if path:
+        yield path
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from places(value, path + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from places(value, path + (i,))
+
+
+def replaced(node, path, value):
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(node, dict):
+        return {**node, head: replaced(node[head], rest, value)}
+    return node[:head] + [replaced(node[head], rest, value)] + node[head + 1:]
+
+
+CASES = [(route, i) for route, bodies in BODIES.items() for i in range(len(bodies))]
+PLACES = {(route, i): list(places(BODIES[route][i])) for route, i in CASES}
+
+
+@st.composite
+def hostile_requests(draw):
+    route, i = draw(st.sampled_from(CASES))
+    path = draw(st.sampled_from(PLACES[(route, i)]))
+    literal = draw(st.sampled_from(HOSTILE))
+    text = json.dumps(replaced(BODIES[route][i], path, MARK)).replace(json.dumps(MARK), literal)
+    return route, path, literal, text
+
+
+def test_every_route_and_its_bodies_are_covered():
+    served = {rule.rule for rule in APP.url_map.iter_rules() if "POST" in rule.methods}
+    assert served == set(BODIES)
+    for route, i in CASES:  # the unchanged bodies are valid
+        response = APP.test_client().post(route, data=json.dumps(BODIES[route][i]), content_type="application/json")
+        assert response.status_code == 200, (route, i, response.data[:300])
+
+
+@settings(max_examples=700, deadline=None, suppress_health_check=list(HealthCheck))
+@given(hostile_requests())
+def test_no_hostile_value_anywhere_gives_a_5xx(request):
+    route, path, literal, text = request
+    response = APP.test_client().post(route, data=text, content_type="application/json")
+    assert response.status_code < 500, (route, path, literal[:40], response.data[:300])
+    if response.status_code >= 400:
+        assert response.mimetype == "application/problem+json"
+        problem = response.get_json()
+        assert problem["status"] == response.status_code and problem["detail"]
+    else:
+        json.loads(response.data)  # a complete JSON document
