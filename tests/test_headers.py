@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from specdec_service import create_app
-from specdec_service.api.openapi import openapi_yaml
+from specdec_service.api import contract
 from specdec_service.api.problems import IMMUTABLE
 
 APP = create_app({"TESTING": True, "MAX_CONTENT_LENGTH": 1024})
@@ -79,7 +79,7 @@ def test_constant_documents_have_an_etag_and_answer_304(client, path):
 def test_openapi_etag_is_the_sha1_of_the_document(client):
     import hashlib
 
-    assert client.get("/openapi.yaml").headers["ETag"] == '"%s"' % hashlib.sha1(openapi_yaml().encode()).hexdigest()
+    assert client.get("/openapi.yaml").headers["ETag"] == '"%s"' % hashlib.sha1(contract().encode()).hexdigest()
 
 
 @pytest.mark.parametrize("path", ["/v1/step", "/v1/grade", "/openapi.yaml"])
@@ -91,7 +91,7 @@ def test_cors_preflight_is_cached_for_a_day(client, path):
 
 
 def test_the_contract_documents_the_headers():
-    document = yaml.safe_load(openapi_yaml())
+    document = yaml.safe_load(contract())
     headers = document["components"]["headers"]
     assert headers["NoSniff"]["schema"] == {"type": "string", "const": "nosniff"}
     assert headers["Immutable"]["schema"]["const"] == IMMUTABLE

@@ -18,8 +18,9 @@ One JSON rule for every route (RFC 8259), in one place, :func:`parse_json`:
   model's ``0.1`` is exactly 1/10 (SPEC section 1; exponents beyond ±1000 are
   clamped, see :func:`parse_decimal`); the grading routes read float64 and
   refuse a number beyond its range (``1e999``, an integer of 309 digits) with a
-  422 naming it. Integer fields accept an integer-valued number (``9.0``) as the
-  integer (:func:`specdec_service.engine.as_int`), as JSON Schema counts it one.
+  422 naming it. A number whose value is an integer is read as that ``int``
+  however it is written (``9.0``, ``9e0``), as JSON Schema counts it an
+  integer: an integer field takes it, and echoes the integer.
 
 - :func:`read_json` reads the body: the size is capped by the request's
   ``max_content_length`` (the app's ``MAX_CONTENT_LENGTH``, or the route's own
