@@ -37,7 +37,7 @@ from ..grading.suites import EXERCISES, UnknownSuite, suite, suites
 from .bodies import read_json
 from .problems import PROBLEM_MIMETYPE, ApiProblem, json_response
 from .routes import ApiBlueprint, example
-from .schemas import ConfigIn, ConfigOut, CountersIn, Label, StrictSchema
+from .schemas import ConfigIn, ConfigOut, Count, CountersIn, Label, StrictSchema
 
 GRADE_MAX_BODY_BYTES = 8 * 1024 * 1024
 """The largest body of the grading routes (8 MiB); larger is a 413 problem."""
@@ -211,6 +211,9 @@ class PrefixCountIn(StrictSchema):
 class AcceptanceCountersIn(CountersIn):
     """Counters summed over every sample; ``accepted`` and ``draft_steps`` are required."""
 
+    accepted = Count(required=True)
+    draft_steps = Count(required=True)
+
 
 class DistributionIn(StrictSchema):
     """Settings and either sampled outputs or prefix counts."""
@@ -224,6 +227,10 @@ class DistributionIn(StrictSchema):
                          metadata={"description": "Counts of output prefixes of length min(m, limit) (shorter when ending in EOS)."})
     counters = fields.Nested(AcceptanceCountersIn, allow_none=True)
     alpha = fields.Float(load_default=DEFAULT_ALPHA, validate=validate.Range(0, 1, min_inclusive=False, max_inclusive=False))
+
+
+DISTRIBUTION_ONE_OF = {"oneOf": [{"required": ["samples"]}, {"required": ["counts"]}]}
+"""Exactly one of ``samples`` and ``counts`` (as :func:`~specdec_service.grading.grade_distribution` requires)."""
 
 
 class CellOut(StrictSchema):
@@ -281,7 +288,7 @@ for _name, _component in trace_components().items():
     blueprint.component(_name, _component)
 blueprint.component("GradeBatchIn", GRADE_BATCH_IN)
 for _schema in (GradeReportOut, GradeBatchOut, SuitesOut, SuiteOut, DistributionIn, DistributionOut):
-    blueprint.component(_schema.__name__, _schema)
+    blueprint.component(_schema.__name__, _schema, extra=DISTRIBUTION_ONE_OF if _schema is DistributionIn else None)
 
 
 def _trace_examples() -> dict:

@@ -28,6 +28,7 @@ import yaml
 from apispec import APISpec
 from werkzeug.http import generate_etag
 from apispec.ext.marshmallow import MarshmallowPlugin
+from marshmallow import fields
 
 from .. import __version__
 from .problems import INVALID_INPUT, MALFORMED_JSON, PROBLEM_MIMETYPE, SESSION_DONE
@@ -164,17 +165,28 @@ def _schema_name(schema: Any) -> str:
     return cls.__name__
 
 
+def property_names(converter, field, **kwargs) -> dict:
+    """An apispec attribute function: a ``fields.Dict`` whose ``keys`` field is validated
+    states it as ``propertyNames`` (apispec states only the values), e.g. the labels of 1-16
+    characters that key a custom model's ``next`` rows."""
+    if isinstance(field, fields.Dict) and field.key_field is not None:
+        return {"propertyNames": converter.field2property(field.key_field)}
+    return {}
+
+
 def build_spec(blueprints: Iterable[Any]) -> APISpec:
     """The whole contract as an ``APISpec``: the shared components, then the
     tag, components and routes of each :class:`~.routes.ApiBlueprint` of
     ``blueprints`` in order (other blueprints are skipped)."""
+    marshmallow = MarshmallowPlugin(schema_name_resolver=_schema_name)
     spec = APISpec(
         title="specdec",
         version=__version__,
         openapi_version=OPENAPI_VERSION,
-        plugins=[MarshmallowPlugin(schema_name_resolver=_schema_name)],
+        plugins=[marshmallow],
         info={"description": DESCRIPTION, "license": {"name": "MIT", "identifier": "MIT"}},
     )
+    marshmallow.converter.add_attribute_function(property_names)
     _register_components(spec)
     api = [blueprint for blueprint in blueprints if isinstance(blueprint, ApiBlueprint)]
     tags: set[str] = set()
@@ -183,11 +195,11 @@ def build_spec(blueprints: Iterable[Any]) -> APISpec:
             tags.add(blueprint.tag)
             spec.tag({"name": blueprint.tag, "description": blueprint.description})
     for blueprint in api:
-        for name, schema in blueprint.components:
+        for name, schema, extra in blueprint.components:
             if isinstance(schema, dict):
-                spec.components.schema(name, component=schema)
+                spec.components.schema(name, component={**schema, **(extra or {})})
             else:
-                spec.components.schema(name, schema=schema)
+                spec.components.schema(name, component=extra, schema=schema)
         paths: dict[str, dict] = {}
         for route in blueprint.routes:
             paths.setdefault(openapi_path(route.path), {})[route.method] = route.operation()

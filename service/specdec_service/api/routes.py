@@ -157,7 +157,7 @@ class ApiBlueprint(Blueprint):
 
     ``tag`` and ``description`` name the OpenAPI tag of every route of the
     blueprint (declared in the document's ``tags``). :attr:`components` holds
-    the ``(name, schema)`` pairs the blueprint adds to ``components/schemas``
+    the ``(name, schema, extra)`` triples the blueprint adds to ``components/schemas``
     (see :meth:`component`), registered before its paths.
     """
 
@@ -188,8 +188,10 @@ class ApiBlueprint(Blueprint):
 
         return register
 
-    def component(self, name: str, schema: Any) -> None:
+    def component(self, name: str, schema: Any, extra: Optional[dict] = None) -> None:
         """Add ``schema`` (marshmallow class or JSON Schema dict) as
-        ``components/schemas/<name>`` of the document."""
-        self.components.append((name, schema))
+        ``components/schemas/<name>`` of the document; ``extra``: keywords
+        a marshmallow schema cannot state, merged into it (e.g. a ``oneOf``
+        of required fields)."""
+        self.components.append((name, schema, extra))
 

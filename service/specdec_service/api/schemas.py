@@ -121,7 +121,7 @@ class ModelTableIn(StrictSchema):
     within 1e-9 (the engine checks the sums and normalises exactly)."""
 
     vocab = fields.List(Label(), required=True, validate=validate.Length(MIN_VOCAB, MAX_VOCAB),
-                        metadata={"description": "The distinct token labels, in order."})
+                        metadata={"description": "The distinct token labels, in order.", "uniqueItems": True})
     start = fields.List(ExactNumber(metadata=PROBABILITY), required=True, validate=validate.Length(MIN_VOCAB, MAX_VOCAB),
                         metadata={"description": "The distribution after the empty prefix."})
     next = fields.Dict(keys=Label(), values=fields.List(ExactNumber(metadata=PROBABILITY),
