@@ -51,7 +51,7 @@ CONTRACT = [  # (where in the contract, JSON Schema keyword pair, (low, high))
     (at(TRACE, "/$defs/config/properties/seed"), ("minimum", "maximum"), (0, MAX_SEED)),
     (at(TRACE, "/$defs/token"), ("minLength", "maxLength"), (MIN_LABEL, MAX_LABEL)),
     (at(TRACE, "/$defs/distribution"), ("minItems", "maxItems"), (MIN_VOCAB, MAX_VOCAB)),
-    (at(TRACE, "/$defs/model/oneOf/1/properties/vocab"), ("minItems", "maxItems"), (MIN_VOCAB, MAX_VOCAB)),
+    (at(TRACE, "/$defs/model_table/properties/vocab"), ("minItems", "maxItems"), (MIN_VOCAB, MAX_VOCAB)),
     (at(TRACE, "/$defs/draw/properties/position"), ("minimum", "maximum"), (0, MAX_POSITION)),
     (at(TRACE, "/$defs/counters/properties/draws"), ("minimum", "maximum"), (0, MAX_COUNTER)),
     (at(TRACE, "/$defs/proposal/properties/tokens"), (None, "maxItems"), (None, MAX_WIDTH)),
