@@ -16,6 +16,8 @@ from schemathesis.config import SchemathesisConfig
 from specdec_service import create_app
 from specdec_service.api import contract
 from specdec_service.api.openapi import REGENERATE, repository_openapi_path
+from specdec_service.api.problems import SESSION_DONE
+from specdec_service.budget import OVER_BUDGET
 
 OPENAPI_PATH = Path(__file__).resolve().parents[1] / "openapi.yaml"
 
@@ -40,10 +42,10 @@ class Excuse:
     """The problem type, when the excuse is the type."""
 
 
-def excused(status: int, problem: dict) -> bool:
-    """Whether :data:`EXCUSES` cover a refusal: its type, or else each refused field (a 422)
-    or its detail (other statuses), each by some excuse of that status."""
-    excuses = [e for e in EXCUSES if e.status == status]
+def excused(status: int, problem: dict, excuses=None) -> bool:
+    """Whether ``excuses`` (default :data:`EXCUSES`) cover a refusal: its type, or else each
+    refused field (a 422) or its detail (other statuses), each by some excuse of that status."""
+    excuses = [e for e in (EXCUSES if excuses is None else excuses) if e.status == status]
     if any(e.type and e.type == problem.get("type") for e in excuses):
         return True
     details = [e["detail"] for e in problem.get("errors", [])] if status == 422 else [problem.get("detail", "")]
@@ -83,13 +85,62 @@ EXCUSES = (
            r"tokens \(min\(m, limit\)\) unless it ends in the EOS token$|^is listed twice$|^the counts must sum to"
            r"|^cannot exceed draft_steps$"),
     Excuse("a request's work is within its budget (docs/service.md)", "a product of several sizes", 422,
-           type="tag:specdec,2026:problem/over-budget"),
+           type=OVER_BUDGET),
     Excuse("a session is done when its prefix reached the limit or ends in EOS (SPEC section 6)",
-           "a length equal to another field's value", 409, type="tag:specdec,2026:problem/session-done"),
+           "a length equal to another field's value", 409, type=SESSION_DONE),
     Excuse("a body is at most 256 KiB (8 MiB on the grading routes)",
            "a size in bytes of the serialised body", 413, r"^The request body is larger than the limit"),
 )
 """Every refusal of schema-valid data that the contract test excuses, with the reason."""
+
+
+_TABLE = {"vocab": ["A", "B", "C"], "start": [0.5, 0.3, 0.2],
+          "next": {"A": [0.2, 0.6, 0.2], "B": [0.55, 0.15, 0.3], "C": [0.25, 0.25, 0.5]}}
+_SEED1 = {"config": {"draft": "biased", "seed": 1}}
+_COUNTS = {"config": {"draft": "biased", "seed": 0}, "m": 1, "counts": [{"prefix": ["A"], "count": 5}]}
+REAL_REFUSALS = [
+    ("/v1/runs", {"config": {"draft": {**_TABLE, "start": [0.5, 0.3, 0.1]}, "seed": 1}}, 422, 0),
+    ("/v1/runs", {"config": {"draft": {**_TABLE, "next": {"A": [0.2, 0.6, 0.2], "B": [0.55, 0.15, 0.3]}}, "seed": 1}}, 422, 1),
+    ("/v1/runs", {"config": {"draft": {**_TABLE, "start": [0.5, 0.5]}, "seed": 1}}, 422, 1),
+    ("/v1/runs", {"config": {"target": {**_TABLE, "vocab": ["X", "B", "C"], "next": {"X": [0.2, 0.6, 0.2],
+                  "B": [0.55, 0.15, 0.3], "C": [0.25, 0.25, 0.5]}}, "draft": "biased", "seed": 1}}, 422, 2),
+    ("/v1/step", {**_SEED1, "committed": ["D"]}, 422, 3),
+    ("/v1/runs", {"config": {"draft": "biased", "seed": 1, "eos": "D"}}, 422, 3),
+    ("/v1/runs", '{"config": {"draft": {"vocab": ["A", "B", "C"], "start": [0.1000000000000000055511151231257827, '
+                 '0.7, 0.2], "next": {"A": [0.2, 0.6, 0.2], "B": [0.55, 0.15, 0.3], "C": [0.25, 0.25, 0.5]}}, '
+                 '"seed": 1}}', 422, 4),
+    ("/v1/step", {"config": {"draft": "biased", "seed": 1, "limit": 1}, "committed": ["A", "B"]}, 422, 5),
+    ("/v1/step", {"config": {"draft": "biased", "seed": 1, "eos": "A"}, "committed": ["A", "B"]}, 422, 5),
+    ("/v1/verify", {"state": _SEED1, "proposal": {"tokens": ["A", "A", "A", "A"]}}, 422, 6),
+    ("/v1/verify", {"state": {"config": {"draft": "biased", "seed": 1, "mode": "autoregressive"}},
+                    "proposal": {"tokens": ["A"]}}, 422, 6),
+    ("/v1/step", {**_SEED1, "position": 2**53 - 2}, 422, 7),
+    ("/v1/step", {**_SEED1, "counters": {"draws": 2**53 - 2}}, 422, 7),
+    ("/v1/grade/distribution", {**_COUNTS, "config": {"draft": "biased", "seed": 0, "mode": "greedy"}}, 422, 8),
+    ("/v1/grade/distribution", {**_COUNTS, "counts": [{"prefix": ["A"], "count": 5}] * 2}, 422, 9),
+    ("/v1/grade/distribution", {**_COUNTS, "counters": {"accepted": 5, "draft_steps": 4}}, 422, 9),
+    ("/v1/grade/distribution", {**_COUNTS, "m": 2}, 422, 9),
+    ("/v1/step", {"config": {"draft": "biased", "seed": 1, "limit": 1}, "committed": ["A"]}, 409, 11),
+]
+"""A real refusal for each excuse (by index in :data:`EXCUSES`): the excuses name the service's
+real messages, and each is needed for its refusal (the over-budget one is tested in test_budget)."""
+
+
+@pytest.mark.parametrize("path,body,status,index", REAL_REFUSALS)
+def test_every_excuse_covers_a_real_refusal_and_is_needed(path, body, status, index):
+    text = body if isinstance(body, str) else json.dumps(body)  # a string: the JSON text as written
+    response = APP.test_client().post(path, data=text, content_type="application/json")
+    assert response.status_code == status, response.data
+    problem = response.get_json()
+    assert excused(status, problem)
+    assert not excused(status, problem, EXCUSES[:index] + EXCUSES[index + 1:]), problem
+    assert {i for path, body, status, i in REAL_REFUSALS} | {10, 12} == set(range(len(EXCUSES)))
+
+
+def test_a_body_over_the_limit_is_excused():
+    app = create_app({"MAX_CONTENT_LENGTH": 64})
+    response = app.test_client().post("/v1/step", json={**_SEED1, "committed": ["A"] * 40})
+    assert response.status_code == 413 and excused(413, response.get_json())
 
 
 def accepted_or_excused(ctx, response, case):
