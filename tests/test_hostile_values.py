@@ -36,6 +36,8 @@ BODIES = {
     "/v1/verify": [{"state": STATE, "proposal": {"tokens": ["A", "B"]}},
                    {"state": CUSTOM_STATE, "proposal": {"tokens": ["B"]}}],
     "/v1/runs": [{"config": CUSTOM}],
+    "/v1/analysis": [{"config": {"draft": "biased"}, "depth": 1, "widths": [1, 2], "draft_cost": 0.05},
+                     {"config": {**CUSTOM, "limit": 3}, "depth": 2, "widths": [2, 3], "draft_cost": 0.125}],
     "/v1/grade": [TRACE, {"traces": [BUILTIN_TRACE, TRACE]}],
     "/v1/grade/distribution": [DISTRIBUTION, SAMPLES],
 }

@@ -20,6 +20,7 @@ POST_ROUTES = {
     "/v1/step": SEED1,
     "/v1/verify": {"state": SEED1, "proposal": {"tokens": ["A", "A", "C"]}},
     "/v1/runs": {"config": {"draft": "biased", "seed": 1, "limit": 4}},
+    "/v1/analysis": {"config": {"draft": "biased"}, "depth": 1, "widths": [1, 2], "draft_cost": 0.05},
     "/v1/grade": TRACE,
     "/v1/grade/distribution": {"config": {"draft": "biased", "seed": 0}, "m": 1,
                                "counts": [{"prefix": ["A"], "count": 50}, {"prefix": ["B"], "count": 30},
