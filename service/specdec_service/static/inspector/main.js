@@ -17,7 +17,8 @@ const ZERO = Object.fromEntries(R.COUNTERS.map((name) => [name, 0]));
 /** The view model. `state` is null until the first block (then the API's last state). */
 const model = {
   settings: { ...S.DEFAULTS },
-  configText: "",
+  configText: null,
+  settingsError: null,
   state: null,
   blocks: [],
   pending: null,
@@ -63,7 +64,14 @@ function newSession(settings) {
   model.end = false;
   model.selected = 0;
   model.divergence = null;
-  model.configText = S.configText(settings); // throws LocalFieldError for a model that is not JSON
+  model.configText = null;
+  model.settingsError = null;
+  try {
+    model.configText = S.configText(settings);
+  } catch (error) { // a custom model that is not JSON: nothing can be sent until it is mended
+    model.settingsError = error;
+    throw error;
+  }
 }
 
 function vocab() {
@@ -241,6 +249,10 @@ async function restore(hash) {
 
 function action(name, task, message) {
   return () => enqueue(async () => {
+    if (model.settingsError && name !== "reset") {
+      report(model.settingsError);
+      return;
+    }
     const reason = unavailable()[name];
     if (reason) {
       status(reason);
@@ -291,15 +303,10 @@ async function settingsChanged() {
   const hadWork = model.blocks.length > 0 || model.pending !== null;
   try {
     newSession(S.readForm());
-  } catch (error) {
-    model.settings = S.readForm();
-    model.configText = "null";
+  } finally {
     render();
     pushView();
-    throw error;
   }
-  render();
-  pushView();
   status(`Settings changed: new session (empty prefix, position 0, counters 0)${hadWork ? "; the previous output and counters were cleared" : ""}.`);
   await api.draft(stateText()); // a 422 here names the bad field; nothing is kept
 }
