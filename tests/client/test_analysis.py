@@ -114,3 +114,18 @@ def test_widths_and_bars():
     assert bar(1.0, 2.0, Style()) == "█" * 16
     assert bar(1.0 + 1 / 64, 2.0, Style()) == "█" * 16 + "▎"
     assert bar(1.0, 2.0, Style(unicode=False)) == "#" * 16
+
+
+def test_docs_report_is_the_commands_output(service, capsys):
+    """docs/analysis.md shows `specdec analyze`'s report verbatim: the block after the
+    `analyze-report` marker is what the command prints now."""
+    from pathlib import Path
+    import re
+    import shlex
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "analysis.md").read_text(encoding="utf-8")
+    found = re.search(r"<!-- analyze-report: specdec (.*?) -->\n```text\n(.*?)```", text, re.S)
+    assert found, "docs/analysis.md lost its analyze-report block"
+    status, out, err = specdec(capsys, *shlex.split(found.group(1)))
+    assert (status, err) == (0, "")
+    assert out == found.group(2)

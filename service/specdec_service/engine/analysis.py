@@ -310,11 +310,14 @@ def expectations(rules: BlockRules, limit: int) -> dict[str, Fraction]:
                 for y, b in blocks.bonuses[c]:
                     if y != eos:
                         row[y] = row.get(y, 0) + m * b
-    totals = [ZERO] * len(COUNTER_NAMES)
-    denominator = g ** limit
-    for key, w in weights.items():
-        share = Fraction(w, denominator)
-        totals = [t + share * v for t, v in zip(totals, blocks.counters(*key))]
+    # each total = sum over block kinds of weight * counter / G**limit, in integers over
+    # one common denominator per counter (one Fraction each at the end)
+    kinds = [(w, blocks.counters(*key)) for key, w in weights.items()]
+    totals = []
+    for i in range(len(COUNTER_NAMES)):
+        common = lcm(*(v[i].denominator for _, v in kinds))
+        numerator = sum(w * v[i].numerator * (common // v[i].denominator) for w, v in kinds)
+        totals.append(Fraction(numerator, common * g ** limit))
     return dict(zip(COUNTER_NAMES, totals))
 
 
@@ -347,9 +350,43 @@ def leviathan(acceptance_rate: Optional[Fraction], width: int, draft_cost: Fract
 # ---------------------------------------------------------------- output distribution
 
 
+@dataclass(frozen=True)
+class Outcomes:
+    """An exact distribution of first tokens as integers: outcome ``tokens`` has
+    probability ``weights[tokens] / G**len(tokens)`` (> 0)."""
+
+    weights: dict
+    G: int
+
+    def fractions(self) -> dict[tuple[int, ...], Fraction]:
+        """``{tokens: Fraction}``."""
+        g = self.G
+        return {tokens: Fraction(w, g ** len(tokens)) for tokens, w in self.weights.items()}
+
+    def total_variation(self, other: "Outcomes", depth: int) -> Fraction:
+        """Half the sum of the absolute differences to ``other`` (outcomes of at most
+        ``depth`` tokens), in integers over one common denominator ``lcm(G, G')**depth``."""
+        common = lcm(self.G, other.G)
+        scale = {}
+        for g in (self.G, other.G):
+            ratio = common // g
+            scale[g] = [ratio ** n * common ** (depth - n) for n in range(depth + 1)]
+        a, b = self.weights, other.weights
+        mine, theirs = scale[self.G], scale[other.G]
+        total = sum(abs(a.get(x, 0) * mine[len(x)] - b.get(x, 0) * theirs[len(x)]) for x in set(a) | set(b))
+        return Fraction(total, 2 * common ** depth)
+
+
 def output_distribution(rules: BlockRules, limit: int, depth: int) -> dict[tuple[int, ...], Fraction]:
     """The exact distribution of the first ``depth`` committed tokens
-    (shorter where a committed EOS ends the session first): {tokens: p > 0}.
+    (shorter where a committed EOS ends the session first): {tokens: p > 0}
+    (:func:`output_weights` as fractions)."""
+    return output_weights(rules, limit, depth).fractions()
+
+
+def output_weights(rules: BlockRules, limit: int, depth: int) -> Outcomes:
+    """The exact distribution of the first ``depth`` committed tokens
+    (shorter where a committed EOS ends the session first) as :class:`Outcomes`.
 
     Dynamic program over committed prefixes shorter than ``depth`` at block
     boundaries (a prefix of length l has an integer weight over ``G**l``);
@@ -393,12 +430,7 @@ def output_distribution(rules: BlockRules, limit: int, depth: int) -> dict[tuple
                         commit(tokens + (y,), m * b)
                 else:  # pragma: no cover - the limit is at least depth, so the prefix was final already
                     final[tokens] = final.get(tokens, 0) + m
-    return {tokens: Fraction(w, g ** len(tokens)) for tokens, w in final.items()}
-
-
-def total_variation(a: dict, b: dict) -> Fraction:
-    """Half the sum of absolute differences of two distributions {outcome: p}."""
-    return sum((abs(a.get(x, ZERO) - b.get(x, ZERO)) for x in set(a) | set(b)), ZERO) / 2
+    return Outcomes(final, g)
 
 
 # ---------------------------------------------------------------- cost
@@ -425,9 +457,12 @@ def supported_prefixes(config: Config, depth: int) -> int:
 
 
 def step_denominator(config: Config) -> int:
-    """The common denominator ``G`` of every step row of the speculative, naive
-    and greedy rules of ``config`` (what :func:`expectations` scales by)."""
-    return max(_Scaled(rules_for(config, rules)).G for rules in (SPECULATIVE, NAIVE, GREEDY))
+    """A common denominator of every step row of every rule set an analysis uses
+    (what :func:`expectations` scales by, or a multiple of it): the lcm over contexts of
+    ``total(p) * total(q)``. ``min(p, q)``, ``max(p - q, 0)``, ``max(q - p, 0)`` and the
+    naive ``(1 - alpha) p`` all have denominators dividing it; integers only, cheap."""
+    target, draft = config.target, config.draft
+    return lcm(*(target.after(c).total * draft.after(c).total for c in contexts_of(len(config.vocab))))
 
 
 def analysis_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
@@ -557,15 +592,17 @@ def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] =
             best = (w, r["speedup"])
 
     limit, vocab = config.limit, config.vocab
-    target = output_distribution(rules_for(config, AUTOREGRESSIVE), limit, depth)
-    dist = target if config.mode == "autoregressive" else output_distribution(rules, limit, depth)
-    output = {"depth": depth, "distribution": _distribution_json(dist, vocab),
-              "target": _distribution_json(target, vocab), **_with_exact("tv", total_variation(dist, target))}
+    target = output_weights(rules_for(config, AUTOREGRESSIVE), limit, depth)
+    dist = target if config.mode == "autoregressive" else output_weights(rules, limit, depth)
+    target_json = _distribution_json(target.fractions(), vocab)
+    tv = dist.total_variation(target, depth)
+    output = {"depth": depth, "distribution": target_json if tv == 0 else _distribution_json(dist.fractions(), vocab),
+              "target": target_json, **_with_exact("tv", tv)}
     naive = None
     if config.mode == "speculative":
-        biased = output_distribution(rules_for(config, NAIVE), limit, depth)
-        naive = {"distribution": _distribution_json(biased, vocab),
-                 **_with_exact("tv", total_variation(biased, target))}
+        biased = output_weights(rules_for(config, NAIVE), limit, depth)
+        naive = {"distribution": _distribution_json(biased.fractions(), vocab),
+                 **_with_exact("tv", biased.total_variation(target, depth))}
 
     normalised = config.to_json()
     del normalised["seed"]
