@@ -40,6 +40,8 @@ def test_first_divergence_names_block_field_values_and_rule():
     assert d["rule"].startswith("SPEC section 4.2:")
     assert d["explanation"] == PLAIN["acceptance"] and "u < p(token) / q(token)" in d["explanation"]
     assert "acceptance" in failing_checks(report)
+    failure = next(c for c in report["checks"] if c["name"] == "acceptance")["first_failure"]
+    assert failure["explanation"] == PLAIN["acceptance"]
 
 
 def test_greedy_divergence_cites_spec_section_5_in_plain_words():

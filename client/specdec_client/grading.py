@@ -166,6 +166,7 @@ def gradescope(rows: Sequence[Row], points: float = 10.0) -> dict:
             output = check["rule"]
             failure = check.get("first_failure")
             if failure:
+                output = f"Rule: {failure['explanation']}\nSPEC: {check['rule']}" if failure.get("explanation") else output
                 output += f"\nFirst failure: {failure['pointer']}: {failure['detail']}"
                 if check["blocks"]:
                     output += f"\nBlocks: {', '.join(map(str, check['blocks']))}"

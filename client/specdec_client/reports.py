@@ -58,10 +58,12 @@ def _optional(cls) -> Callable[[Any], Any]:
 
 @dataclass(frozen=True)
 class Failure(JsonLike, Record):
-    """Where a check first fails: ``pointer`` into the trace, ``detail``."""
+    """Where a check first fails: ``pointer`` into the trace, ``detail``, and ``explanation``
+    (the check's rule in one plain sentence)."""
 
     pointer: str
     detail: str
+    explanation: str
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "Failure":

@@ -110,6 +110,7 @@ class FailureOut(StrictSchema):
 
     pointer = fields.String(required=True)
     detail = fields.String(required=True)
+    explanation = fields.String(required=True, metadata={"description": "The check's rule in one sentence of plain words, for the student."})
 
 
 class DivergenceOut(StrictSchema):

@@ -34,7 +34,7 @@ from ..engine.rules import MODE_RULES
 from ..engine.bounds import MAX_POSITION, int_in
 from ..engine.trace import TRACE_FORMAT
 from .compare import first_difference
-from .rules import CHECKS, RULES
+from .rules import CHECKS, RULES, explain
 
 
 @dataclass
@@ -59,14 +59,17 @@ class CheckResult:
         if self.first is None:
             self.first = (pointer(path), detail)
 
-    def to_json(self) -> dict:
-        """``{"name", "passed", "blocks", "trace", "first_failure", "rule"}``."""
+    def to_json(self, mode: str = "speculative") -> dict:
+        """``{"name", "passed", "blocks", "trace", "first_failure", "rule"}``; a failure is
+        ``{"pointer", "detail", "explanation"}``, the explanation being the check's rule in plain
+        words for a trace of ``mode`` (:func:`.rules.explain`)."""
         return {
             "name": self.name,
             "passed": self.passed,
             "blocks": self.blocks,
             "trace": self.trace,
-            "first_failure": None if self.first is None else {"pointer": self.first[0], "detail": self.first[1]},
+            "first_failure": None if self.first is None else {"pointer": self.first[0], "detail": self.first[1],
+                                                              "explanation": explain(self.name, mode)},
             "rule": RULES[self.name],
         }
 

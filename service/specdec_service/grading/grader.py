@@ -277,7 +277,7 @@ def _report(config: Config, reference: dict, checks: Sequence[CheckResult], diff
     return {
         "passed": passed,
         "score": 1.0 if passed else holding / len(CHECKS),
-        "checks": [c.to_json() for c in checks],
+        "checks": [c.to_json(config.mode) for c in checks],
         "tolerance": TOLERANCE,
         "first_divergence": None if passed else _divergence(difference, config.mode),
         "diagnosis": diagnosis,
