@@ -24,7 +24,7 @@ APP = create_app({"TESTING": True})
 STUDENTS = Path(__file__).resolve().parent / "students"
 PYTHON = f"{sys.executable} {STUDENTS / 'student.py'}"
 NODE = shutil.which("node")
-needs_node = pytest.mark.skipif(NODE is None, reason="node (Node.js) is not installed: the JavaScript student cannot run")
+needs_node = pytest.mark.skipif(NODE is None, reason="node (Node.js) is not installed (bash .ci/run installs it): the JavaScript student cannot run")
 STANDARD = suite("standard")
 
 

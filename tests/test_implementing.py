@@ -193,14 +193,14 @@ def test_python_snippet(tmp_path):
     check([sys.executable, "primitives.py"], tmp_path)
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node (Node.js) is not installed: the JavaScript snippet cannot run")
+@pytest.mark.skipif(shutil.which("node") is None, reason="node (Node.js) is not installed (bash .ci/run installs it): the JavaScript snippet cannot run")
 def test_javascript_snippet(tmp_path):
     (tmp_path / "primitives.js").write_text(snippet("javascript") + JS_DRIVER, encoding="utf-8")
     check([shutil.which("node"), "primitives.js"], tmp_path)
 
 
 @pytest.mark.skipif(shutil.which("javac") is None or shutil.which("java") is None,
-                    reason="javac/java (a JDK) is not installed: the Java snippet cannot be compiled")
+                    reason="javac/java (a JDK) is not installed (bash .ci/run installs it): the Java snippet cannot be compiled")
 def test_java_snippet(tmp_path):
     (tmp_path / "SpecdecPrimitives.java").write_text(snippet("java"), encoding="utf-8")
     (tmp_path / "Driver.java").write_text(JAVA_DRIVER, encoding="utf-8")
@@ -210,7 +210,7 @@ def test_java_snippet(tmp_path):
     check([shutil.which("java"), "-cp", ".", "Driver"], tmp_path)
 
 
-@pytest.mark.skipif(shutil.which("cc") is None, reason="cc (a C compiler) is not installed: the C snippet cannot be compiled")
+@pytest.mark.skipif(shutil.which("cc") is None, reason="cc (a C compiler) is not installed (bash .ci/run installs it): the C snippet cannot be compiled")
 def test_c_snippet(tmp_path):
     (tmp_path / "primitives.c").write_text(snippet("c") + C_DRIVER, encoding="utf-8")
     compiled = subprocess.run([shutil.which("cc"), "-std=gnu11", "-O1", "-Wall", "-Werror", "-o", "primitives", "primitives.c"],
