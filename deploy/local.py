@@ -85,20 +85,23 @@ def start_time(pid: int) -> Optional[int]:
         return None
 
 
+def processes():
+    """``(pid, fields)`` of every process now, ``fields`` being /proc/PID/stat after
+    the command name: ``fields[0]`` the state, ``[2]`` the process group, ``[11]``
+    and ``[12]`` user and system CPU ticks, ``[19]`` the start time."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                yield int(entry.name), (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # gone meanwhile
+                continue
+
+
 def group_members(proc: Proc) -> list[int]:
     """The PIDs alive in ``proc``'s process group that started no earlier than it
     (its own children; a reused group id would belong to a later leader)."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == proc.pid and int(fields[19]) >= proc.start_time and fields[0] != "Z":
-            members.append(int(entry.name))
-    return members
+    return [pid for pid, fields in processes()
+            if int(fields[2]) == proc.pid and int(fields[19]) >= proc.start_time and fields[0] != "Z"]
 
 
 def spawn(name: str, argv: list[str], log: Path, env: Optional[dict] = None, port: Optional[int] = None) -> Proc:
@@ -337,10 +340,16 @@ def down(run: Path) -> int:
     return 0
 
 
-def restart(run: Path, index: int) -> int:
+def running_state(run: Path) -> dict:
+    """The state file of ``run``; :class:`Failed` without one."""
     state = read_state(run)
     if state is None:
         raise Failed(f"no deployment in {run}")
+    return state
+
+
+def restart(run: Path, index: int) -> int:
+    state = running_state(run)
     if not 1 <= index <= len(state["replicas"]):
         raise Failed(f"replica {index} does not exist: 1..{len(state['replicas'])}")
     old = Proc(**state["replicas"][index - 1])
@@ -358,10 +367,7 @@ def restart(run: Path, index: int) -> int:
 
 
 def status(run: Path) -> int:
-    state = read_state(run)
-    if state is None:
-        print(f"no deployment in {run}")
-        return 1
+    state = running_state(run)
     print(f"{state['url']}  (state: {run / STATE_FILE})")
     for proc in procs_of(state):
         alive = start_time(proc.pid) == proc.start_time

@@ -66,16 +66,8 @@ def run_processes(run_dir: Path) -> list[int]:
 
 
 def group_alive(pgid: int) -> list[int]:
-    alive = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                alive.append(int(entry.name))
-    return alive
+    """The live processes of process group ``pgid``."""
+    return [pid for pid, fields in local_module().processes() if int(fields[2]) == pgid and fields[0] != "Z"]
 
 
 class Deployment:
@@ -575,6 +567,8 @@ def test_down_leaves_no_process_of_the_run(tmp_path):
     try:
         assert all(group_alive(pgid) for pgid in groups)
         assert len(run_processes(run_dir)) >= 5  # nginx master + worker, two gunicorn masters + workers
+        status = local(run_dir, "status")
+        assert status.returncode == 0 and status.stdout.count(" alive") == 3, status.stdout
         again = local(run_dir, "up", "--port", str(free_port()), "--replicas", "1")
         assert again.returncode == 1 and "already has a running deployment" in again.stderr
     finally:
@@ -584,6 +578,8 @@ def test_down_leaves_no_process_of_the_run(tmp_path):
     assert run_processes(run_dir) == []
     assert not (run_dir / "state.json").exists()
     assert local(run_dir, "down").stdout.startswith("nothing to stop")
+    after = local(run_dir, "status")
+    assert after.returncode == 1 and "no deployment in" in after.stderr
     with pytest.raises(requests.ConnectionError):
         requests.get(f"{deployment.url}/health", timeout=2)
 

@@ -51,19 +51,9 @@ def load_local():
     return module
 
 
-def group_cpu_seconds(pgids: list[int]) -> float:
+def group_cpu_seconds(local, pgids: list[int]) -> float:
     """User + system CPU time of every live process in the process groups ``pgids``."""
-    total = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) in pgids:
-            total += int(fields[11]) + int(fields[12])
-    return total / single.TICKS
+    return sum(int(f[11]) + int(f[12]) for _, f in local.processes() if int(f[2]) in pgids) / single.TICKS
 
 
 def main(argv=None) -> int:
@@ -101,9 +91,9 @@ def main(argv=None) -> int:
             names = list(urls)
             for round_ in range(args.rounds):
                 for name in names[round_ % 3:] + names[:round_ % 3]:
-                    before = group_cpu_seconds(groups[name])
+                    before = group_cpu_seconds(local, groups[name])
                     result = single.wrk(urls[name], "step.lua", args.duration, args.connections, 1)
-                    result["cpu_ms"] = 1000 * (group_cpu_seconds(groups[name]) - before) / max(result["requests"], 1)
+                    result["cpu_ms"] = 1000 * (group_cpu_seconds(local, groups[name]) - before) / max(result["requests"], 1)
                     results[name].append(result)
         finally:
             for name in ("edge+1", "edge+2"):
