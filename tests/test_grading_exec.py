@@ -222,3 +222,12 @@ def test_timeout_limits_the_program_not_the_grading_request(service):
     with Client(BASE, timeout=args.timeout) as client:
         assert run_exec(args, client) == 0
         assert client.transport.timeout == SERVICE_TIMEOUT == 30.0
+
+
+def test_a_command_that_does_not_exist_fails_with_the_shells_words(service):
+    with Client(BASE) as client:
+        tests = client.grade_program("no-such-student-program-h13", suite="quick")
+    for test in tests:
+        assert test.run.status == 127
+        message = test.message()
+        assert "the program exited with status 127 (it must exit with status 0)." in message and "not found" in message
