@@ -1,0 +1,110 @@
+"""The inspector's Analysis panel (``POST /v1/analysis``, issue 12) in a real browser.
+
+Hand values of the toy with the biased draft (alpha 7/10 at the empty prefix,
+the residuals of SPEC section 4), the naive rule's total variation, and every
+other figure as the live service computes it: the panel must show the API's
+numbers, nothing of its own.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import requests
+from playwright.sync_api import expect
+
+from browser.inspector_page import Inspector, serious_axe_violations
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
+COUNTER_NAMES = ("target_passes", "draft_steps", "accepted", "rejected", "discarded", "bonus_tokens", "committed", "draws")
+
+
+def fmt(x: float) -> str:
+    """The page's rounding (render.js ``fmt``): at most 4 decimals, trailing zeros dropped."""
+    text = f"{x:.4f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def analysis(live_url: str, config: dict, draft_cost: str, widths=range(1, 9)) -> dict:
+    body = f'{{"config": {json.dumps(config)}, "widths": {list(widths)}, "draft_cost": {draft_cost}}}'
+    response = requests.post(f"{live_url}/v1/analysis", data=body, headers={"Content-Type": "application/json"}, timeout=60)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def analyse(ins, cost: str | None = None) -> None:
+    if cost is not None:
+        ins.page.locator("#draft-cost").fill(cost)
+        ins.page.locator("#draft-cost").dispatch_event("change")
+        ins.wait_idle()
+    ins.press("Analyse")
+    expect(ins.region("Analysis").locator("table.analysis-contexts")).to_be_visible()
+
+
+def table(ins, selector: str) -> list[list[str]]:
+    rows = ins.region("Analysis").locator(f"{selector} tbody tr")
+    return [rows.nth(i).locator("th, td").all_inner_texts() for i in range(rows.count())]
+
+
+def test_biased_draft_analysis_with_a_draft_cost(inspector, live_url):
+    ins = inspector.open("draft=biased&seed=1")
+    analyse(ins)
+    contexts = table(ins, "table.analysis-contexts")
+    assert contexts == [  # SPEC sections 1 and 4: alpha = sum of min(p, q); the residual max(p - q, 0), normalised
+        ["empty prefix", "0.7", "7/10", "0 / 0.5 / 0.5"],
+        ["A", "0.4", "2/5", "0 / 0.75 / 0.25"],
+        ["B", "0.75", "3/4", "0 / 0 / 1"],
+        ["C", "0.45", "9/20", "0 / 0.1818 / 0.8182"],
+    ]
+    result = analysis(live_url, {"draft": "biased", "seed": 1}, "0")
+    expected = table(ins, "table.analysis-expected")
+    assert expected == [[name, fmt(result["expected"]["counters"][name]), result["expected"]["counters_exact"][name]]
+                        for name in COUNTER_NAMES]
+    assert expected[COUNTER_NAMES.index("committed")][1:] == ["8", "8"]  # every session commits the limit
+    compare = table(ins, "table.analysis-compare")
+    assert compare[0] == ["committed tokens per pass", fmt(result["expected"]["committed_per_pass"]),
+                          fmt(result["leviathan"]["tokens_per_pass"])]
+    assert compare[1] == ["speedup", fmt(result["expected"]["speedup"]), fmt(result["leviathan"]["speedup"])]
+    # speculative sampling restores the target distribution exactly; the naive correction does not
+    expect(ins.region("Analysis").locator(".analysis-tv .tv")).to_have_text("0 (0)")
+    naive = result["naive"]
+    expect(ins.region("Analysis").locator(".analysis-tv .naive-tv")).to_have_text(f"{fmt(naive['tv'])} ({naive['tv_exact']})")
+    # no draft cost: a longer draft never loses; widths 7 and 8 tie at limit 8 and the smaller is named
+    assert result["best_width"] == 7
+    expect(ins.region("Analysis").get_by_role("img", name="Committed tokens per pass and speedup against width; best width 7")).to_be_visible()
+
+    analyse(ins, "0.05")
+    costly = analysis(live_url, {"draft": "biased", "seed": 1}, "0.05")
+    assert costly["best_width"] == 3  # drafting costs 1/20 of a pass: neither width 1 nor the largest
+    sweep = table(ins, "table.analysis-sweep")
+    assert sweep == [[str(s["width"]), fmt(s["committed_per_pass"]), fmt(s["speedup"]), "best width" if s["width"] == 3 else ""]
+                     for s in costly["sweep"]]
+    expect(ins.region("Analysis").locator("table.analysis-sweep tr.best th")).to_have_text("3")
+    expect(ins.region("Analysis").get_by_role("img", name="Committed tokens per pass and speedup against width; best width 3")).to_be_visible()
+    ins.screenshot("08-analysis-biased-cost-0.05")
+
+    ins.choose("Draft model", "aligned")
+    expect(ins.region("Analysis")).to_contain_text("The settings changed: press Analyse")
+    analyse(ins)
+    assert [row[1:] for row in table(ins, "table.analysis-contexts")] == [["1", "1", "none (alpha = 1)"]] * 4
+    ins.assert_no_console_errors()
+
+
+def test_autoregressive_analysis_has_no_closed_form(inspector, live_url):
+    ins = inspector.open("draft=biased&seed=1&mode=autoregressive")
+    analyse(ins)
+    compare = table(ins, "table.analysis-compare")
+    assert compare[0][2] == "none" and compare[2][2] == "no closed form: nothing is drafted"
+    assert compare[0][1] == "1"  # one token per target pass
+    ins.assert_no_console_errors()
+
+
+def test_axe_core_finds_no_serious_violation_in_the_analysis(browser, live_url, artefacts_dir):
+    context = browser.new_context(bypass_csp=True, viewport={"width": 1300, "height": 1000})
+    try:
+        ins = Inspector(context.new_page(), live_url, artefacts_dir).open("draft=biased&seed=1")
+        analyse(ins, "0.05")
+        assert serious_axe_violations(ins.page) == []
+    finally:
+        context.close()
