@@ -59,7 +59,8 @@ def test_correct_python_program_passes_the_standard_suite_in_one_batch(service, 
     assert gradescope["score"] == 10.0 * len(STANDARD.configs)
     assert [t["name"] for t in gradescope["tests"]] == [f"standard {i}: {c.id}" for i, c in enumerate(STANDARD.configs, 1)]
     assert all(t["score"] == t["max_score"] == 10.0 and t["visibility"] == "visible" and t["status"] == "passed"
-               for t in gradescope["tests"])
+               and t["output_format"] == "text" for t in gradescope["tests"])
+    assert gradescope["output_format"] == "text"
     assert "Passed: your trace equals the reference." in gradescope["tests"][0]["output"]
 
 

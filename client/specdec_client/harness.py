@@ -384,7 +384,7 @@ def grade_traces(client: Any, tests: Sequence[ProgramTest]) -> None:
 
 def gradescope_results(tests: Sequence[ProgramTest], points: float = 10.0, suite: str = "standard") -> dict:
     """Gradescope's ``results.json``: one test per config (``name``, ``score``, ``max_score``,
-    ``status``, ``output`` in plain text, ``visibility``), the total ``score`` (the sum, no
+    ``status``, ``output`` in plain text with ``output_format`` "text", ``visibility``), the total ``score`` (the sum, no
     float noise) and an ``output`` summary. Each config is worth ``points``; a failed grade
     scores ``points`` x the share of checks that hold, a program that could not be graded 0."""
     unit = round(points * SCORE_UNIT)
@@ -394,10 +394,10 @@ def gradescope_results(tests: Sequence[ProgramTest], points: float = 10.0, suite
         total += score
         entries.append({"name": f"{suite} {i}: {test.id}", "score": score / SCORE_UNIT, "max_score": unit / SCORE_UNIT,
                         "status": "passed" if test.passed else "failed", "output": test.message(),
-                        "visibility": "visible"})
+                        "output_format": "text", "visibility": "visible"})
     passed = sum(t.passed for t in tests)
     summary = f"{passed} of {len(tests)} configs of the {suite} suite passed."
     if passed < len(tests):
         summary += " Each failed test below says where your trace first differs and which rule to check."
-    return {"score": total / SCORE_UNIT, "output": summary, "visibility": "visible", "stdout_visibility": "hidden",
-            "tests": entries}
+    return {"score": total / SCORE_UNIT, "output": summary, "output_format": "text", "visibility": "visible",
+            "stdout_visibility": "hidden", "tests": entries}
