@@ -124,19 +124,12 @@ def report(result: Analysis, style: Style) -> list[str]:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``analyze`` subcommand to ``subparsers``; its handler is :func:`run`."""
-    from .cli import common_options
+    from .cli import add_config_options, common_options
 
     parser = subparsers.add_parser(
         "analyze", parents=[common_options()], help="exact expectations, width sweep and output distribution of a config",
         description="The exact analysis of a configuration over all sessions (POST /v1/analysis, docs/analysis.md).")
-    parser.add_argument("--draft", required=True,
-                        help="draft model: aligned, biased, or @FILE.json with a custom table {vocab, start, next}")
-    parser.add_argument("--target", help="target model: toy (default) or @FILE.json with a custom table")
-    parser.add_argument("--mode", choices=("speculative", "greedy", "autoregressive"),
-                        help="decoding procedure (default: speculative)")
-    parser.add_argument("--width", type=int, help="draft width, proposals per block, 1-16 (default: 3)")
-    parser.add_argument("--limit", type=int, help="output length, 1-256 (default: 8)")
-    parser.add_argument("--eos", help="end-of-sequence token (default: none)")
+    add_config_options(parser, seed=False)
     parser.add_argument("--depth", type=int, help="output distribution over the first DEPTH tokens, 1-8 "
                                                   "(default: min(limit, 3))")
     parser.add_argument("--widths", type=widths_arg, help="widths to sweep: 1-8 (default), 1,2,4,8 or 1-3,8")
@@ -148,14 +141,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace, client) -> int:
     """``specdec analyze``: print the report (or the JSON answer); 0 on success."""
-    from .cli import EXIT_OK, emit, emit_json, model_arg, style_for
+    from .cli import EXIT_OK, config_settings, emit, emit_json, style_for
 
-    settings = {"draft": model_arg(args.draft)}
-    for key in ("target", "mode", "width", "limit", "eos"):
-        value = getattr(args, key)
-        if value is not None:
-            settings[key] = model_arg(value) if key == "target" else value
-    result = client.analyze(settings, depth=args.depth, widths=args.widths, draft_cost=args.draft_cost)
+    result = client.analyze(config_settings(args), depth=args.depth, widths=args.widths, draft_cost=args.draft_cost)
     if args.json:
         emit_json(result.to_dict())
     else:

@@ -84,14 +84,34 @@ def model_arg(value: str) -> Any:
             raise TraceFormatError(f"{path}: not JSON ({error})") from None
 
 
-def cmd_run(args: argparse.Namespace, client: Client) -> int:
-    """``specdec run``: decode a whole session and print it block by block."""
-    settings = {"draft": model_arg(args.draft), "seed": args.seed}
-    for key in ("target", "mode", "width", "limit", "eos"):
-        value = getattr(args, key)
+def add_config_options(parser: argparse.ArgumentParser, *, seed: bool = True) -> None:
+    """The session settings as options: ``--draft`` (required), ``--seed`` (required
+    when ``seed``), ``--target``, ``--mode``, ``--width``, ``--limit``, ``--eos``."""
+    parser.add_argument("--draft", required=True,
+                        help="draft model: aligned, biased, or @FILE.json with a custom table {vocab, start, next}")
+    if seed:
+        parser.add_argument("--seed", required=True, type=_nonnegative, help="seed of the draw stream, 0..2^53-1")
+    parser.add_argument("--target", help="target model: toy (default) or @FILE.json with a custom table")
+    parser.add_argument("--mode", choices=("speculative", "greedy", "autoregressive"),
+                        help="decoding procedure (default: speculative)")
+    parser.add_argument("--width", type=int, help="draft width, proposals per block, 1-16 (default: 3)")
+    parser.add_argument("--limit", type=int, help="output length, 1-256 (default: 8)")
+    parser.add_argument("--eos", help="end-of-sequence token (default: none)")
+
+
+def config_settings(args: argparse.Namespace) -> dict:
+    """The settings given by :func:`add_config_options` (``@FILE`` models read)."""
+    settings = {"draft": model_arg(args.draft)}
+    for key in ("seed", "target", "mode", "width", "limit", "eos"):
+        value = getattr(args, key, None)
         if value is not None:
             settings[key] = model_arg(value) if key == "target" else value
-    trace = client.run(Config(**settings))
+    return settings
+
+
+def cmd_run(args: argparse.Namespace, client: Client) -> int:
+    """``specdec run``: decode a whole session and print it block by block."""
+    trace = client.run(Config(**config_settings(args)))
     if args.save:
         save_trace(trace, args.save)
     if args.json:
@@ -173,15 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", parents=[common], help="decode a session and print it block by block",
                          description="Decode a whole session (POST /v1/runs) and print every block.")
-    run.add_argument("--draft", required=True,
-                     help="draft model: aligned, biased, or @FILE.json with a custom table {vocab, start, next}")
-    run.add_argument("--seed", required=True, type=_nonnegative, help="seed of the draw stream, 0..2^53-1")
-    run.add_argument("--target", help="target model: toy (default) or @FILE.json with a custom table")
-    run.add_argument("--mode", choices=("speculative", "greedy", "autoregressive"),
-                     help="decoding procedure (default: speculative)")
-    run.add_argument("--width", type=int, help="draft width, proposals per block, 1-16 (default: 3)")
-    run.add_argument("--limit", type=int, help="output length, 1-256 (default: 8)")
-    run.add_argument("--eos", help="end-of-sequence token (default: none)")
+    add_config_options(run)
     run.add_argument("--json", action="store_true", help="print the trace as JSON instead")
     run.add_argument("--save", metavar="FILE", help="also save the trace as JSON to FILE")
     run.set_defaults(handler=cmd_run)

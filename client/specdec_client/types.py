@@ -416,11 +416,12 @@ class ModelInfo(Record):
                    {k: _floats(v) for k, v in rows.items()}, raw=dict(d))
 
 
-def as_config(config: Union[Config, Mapping, None] = None, **settings: Any) -> Config:
-    """A :class:`Config` from a Config, a JSON-shaped mapping and/or keyword
-    settings (keywords win). Raises
+def merge_settings(config: Union[Config, Mapping, None] = None, *, required: Sequence[str] = ("draft", "seed"),
+                   **settings: Any) -> dict:
+    """Session settings as a dict from a Config, a JSON-shaped mapping and/or
+    keyword settings (keywords win). Raises
     :class:`~specdec_client.errors.InvalidSettings` (a ``SpecdecError`` and a
-    ``TypeError``) for unknown settings or a missing ``draft``/``seed``; the
+    ``TypeError``) for unknown settings or a missing ``required`` one; the
     values are left to the service to check."""
     values: dict = {}
     if isinstance(config, Config):
@@ -431,11 +432,20 @@ def as_config(config: Union[Config, Mapping, None] = None, **settings: Any) -> C
     unknown = set(values) - set(CONFIG_KEYS)
     if unknown:
         raise InvalidSettings(_unknown(unknown))
-    missing = [k for k in ("draft", "seed") if k not in values]
+    missing = [k for k in required if k not in values]
     if missing:
-        raise InvalidSettings(f"missing required settings: {', '.join(missing)} (draft and seed are required, "
-                              f"e.g. draft=\"biased\", seed=1)")
-    return Config(**values)
+        examples = {"draft": 'draft="biased"', "seed": "seed=1"}
+        verb = "is" if len(required) == 1 else "are"
+        raise InvalidSettings(f"missing required settings: {', '.join(missing)} ({' and '.join(required)} {verb} "
+                              f"required, e.g. {', '.join(examples.get(k, k) for k in required)})")
+    return values
+
+
+def as_config(config: Union[Config, Mapping, None] = None, **settings: Any) -> Config:
+    """A :class:`Config` from a Config, a JSON-shaped mapping and/or keyword
+    settings (keywords win), see :func:`merge_settings`: ``draft`` and
+    ``seed`` are required."""
+    return Config(**merge_settings(config, **settings))
 
 
 def _unknown(names: Any) -> str:

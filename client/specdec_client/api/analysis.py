@@ -7,8 +7,7 @@ from fractions import Fraction
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from ..analysis import Analysis
-from ..errors import InvalidSettings
-from ..types import CONFIG_KEYS, Config, _unknown
+from ..types import Config, merge_settings
 from . import ApiGroup
 
 Number = Union[int, float, str, Decimal, Fraction]
@@ -19,18 +18,9 @@ def analysis_config(config: Union[Config, Mapping, None] = None, **settings: Any
     """The ``config`` of an analysis request from a :class:`Config`, a mapping and/or
     keyword settings (keywords win). ``draft`` is required; ``seed`` may be left out
     (an analysis covers every seed). Raises :class:`~specdec_client.errors.InvalidSettings`."""
-    values: dict = {}
     if isinstance(config, Config):
-        values.update(config.to_dict())
-    elif config is not None:
-        values.update(dict(config))
-    values.update(settings)
-    unknown = set(values) - set(CONFIG_KEYS)
-    if unknown:
-        raise InvalidSettings(_unknown(unknown))
-    if "draft" not in values:
-        raise InvalidSettings("missing required setting: draft (e.g. draft=\"biased\")")
-    return values
+        config = config.to_dict()
+    return merge_settings(config, required=("draft",), **settings)
 
 
 def json_number(value: Number) -> Union[int, float]:

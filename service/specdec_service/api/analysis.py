@@ -11,7 +11,7 @@ from __future__ import annotations
 from marshmallow import fields, validate
 
 from ..budget import BUDGETS
-from ..engine import InvalidInput
+from ..engine import COUNTER_NAMES, InvalidInput
 from ..engine.analysis import (
     DEFAULT_WIDTHS, MAX_DEPTH, MAX_DRAFT_COST, MIN_DEPTH, analysis_cost, analyze, check_request, default_depth,
     parse_analysis_config,
@@ -22,7 +22,7 @@ from .bodies import load, read_json
 from .problems import json_response
 from .routes import ApiBlueprint, example
 from .schemas import (
-    ConfigIn, ConfigOut, CountersOut, ExactNumber, Label, Probabilities, StrictSchema,
+    ConfigIn, ConfigOut, ExactNumber, Label, Probabilities, StrictSchema,
 )
 
 blueprint = ApiBlueprint("analysis", __name__, tag="analysis",
@@ -81,30 +81,12 @@ class ContextOut(StrictSchema):
     residual_exact = fields.List(Exact("One probability of the residual."), required=True, allow_none=True)
 
 
-class CountersExactOut(StrictSchema):
-    """The expected counters, exactly."""
-
-    target_passes = Exact("E[target_passes].")
-    draft_steps = Exact("E[draft_steps].")
-    accepted = Exact("E[accepted].")
-    rejected = Exact("E[rejected].")
-    discarded = Exact("E[discarded].")
-    bonus_tokens = Exact("E[bonus_tokens].")
-    committed = Exact("E[committed].")
-    draws = Exact("E[draws].")
-
-
-class ExpectedCountersOut(CountersOut):
-    """The expectation of each work counter (floats: not integers)."""
-
-    target_passes = Number("E[target_passes].")
-    draft_steps = Number("E[draft_steps].")
-    accepted = Number("E[accepted].")
-    rejected = Number("E[rejected].")
-    discarded = Number("E[discarded].")
-    bonus_tokens = Number("E[bonus_tokens].")
-    committed = Number("E[committed].")
-    draws = Number("E[draws].")
+CountersExactOut = StrictSchema.from_dict({name: Exact(f"E[{name}].") for name in COUNTER_NAMES},
+                                          name="CountersExactOut")
+"""The expected counters of SPEC section 7, exactly."""
+ExpectedCountersOut = StrictSchema.from_dict({name: Number(f"E[{name}].") for name in COUNTER_NAMES},
+                                             name="ExpectedCountersOut")
+"""The expected counters as floats (expectations, not integers)."""
 
 
 class ExpectedOut(StrictSchema):
