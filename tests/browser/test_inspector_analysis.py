@@ -83,6 +83,12 @@ def test_biased_draft_analysis_with_a_draft_cost(inspector, live_url):
     expect(ins.region("Analysis").locator("table.analysis-sweep tr.best th")).to_have_text("3")
     expect(ins.region("Analysis").get_by_role("img", name="Committed tokens per pass and speedup against width; best width 3")).to_be_visible()
     ins.screenshot("08-analysis-biased-cost-0.05")
+    # the analysis and its draft cost are part of the URL: a reload shows them again
+    assert "analysis=1" in ins.page.url and "cost=0.05" in ins.page.url
+    ins.page.reload()
+    ins.wait_ready()
+    expect(ins.page.locator("#draft-cost")).to_have_value("0.05")
+    expect(ins.region("Analysis").locator("table.analysis-sweep tr.best th")).to_have_text("3")
 
     ins.choose("Draft model", "aligned")
     expect(ins.region("Analysis")).to_contain_text("The settings changed: press Analyse")

@@ -121,11 +121,14 @@ export function analysisView(result) {
 }
 
 /**
- * Wire the panel: an Analyse button and a draft-cost slider. Returns {invalidate}: the
- * controller calls it when the settings change (a shown analysis would be stale).
- * @param {{enqueue: Function, settings: Function}} controller
+ * Wire the panel: an Analyse button and a draft-cost slider. Returns the panel's handle:
+ * `invalidate()` (the settings changed: a shown analysis would be stale), `state` ({shown,
+ * cost}, for the URL fragment) and `restore({shown, cost})` (rebuild it from a fragment; the
+ * caller awaits it inside its own queued task).
+ * @param {{enqueue: Function, settings: Function, changed: Function}} controller `changed()`
+ *   is called after the panel's state changed (the controller records it in the URL)
  */
-export function setupAnalysis({ enqueue, settings }) {
+export function setupAnalysis({ enqueue, settings, changed }) {
   const box = $("analysis");
   const cost = el("input", { id: "draft-cost", type: "range", min: "0", max: "0.5", step: "0.01", value: "0" });
   const costValue = el("output", { id: "draft-cost-value", for: "draft-cost" }, "0");
@@ -138,12 +141,13 @@ export function setupAnalysis({ enqueue, settings }) {
     el("p", {}, button),
     result);
   let shown = false;
-  const analyse = () => enqueue(async () => {
+
+  async function run() {
     const current = settings();
-    const body = `{"config": ${configText(current)}, "widths": ${JSON.stringify(widths(current.width))}, "draft_cost": ${cost.value}}`;
+    shown = false;
     try {
-      const answer = await api.analysis(body);
-      result.replaceChildren(analysisView(answer));
+      const body = `{"config": ${configText(current)}, "widths": ${JSON.stringify(widths(current.width))}, "draft_cost": ${cost.value}}`;
+      result.replaceChildren(analysisView(await api.analysis(body)));
       shown = true;
     } catch (error) {
       if (error instanceof api.ApiError && error.status === 404) {
@@ -153,19 +157,32 @@ export function setupAnalysis({ enqueue, settings }) {
           ...(error.fieldErrors || []).map((e) => el("span", { className: "error-line" }, `${e.pointer}: ${e.detail}`))));
       }
     }
+  }
+
+  const analyse = () => enqueue(async () => {
+    await run();
+    changed();
   });
   button.addEventListener("click", analyse);
   cost.addEventListener("input", () => {
     costValue.textContent = cost.value;
   });
-  cost.addEventListener("change", () => {
-    if (shown) analyse();
-  });
+  cost.addEventListener("change", () => (shown ? analyse() : enqueue(async () => changed())));
   return {
     invalidate() {
       if (!shown) return;
       shown = false;
       result.replaceChildren(el("p", { className: "muted" }, "The settings changed: press Analyse for the new ones."));
+    },
+    get state() {
+      return { shown, cost: cost.value };
+    },
+    async restore(state) {
+      cost.value = state.cost;
+      costValue.textContent = cost.value;
+      shown = false;
+      result.replaceChildren();
+      if (state.shown) await run();
     },
   };
 }

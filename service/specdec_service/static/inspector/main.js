@@ -30,7 +30,7 @@ const model = {
 };
 
 let renderedFragment = null;
-let analysis = { invalidate() {} };
+let analysis = { invalidate() {}, state: { shown: false, cost: "0" }, async restore() {} };
 let queue = Promise.resolve();
 
 /** Run `task` after every earlier one (clicks and history moves never interleave). */
@@ -213,6 +213,7 @@ function clearAlert() {
 function fragment() {
   return S.toFragment(model.settings, {
     blocks: model.blocks.length, proposal: Boolean(model.pending), end: model.end, block: model.selected,
+    analysis: analysis.state.shown, cost: analysis.state.cost,
   });
 }
 
@@ -239,6 +240,7 @@ async function restore(hash) {
     }
     if (view.proposal && !model.done) await doDraft();
     model.selected = view.block <= model.blocks.length ? view.block : 0;
+    await analysis.restore({ shown: view.analysis, cost: view.cost });
     status(model.blocks.length || model.pending ? `Restored from the link: ${model.blocks.length} block${model.blocks.length === 1 ? "" : "s"}${model.pending ? " and a pending proposal" : ""}.` : "New session.");
   } finally {
     render();
@@ -362,7 +364,7 @@ async function main() {
   logCalls();
   wire();
   setupGrading({ enqueue, showReference, status });
-  analysis = setupAnalysis({ enqueue, settings: () => S.readForm() });
+  analysis = setupAnalysis({ enqueue, settings: () => S.readForm(), changed: pushView });
   try {
     const { models } = await api.models();
     for (const m of models) model.builtinVocab[m.name] = m.vocab;

@@ -151,7 +151,8 @@ export function showFieldErrors(errors) {
 /**
  * The view as a URL fragment (without "#"): the settings plus where the session is:
  * blocks (blocks committed), proposal=1 (a Draft is pending), end=1 (taken by Run),
- * block (the block selected in the history, 1-based).
+ * block (the block selected in the history, 1-based), analysis=1 (the Analysis is shown)
+ * and cost (its draft cost, when not 0).
  */
 export function toFragment(settings, view) {
   const params = new URLSearchParams();
@@ -160,6 +161,8 @@ export function toFragment(settings, view) {
   if (view.proposal) params.set("proposal", "1");
   if (view.end) params.set("end", "1");
   if (view.block) params.set("block", String(view.block));
+  if (view.analysis) params.set("analysis", "1");
+  if (view.cost && view.cost !== "0") params.set("cost", view.cost);
   return params.toString();
 }
 
@@ -174,6 +177,9 @@ export function fromFragment(fragment) {
   };
   return {
     settings,
-    view: { blocks: count("blocks"), proposal: params.get("proposal") === "1", end: params.get("end") === "1", block: count("block") },
+    view: {
+      blocks: count("blocks"), proposal: params.get("proposal") === "1", end: params.get("end") === "1", block: count("block"),
+      analysis: params.get("analysis") === "1", cost: params.get("cost") || "0",
+    },
   };
 }
