@@ -80,9 +80,9 @@ def parse_decimal(text: str) -> Union[Decimal, int]:
         value = _HUGE.copy_sign(value)
     elif exponent < -EXPONENT_BOUND and value:
         return _TINY.copy_sign(value)
-    if value == value.to_integral_value():
-        return int(value)
-    return value
+    if exponent >= 0:  # |value| >= 1: an integer if it has no fraction
+        return int(value) if value == value.to_integral_value() else value
+    return value if value else 0  # below 1 in size: only zero (0.0, -0.0, 0e5) is an integer
 
 
 def parse_float64(text: str) -> Union[float, int]:

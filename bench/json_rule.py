@@ -1,0 +1,105 @@
+"""The cost of the one JSON rule (api/bodies.py parse_json), in-process (run by hand, not in CI).
+
+    python bench/json_rule.py [--rounds 7]
+
+Compares the rule's parse (UTF-8 without BOM, no repeated names, no lone surrogates,
+integer-valued numbers as integers, float64 range on the grading routes) with a plain
+standard-library parse of the same bytes (what the service did before: ``json`` with floats
+as Decimal, or as float64 for the grading routes), on
+
+- the body of ``POST /v1/step`` (the SPEC section 4 worked example's state, as bench/load's
+  step.lua posts it), the state a step returns, and a custom 64-label state;
+- a ``POST /v1/grade`` batch of 1000 eight-token traces (about 6 MB);
+- a whole ``POST /v1/step`` request through the Flask test client, with the rule and with
+  ``parse_json`` replaced by the plain parse (rounds alternate; the median of the rounds).
+
+Prints microseconds per call. Record the figures in docs/bench-service.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from engine import custom_model  # noqa: E402  (bench/engine.py)
+
+from specdec_service import create_app  # noqa: E402
+from specdec_service.api import bodies  # noqa: E402
+from specdec_service.engine import parse_config, run  # noqa: E402
+
+STEP = json.dumps({"config": {"target": "toy", "draft": "biased", "width": 3, "seed": 1}}).encode()
+
+
+def _plain_decimal(text: str):
+    value = Decimal(text)
+    exponent = value.adjusted()
+    return value if -1000 <= exponent <= 1000 else Decimal(f"1e{1000 if exponent > 0 else -1000}").copy_sign(value)
+
+
+_PLAIN = json.JSONDecoder(parse_float=_plain_decimal)
+
+
+def plain_parse(data: bytes, exact: bool = True):
+    """The parse before the rule: UTF-8 decode and the standard library, nothing checked."""
+    return _PLAIN.decode(data.decode("utf-8")) if exact else json.loads(data)
+
+
+def per_call(fn, number: int, rounds: int) -> float:
+    """Median over ``rounds`` of the time per call in microseconds."""
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        times.append((time.perf_counter() - start) / number * 1e6)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    rounds = parser.parse_args().rounds
+    print(f"Python {platform.python_version()}, {platform.machine()}; median of {rounds} rounds")
+
+    app = create_app()
+    client = app.test_client()
+    state = json.dumps(client.post("/v1/step", data=STEP, content_type="application/json").get_json()["state"]).encode()
+    table = custom_model(64, 1)
+    custom = json.dumps({"config": {"target": table, "draft": table, "seed": 1, "width": 16, "limit": 256}}).encode()
+    trace = run(parse_config({"draft": "biased", "seed": 1}))
+    batch = json.dumps({"traces": [trace] * 1000}).encode()
+    for name, body, exact, number in [("step body", STEP, True, 20000), ("returned state", state, True, 20000),
+                                      ("custom 64-label state", custom, True, 20),
+                                      ("grade batch, 1000 traces", batch, False, 1)]:
+        rule = per_call(lambda: bodies.parse_json(body, exact), number, rounds)
+        plain = per_call(lambda: plain_parse(body, exact), number, rounds)
+        print(f"{name:26s} {len(body):>8} B  rule {rule:10.1f} us  plain {plain:10.1f} us  "
+              f"+{rule - plain:8.1f} us ({rule / plain:.2f}x)")
+
+    def step():
+        client.post("/v1/step", data=STEP, content_type="application/json")
+
+    rule_parse = bodies.parse_json
+    with_rule, without = [], []
+    for _ in range(rounds):
+        with_rule.append(per_call(step, 1000, 1))
+        bodies.parse_json = plain_parse
+        try:
+            without.append(per_call(step, 1000, 1))
+        finally:
+            bodies.parse_json = rule_parse
+    a, b = statistics.median(with_rule), statistics.median(without)
+    print(f"POST /v1/step (test client)  rule {a:8.1f} us  plain {b:8.1f} us  ratio {a / b:.3f} "
+          f"(round ratios {', '.join(f'{x / y:.3f}' for x, y in zip(with_rule, without))})")
+
+
+if __name__ == "__main__":
+    main()
