@@ -152,3 +152,24 @@ def test_every_golden_trace_replays(live):
     failures = {path.name: str(report) for path in GOLDEN if not (report := live.replay(load_trace(path))).ok}
     assert failures == {}
     assert len(GOLDEN) >= 60
+
+
+def test_analyze_against_gunicorn(live, live_url):
+    """Client.analyze and `specdec analyze` against the real service: the toy's exact values
+    (alpha 7/10 at the empty prefix, the naive rule's tv 3/20) and the refusal of a config
+    over the route's budget, answered at once with its cost."""
+    from fractions import Fraction
+
+    result = live.analyze(draft="biased", depth=1, draft_cost=0.05)
+    assert result.contexts[0].alpha == Fraction(7, 10) and result.naive.tv == Fraction(3, 20)
+    assert result.output.tv == 0 and result.best_width == 3
+    status, out, err = specdec(live_url, "analyze", "--draft", "aligned", "--widths", "3", "--color", "never")
+    assert (status, err) == (0, "")
+    assert "  committed            8.0000  8" in out.splitlines()
+    assert any(line.startswith("      3    4.0000") and line.endswith("◀ best") for line in out.splitlines())
+    vocab = [f"t{i}" for i in range(64)]
+    row = [1 / 64] * 64
+    model = {"vocab": vocab, "start": row, "next": {v: row for v in vocab}}
+    with pytest.raises(InvalidInput) as refused:
+        live.analyze(target=model, draft=model, width=16, limit=256)
+    assert refused.value.problem["cost"] > refused.value.problem["budget"]
