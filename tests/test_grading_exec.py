@@ -232,3 +232,32 @@ def test_a_command_that_does_not_exist_fails_with_the_shells_words(service):
         assert test.run.status == 127
         message = test.message()
         assert "the program exited with status 127 (it must exit with status 0)." in message and "not found" in message
+
+
+def test_suite_command_lists_suites_configs_and_prints_one_config(service, capsys):
+    service.add_callback("GET", BASE + "/v1/grade/suites", callback=forward)
+    assert main(["suite", "--url", BASE]) == 0
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == ["quick", "standard", "full"]
+    assert main(["suite", "standard", "--url", BASE]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["ID", "EXERCISES"] and [line.split()[0] for line in lines[1:]] == [c.id for c in STANDARD.configs]
+    first = STANDARD.configs[0]
+    assert main(["suite", "standard", "--config", first.id, "--url", BASE]) == 0
+    assert json.loads(capsys.readouterr().out) == first.config
+    assert main(["suite", "standard", "--config", "nope", "--url", BASE]) == 2
+    assert "no config 'nope' in the standard suite" in capsys.readouterr().err
+
+
+def test_a_failed_config_says_how_to_run_it_alone(service, tmp_path, capsys):
+    import subprocess
+
+    command = f"{PYTHON} --plant no-bonus"
+    assert main(["grade", "--exec", command, "--suite", "quick", "--url", BASE]) == 1
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.startswith("Run it alone: "))
+    config_id = line.split("--config ")[1].split(" ")[0]
+    assert line == f"Run it alone: specdec suite quick --config {config_id} | {command}"
+    assert main(["suite", "quick", "--config", config_id, "--url", BASE]) == 0
+    config = capsys.readouterr().out
+    trace = subprocess.run(command, shell=True, input=config, capture_output=True, text=True, check=True).stdout
+    assert json.loads(trace)["config"] == json.loads(config)  # the same input the harness gave it

@@ -53,8 +53,9 @@ SERVICE_TIMEOUT = 30.0
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``grade`` subcommand to ``subparsers`` (an argparse subparsers object); its
-    handler is :func:`run` (called as ``args.handler(args, client)``)."""
+    """Add the ``grade`` subcommand (handler :func:`run`) and the ``suite`` subcommand (handler
+    :func:`run_suite`) to ``subparsers`` (an argparse subparsers object); handlers are called as
+    ``args.handler(args, client)``. Returns the ``grade`` parser."""
     from .cli import common_options  # the SDK's --url, --timeout, --color
 
     parser = subparsers.add_parser(
@@ -72,6 +73,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--batch", type=integer(1, MAX_BATCH), default=100, help=f"traces per request, 1-{MAX_BATCH} (default 100)")
     parser.add_argument("--json", action="store_true", help="print the reports as JSON instead of a table")
     parser.set_defaults(handler=run)
+    suite = subparsers.add_parser(
+        "suite", parents=[common_options()], help="list the assignment suites, a suite's configs, or print one config",
+        description="Without NAME: the assignment suites. With NAME: its configs and the rules each exercises. With "
+                    "--config ID: that config as one line of JSON, ready to pipe into a student's program "
+                    "(specdec suite standard --config ID | python3 sd.py). Exit 2 for an unknown suite or id.")
+    suite.add_argument("name", metavar="NAME", nargs="?", help="quick, standard or full")
+    suite.add_argument("--config", metavar="ID", help="print only this config's JSON (the input of a program under --exec)")
+    suite.set_defaults(handler=run_suite)
     return parser
 
 
@@ -241,3 +250,28 @@ def run_exec(args: argparse.Namespace, client: Any) -> int:
             json.dump(gradescope_results(tests, args.points, args.suite), f, indent=2)
             f.write("\n")
     return EXIT_PASSED if all(t.passed for t in tests) else EXIT_FAILED
+
+
+def run_suite(args: argparse.Namespace, client: Any) -> int:
+    """``specdec suite [NAME] [--config ID]``: the suites, a suite's configs, or one config's JSON."""
+    if args.name is None:
+        if args.config is not None:
+            print("specdec suite: error: --config needs the suite's NAME", file=sys.stderr)
+            return EXIT_ERROR
+        for s in client.suites():
+            sys.stdout.write(f"{s.name:9} {s.count:3} configs  {s.description}\n")
+        return EXIT_PASSED
+    configs = client.suite(args.name)["configs"]
+    if args.config is not None:
+        found = [c for c in configs if c["id"] == args.config]
+        if not found:
+            print(f"specdec suite: error: no config {args.config!r} in the {args.name} suite: "
+                  f"{', '.join(c['id'] for c in configs)}", file=sys.stderr)
+            return EXIT_ERROR
+        sys.stdout.write(json.dumps(found[0]["config"]) + "\n")
+        return EXIT_PASSED
+    width = max(len(c["id"]) for c in configs)
+    sys.stdout.write(f"{'ID'.ljust(width)}  EXERCISES\n")
+    for c in configs:
+        sys.stdout.write(f"{c['id'].ljust(width)}  {', '.join(c['exercises'])}\n")
+    return EXIT_PASSED

@@ -204,7 +204,8 @@ def run_program(command: str, stdin: bytes, timeout: float, cwd: Optional[str] =
 
 @dataclass
 class ProgramTest:
-    """One config of the suite as a test: ``id``, ``config``, ``exercises``; after the run,
+    """One config of the suite as a test: ``id``, ``config``, ``exercises``, the ``command`` and
+    the ``suite`` (named in the message: how to run the config alone); after the run,
     ``run`` (:class:`RunResult`), ``trace`` (the parsed output), ``problem`` (why it could not
     be graded, in plain words) or ``report`` (the service's grade)."""
 
@@ -212,6 +213,7 @@ class ProgramTest:
     config: dict
     exercises: list = field(default_factory=list)
     command: str = ""
+    suite: str = ""
     run: Optional[RunResult] = None
     trace: Any = None
     problem: Optional[str] = None
@@ -231,6 +233,8 @@ class ProgramTest:
         """The test's result in plain words, several lines (see the module docstring)."""
         head = f"Config {self.id} ({', '.join(self.exercises)})" if self.exercises else f"Config {self.id}"
         lines = [head, f"Input on standard input: {_compact(self.config, 400)}"]
+        if self.suite and self.command:
+            lines.append(f"Run it alone: specdec suite {self.suite} --config {self.id} | {self.command}")
         if self.passed:
             lines.append("Passed: your trace equals the reference.")
             return "\n".join(lines)
@@ -356,7 +360,8 @@ def grade_program(client: Any, command: str, *, suite: str = "standard", timeout
         raise ValueError(f"timeout must be above 0 and at most {MAX_TIMEOUT:g} seconds, got {timeout}")
     if not 1 <= jobs <= MAX_JOBS:
         raise ValueError(f"jobs must be 1 to {MAX_JOBS}, got {jobs}")
-    tests = [ProgramTest(c["id"], c["config"], list(c.get("exercises", [])), command) for c in client.suite(suite)["configs"]]
+    tests = [ProgramTest(c["id"], c["config"], list(c.get("exercises", [])), command, suite)
+             for c in client.suite(suite)["configs"]]
 
     def one(test: ProgramTest) -> None:
         stdin = (json.dumps(test.config) + "\n").encode("utf-8")
