@@ -207,6 +207,7 @@ def nginx_conf(run: Path) -> str:
 
 
 def nginx_argv(run: Path, *extra: str) -> list[str]:
+    """nginx's command line for the run: its prefix, configuration and error log in ``run``."""
     return [nginx_binary(), "-p", f"{run}/", "-c", str(run / "nginx.conf"), "-e", str(run / "logs" / "error.log"),
             *extra]
 
@@ -214,6 +215,7 @@ def nginx_argv(run: Path, *extra: str) -> list[str]:
 # -- health ----------------------------------------------------------------------
 
 def healthy(url: str) -> bool:
+    """Whether ``url/health`` answers 200 within 2 s."""
     try:
         with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
             return response.status == 200
@@ -235,6 +237,7 @@ def wait_healthy(url: str, procs: list[Proc], timeout: float = START_TIMEOUT_SEC
 
 
 def tail(path: Optional[str], lines: int = 15) -> str:
+    """The last ``lines`` lines of the file ``path`` ("" if it cannot be read)."""
     try:
         return "".join(Path(path).read_text(errors="replace").splitlines(keepends=True)[-lines:])
     except (OSError, TypeError):
@@ -244,6 +247,7 @@ def tail(path: Optional[str], lines: int = 15) -> str:
 # -- state -----------------------------------------------------------------------
 
 def read_state(run: Path) -> Optional[dict]:
+    """The state file of ``run`` (None without one); :class:`Failed` if it is unreadable."""
     try:
         return json.loads((run / STATE_FILE).read_text())
     except FileNotFoundError:
@@ -253,6 +257,7 @@ def read_state(run: Path) -> Optional[dict]:
 
 
 def write_state(run: Path, state: dict) -> Path:
+    """Write the state file of ``run`` atomically (a temporary file renamed); its path."""
     path = run / STATE_FILE
     temporary = path.with_suffix(".tmp")
     temporary.write_text(json.dumps(state, indent=1) + "\n")
@@ -266,6 +271,7 @@ def procs_of(state: dict) -> list[Proc]:
 
 
 def replica_env(port: int, workers: int) -> dict:
+    """The environment of a replica: this one, with its bind address and worker count."""
     env = {**os.environ, "SPECDEC_BIND": f"127.0.0.1:{port}", "SPECDEC_WORKERS": str(workers),
            "PYTHONUNBUFFERED": "1"}  # each log line reaches the log file at once
     env.pop("SPECDEC_GUNICORN_CONF", None)  # the package's settings
@@ -287,6 +293,7 @@ def wait_replicas(replicas: list[Proc]) -> None:
 # -- commands --------------------------------------------------------------------
 
 def up(run: Path, host: str, port: int, replicas: int, workers: int) -> int:
+    """``up`` (see the module docstring); :class:`Failed` (after stopping what it started) on failure."""
     state = read_state(run)
     if state is not None:
         alive = [p.name for p in procs_of(state) if start_time(p.pid) == p.start_time]
@@ -330,6 +337,7 @@ def up(run: Path, host: str, port: int, replicas: int, workers: int) -> int:
 
 
 def down(run: Path) -> int:
+    """``down``: stop everything of the state file, then remove it (nothing to stop is not an error)."""
     state = read_state(run)
     if state is None:
         print(f"nothing to stop: no {run / STATE_FILE}")
@@ -349,6 +357,7 @@ def running_state(run: Path) -> dict:
 
 
 def restart(run: Path, index: int) -> int:
+    """``restart I``: SIGTERM replica ``index`` (1-based), start it again on its port, update the state."""
     state = running_state(run)
     if not 1 <= index <= len(state["replicas"]):
         raise Failed(f"replica {index} does not exist: 1..{len(state['replicas'])}")
@@ -367,6 +376,7 @@ def restart(run: Path, index: int) -> int:
 
 
 def status(run: Path) -> int:
+    """``status``: the URL and whether each process of the state file is alive."""
     state = running_state(run)
     print(f"{state['url']}  (state: {run / STATE_FILE})")
     for proc in procs_of(state):
@@ -377,12 +387,14 @@ def status(run: Path) -> int:
 
 
 def positive(text: str) -> int:
+    """argparse type: a positive integer in ASCII digits."""
     if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
     return int(text)
 
 
 def port_number(text: str) -> int:
+    """argparse type: a TCP port number, 1-65535."""
     value = positive(text)
     if value > 65535:
         raise argparse.ArgumentTypeError(f"must be a port number (1-65535), not {text}")
@@ -390,6 +402,7 @@ def port_number(text: str) -> int:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    """The command line (see the module docstring); the exit status."""
     parser = argparse.ArgumentParser(prog="deploy/local.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR,
                         help=f"where configuration, logs, temp files and the state file go (default {DEFAULT_RUN_DIR})")

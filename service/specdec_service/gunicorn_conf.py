@@ -11,7 +11,8 @@ Environment (read when gunicorn loads this module):
 - ``SPECDEC_BIND`` (default ``127.0.0.1:8000``; the Docker image sets
   ``0.0.0.0:8000``): the address to listen on.
 - ``SPECDEC_WORKERS`` (default: the number of CPUs, 2 on the reference
-  machine; the Docker image and compose file set 2): sync worker processes.
+  machine; the Docker image and the Kubernetes Deployment set 2, the compose
+  file and deploy/local.py 1 per replica): sync worker processes.
   The work is CPU-bound pure Python, so more workers than cores only add
   context switches (docs/bench-service.md).
 - ``SPECDEC_TIMEOUT`` (default 30 s): a worker silent for longer is restarted.
