@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 from .analysis import Analysis
 from .argtypes import integer

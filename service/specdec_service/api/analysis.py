@@ -64,6 +64,7 @@ def Exact(description: str, nullable: bool = False) -> fields.String:
 
 
 def Number(description: str, nullable: bool = False) -> fields.Float:
+    """A probability or expectation as the nearest float64."""
     return fields.Float(required=True, allow_none=nullable, metadata={"description": description})
 
 

@@ -19,16 +19,20 @@ once, in exact rationals (:class:`fractions.Fraction`):
 Method: nothing is enumerated session by session. A block from a committed
 prefix depends only on its last token (the models are bigrams, SPEC 1), the
 committed length L (through ``k = min(width, limit - L)`` and whether a bonus
-may follow) and the rules. :func:`_inner` runs a dynamic program over the
-positions inside one block (the probability of reaching position i with
-context c, all earlier proposals accepted); :func:`expectations` runs one
-over (context, committed length) between blocks. The output distribution
-is a dynamic program over committed prefixes of length < depth.
+may follow) and the rules. ``_Blocks`` runs a dynamic program over the
+positions inside one block (the probability of reaching proposal i in context
+c with all earlier proposals accepted); :func:`expectations` runs one over
+(context, committed length) between blocks; :func:`output_weights` one over
+committed prefixes shorter than ``depth``. Probabilities are integers over a
+power of one common denominator (see ``_Scaled``): exact, without a gcd per
+operation.
 
-Every mode is one set of :class:`BlockRules`: the proposal distribution, the
-probability that a proposed token is accepted, the correction distribution
-after a rejection, and the bonus distribution. ``autoregressive`` is the
-block of width 0 (no proposal, the "bonus" is the sampled token).
+The rows come from the engine's rule objects (:mod:`.rules`, each rule states
+the exact distribution it induces): :func:`rules_for` turns a
+:class:`~.rules.RuleSet` into :class:`BlockRules`. ``autoregressive`` is the
+block of width 0 (no proposal, the "bonus" is the sampled token); the naive
+rule :data:`NAIVE` is speculative sampling with the catalogue's
+``TargetRowCorrection`` swapped in. docs/analysis.md explains every number.
 
 Pure Python, no I/O; the HTTP layer is :mod:`specdec_service.api.analysis`.
 """
@@ -41,9 +45,9 @@ from math import lcm
 from typing import Optional, Sequence
 
 from ..grading.faulty import TargetRowCorrection, swapped
-from .distributions import Dist, residual
+from .distributions import Dist, residual, to_float
 from .errors import Fault, InvalidInput
-from .rules import AUTOREGRESSIVE, GREEDY, MODE_RULES, SPECULATIVE, RuleSet
+from .rules import AUTOREGRESSIVE, MODE_RULES, SPECULATIVE, RuleSet
 from .state import COUNTER_NAMES, MAX_WIDTH, MIN_WIDTH, Config, parse_config
 
 MIN_DEPTH, MAX_DEPTH = 1, 8
@@ -62,11 +66,6 @@ Row = tuple[Fraction, ...]
 def exact(value: Fraction) -> str:
     """``"n/d"`` in lowest terms, or ``"n"`` when the denominator is 1."""
     return str(value)
-
-
-def to_float(value: Fraction) -> float:
-    """The nearest float64 of an exact value (Python's int / int is correctly rounded)."""
-    return value.numerator / value.denominator
 
 
 def row_of(dist: Dist) -> Row:
