@@ -318,3 +318,26 @@ def test_every_builtin_config_is_within_the_budget():
         config = parse_analysis_config({**BIASED, "width": width, "limit": 256})
         assert analysis_cost(config, 8, range(1, 9)) <= budget
         assert analysis_cost(config, 3, range(1, 17)) <= budget
+
+
+def test_the_numbers_docs_analysis_quotes():
+    """docs/analysis.md's claims: best width 3 at draft cost 0.05 and 2 at 0.2; greedy's one
+    outcome A B A (target probability 33/200, so tv 167/200); speculative and autoregressive
+    seed-1 traces differ while both have tv 0; Leviathan off at limit 8, close at limit 256."""
+    assert analysis(BIASED, draft_cost=Fraction(1, 20))["best_width"] == 3
+    assert analysis(BIASED, draft_cost=Fraction(1, 5))["best_width"] == 2
+    greedy = analysis({**BIASED, "mode": "greedy"})["output"]
+    assert [o["tokens"] for o in greedy["distribution"]] == [["A", "B", "A"]]
+    assert {tuple(o["tokens"]): o["p_exact"] for o in greedy["target"]}[("A", "B", "A")] == "33/200"
+    assert greedy["tv_exact"] == "167/200"
+    outputs = [run(parse_config({**BIASED, "seed": 1, "mode": mode}))["output"]
+               for mode in ("speculative", "autoregressive")]
+    assert outputs == [list("ACBABABB"), list("BCCBABCC")]
+    for mode in ("speculative", "autoregressive"):
+        assert analysis({**BIASED, "mode": mode})["output"]["tv_exact"] == "0"
+    short = analysis(BIASED, widths=[3])
+    assert round(short["expected"]["committed_per_pass"], 3) == 1.868
+    assert round(short["leviathan"]["tokens_per_pass"], 3) == 2.039
+    long = analysis({**BIASED, "limit": 256}, widths=[3], depth=1)
+    assert (round(long["expected"]["committed_per_pass"], 3), round(long["leviathan"]["tokens_per_pass"], 3)) \
+        == (1.983, 1.977)
