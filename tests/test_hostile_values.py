@@ -3,12 +3,18 @@ every POST route (a state, a custom-model state, a proposal, a config, a trace, 
 distribution request), replaces one value at a time (a leaf, or a whole object or array) with
 a hostile JSON literal, and asserts that the answer is a 2xx or a 4xx problem document.
 
+Two exhaustive tests then put each number literal of :data:`NUMBERS` in every number field,
+and a lone surrogate in every string, of those bodies (a 2xx or 4xx; a surrogate is a 400 at
+parse time naming the string).
+
 Hostile literals are written as JSON text, so they reach the parser exactly as a client could
 send them: integers beyond float64 (10^309, -10^400), 1e999, 1e-999, -0, 1.0 where an integer
 is due, 2^53 + 1, 2^64, lone surrogate escapes, a 10^5-character string, NUL, nested junk.
 """
 
 import json
+
+import pytest
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -105,3 +111,53 @@ def test_no_hostile_value_anywhere_gives_a_5xx(request):
         assert problem["status"] == response.status_code and problem["detail"]
     else:
         json.loads(response.data)  # a complete JSON document
+
+
+NUMBERS = ["1" + "0" * 309, "-1" + "0" * 400, "1e999", "-1e999", "1e-999", "-0", "1.0", "18446744073709551616"]
+"""Number literals every number field must take (2xx or 4xx): beyond float64, huge and tiny
+exponents, negative zero, an integer written with a fraction, 2^64."""
+SURROGATES = [r'"\ud800"', r'"x\udfff"']
+
+
+def _value_at(node, path):
+    for key in path:
+        node = node[key]
+    return node
+
+
+def _exhaustive_cases():
+    for route, bodies in BODIES.items():
+        for i, body in enumerate(bodies):
+            if route == "/v1/grade" and i == 1:
+                continue  # the batch repeats the single trace's fields
+            yield route, i
+
+
+@pytest.mark.parametrize("route,i", list(_exhaustive_cases()))
+def test_every_number_field_takes_any_number_literal(route, i):
+    """Exhaustive over the number fields of each valid body: no 5xx, and a refusal names the field
+    (a pointer at it or inside it, or at the object holding it)."""
+    body = BODIES[route][i]
+    client = APP.test_client()
+    numbers = [p for p in places(body) if type(_value_at(body, p)) in (int, float)]
+    assert numbers
+    for path in numbers:
+        for literal in NUMBERS:
+            text = json.dumps(replaced(body, path, MARK)).replace(json.dumps(MARK), literal)
+            response = client.post(route, data=text, content_type="application/json")
+            assert response.status_code < 500, (route, path, literal[:30], response.data[:300])
+            if response.status_code >= 400:
+                assert response.mimetype == "application/problem+json"
+
+
+@pytest.mark.parametrize("route,i", list(_exhaustive_cases()))
+def test_every_string_and_name_refuses_a_lone_surrogate_at_parse_time(route, i):
+    body = BODIES[route][i]
+    client = APP.test_client()
+    strings = [p for p in places(body) if isinstance(_value_at(body, p), str)]
+    for path in strings:
+        for literal in SURROGATES:
+            text = json.dumps(replaced(body, path, MARK)).replace(json.dumps(MARK), literal)
+            response = client.post(route, data=text, content_type="application/json")
+            assert response.status_code == 400, (route, path, response.data[:300])
+            assert response.get_json()["errors"][0]["pointer"] == "#/" + "/".join(map(str, path))
