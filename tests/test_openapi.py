@@ -232,3 +232,19 @@ def test_app_conforms_to_the_contract(case):
 def test_grading_routes_conform_to_the_contract(case):
     """Fewer examples: a generated batch of traces is megabytes of JSON."""
     case.call_and_validate(app=APP, additional_checks=[accepted_or_excused])
+
+
+live_schema = schemathesis.openapi.from_path(OPENAPI_PATH, config=SchemathesisConfig.from_dict({
+    "seed": 20261201,
+    "checks": {"positive_data_acceptance": {"enabled": False}},
+    "phases": {"coverage": {"enabled": False}},
+}))
+
+
+@pytest.mark.server
+@live_schema.parametrize()
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+def test_live_service_conforms_to_the_contract(case, live_url):
+    """The same checks against the real service under gunicorn (sockets, real framing),
+    positive and negative data, fewer examples: no 5xx, no unexcused refusal."""
+    case.call_and_validate(base_url=live_url, additional_checks=[accepted_or_excused], timeout=30)
