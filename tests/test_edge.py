@@ -149,6 +149,7 @@ def assert_edge_problem(answer: bytes, status: int, cors: bool) -> dict:
     assert document == json.loads(problem(status, document["detail"]).get_data())
     assert re.fullmatch(r"[0-9a-f]{32}", headers["x-request-id"])
     assert headers.get("access-control-allow-origin") == ("*" if cors else None)
+    assert headers["x-content-type-options"] == "nosniff"  # as on the service's own answers
     return document
 
 
@@ -257,6 +258,7 @@ def test_a_step_through_the_edge_equals_the_service(edge):
     assert response.json()["block"]["committed"] == ["A", "C"] and response.json()["state"]["position"] == 6
     assert response.headers["Access-Control-Allow-Origin"] == "*"  # the service's own, once
     assert response.raw.headers.getlist("Access-Control-Allow-Origin") == ["*"]
+    assert response.raw.headers.getlist("X-Content-Type-Options") == ["nosniff"]  # the service's, once
     invalid = requests.post(f"{edge.url}/v1/step", json={"config": {"draft": "biased", "seed": 1, "width": 17}},
                             timeout=10)
     assert invalid.status_code == 422 and invalid.json()["errors"][0]["pointer"] == "#/config/width"
@@ -555,6 +557,7 @@ def test_no_replica_left_is_a_502_problem(tmp_path):
         assert response.json() == json.loads(problem(502, response.json()["detail"]).get_data())
         assert response.headers["Access-Control-Allow-Origin"] == "*"
         assert re.fullmatch(r"[0-9a-f]{32}", response.headers["X-Request-Id"])
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
     finally:
         deployment.down()
 

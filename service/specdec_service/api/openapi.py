@@ -66,14 +66,11 @@ origin) for `/v1/*` and `/openapi.yaml`; preflights may be cached for a day
 """
 
 
-def _problem_response(description: str, examples: dict, service: bool = True) -> dict:
-    """A shared problem response; ``service``: answered by the service, whose every
-    response says ``X-Content-Type-Options: nosniff`` (the edge's own do not)."""
-    response = {"description": description,
-                "content": {PROBLEM_MIMETYPE: {"schema": "ProblemOut", "examples": examples}}}
-    if service:
-        response["headers"] = dict(NO_SNIFF)
-    return response
+def _problem_response(description: str, examples: dict) -> dict:
+    """A shared problem response (``X-Content-Type-Options: nosniff`` on it, as on every
+    response, the edge's own included: deploy/nginx/edge.conf)."""
+    return {"description": description, "headers": dict(NO_SNIFF),
+            "content": {PROBLEM_MIMETYPE: {"schema": "ProblemOut", "examples": examples}}}
 
 
 EDGE_PROBLEMS = {
@@ -157,7 +154,7 @@ def _register_components(spec: APISpec) -> None:
              "detail": "1 field is invalid: #/config/draft/start: must sum to 1 within 1e-9, not 0.9",
              "errors": [{"pointer": "#/config/draft/start", "detail": "must sum to 1 within 1e-9, not 0.9"}]})}))
     spec.components.response(EDGE_RESPONSE, _problem_response(
-        EDGE_DESCRIPTION, {f"edge_{status}": edge_example(status) for status in EDGE_PROBLEMS}, service=False))
+        EDGE_DESCRIPTION, {f"edge_{status}": edge_example(status) for status in EDGE_PROBLEMS}))
 
 
 def _schema_name(schema: Any) -> str:
