@@ -208,3 +208,18 @@ def test_reference_cache_is_not_corrupted_by_a_caller_mutating_a_report():
     first["first_divergence"]["expected"]["token"] = "X"
     assert reference_trace(config) == run(config)
     assert grade(bad) == grade(copy.deepcopy(bad)) and grade(bad)["reference"]["output"] == run(config)["output"]
+
+
+def test_a_trace_equal_to_its_reference_only_up_to_types_is_still_validated():
+    """The fast path (a trace with exactly the reference's bytes needs no validation) never
+    lets a boolean pass as a number: True == 1 in Python, but not in the bytes."""
+    from specdec_service.grading.grader import _same_json
+
+    assert _same_json(json.loads(json.dumps(TRACE)), TRACE)
+    boolean = mutated(lambda t: t["blocks"][0]["counters"].__setitem__("target_passes", True))
+    assert boolean == TRACE and not _same_json(boolean, TRACE)
+    with pytest.raises(InvalidInput) as error:
+        grade(boolean)
+    assert pointer(error.value.faults[0].path) == "#/blocks/0/counters/target_passes"
+    reordered = {key: TRACE[key] for key in reversed(list(TRACE))}  # same content, other key order
+    assert not _same_json(reordered, TRACE) and grade(reordered)["passed"] is True

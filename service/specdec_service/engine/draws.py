@@ -37,12 +37,12 @@ class Draw(NamedTuple):
     @property
     def hex(self) -> str:
         """``raw`` as 16 lower-case hex digits."""
-        return self.raw.to_bytes(8, "big").hex()
+        return f"{self.raw:016x}"
 
     def to_json(self) -> dict:
         """``{"position": n, "u": float, "hex": "16 hex digits"}``."""
         position, mantissa, raw = self
-        return {"position": position, "u": mantissa * _DOUBLE_UNIT, "hex": raw.to_bytes(8, "big").hex()}
+        return {"position": position, "u": mantissa * _DOUBLE_UNIT, "hex": f"{raw:016x}"}
 
 
 def raw_value(seed: int, position: int) -> int:

@@ -9,7 +9,7 @@ committed prefix, position, cumulative counters) and gets the next one back.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from operator import add
 from collections.abc import Mapping
 from typing import Any, NamedTuple, Optional
@@ -104,11 +104,10 @@ class State:
     position: int = 0
     counters: Counters = Counters()
 
-    @cached_property
+    @property
     def done(self) -> Optional[str]:
         """``None`` while the session can go on, else why it ended:
-        ``"eos"`` (an EOS was committed) or ``"limit"`` (SPEC section 6).
-        Computed once per state (a state is immutable)."""
+        ``"eos"`` (an EOS was committed) or ``"limit"`` (SPEC section 6)."""
         eos = self.config.eos
         if eos is not None and self.committed and self.committed[-1] == eos:
             return "eos"
