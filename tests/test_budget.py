@@ -91,7 +91,7 @@ def test_failing_traces_are_costed_after_the_comparison():
     traces, seed = [], 0
     while len(traces) < 1000:
         config = parse_config({"draft": "biased", "seed": seed})
-        trace = json.loads(json.dumps(faulty_run(config, mistake.faults)))
+        trace = json.loads(json.dumps(faulty_run(config, mistake.rules)))
         if trace != run(config):
             traces.append(trace)
         seed += 1

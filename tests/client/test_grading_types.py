@@ -18,7 +18,7 @@ GOOD = run_body({"draft": "biased", "seed": 1, "limit": 4})
 
 def faulty(mistake_id: str) -> dict:
     mistake = BY_ID[mistake_id]
-    return faulty_run(parse_config(mistake.example), mistake.faults)
+    return faulty_run(parse_config(mistake.example), mistake.rules)
 
 
 def test_a_correct_trace_grades_as_a_typed_report(client, service):
