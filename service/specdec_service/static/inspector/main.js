@@ -124,7 +124,8 @@ async function doRun() {
 // ------------------------------------------------------------------ rendering
 
 function setBusy(busy) {
-  document.body.toggleAttribute("aria-busy", busy);
+  if (busy) document.body.setAttribute("aria-busy", "true");
+  else document.body.removeAttribute("aria-busy");
 }
 
 /**
