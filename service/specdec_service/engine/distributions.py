@@ -104,7 +104,7 @@ LARGEST_FLOAT = sys.float_info.max
 
 
 def acceptance_ratio(p: Dist, q: Dist, token: int) -> float:
-    """The acceptance ratio ``p(x) / q(x)`` as the nearest float64 (for
+    """The acceptance ratio ``p(x) / q(x)`` of SPEC section 4.2 as the nearest float64 (for
     display only: :func:`accepts` decides exactly); ``q(x)`` must be positive.
 
     A ratio beyond the largest float64 (q(x) below about 1e-308 of p(x)) is

@@ -55,7 +55,8 @@ def raw_value(seed: int, position: int) -> int:
 
 
 def draw(seed: int, position: int) -> Draw:
-    """Draw number ``position`` (0-based) of ``seed``, in O(1).
+    """Draw number ``position`` (0-based) of ``seed``, in O(1) (SPEC section 2: ``u`` is
+    the top 53 bits of :func:`raw_value`).
 
     Both arguments must lie in 0..2**53-1; callers validate them.
     """

@@ -53,7 +53,8 @@ class Model:
 
     def after(self, token: Optional[int]) -> Dist:
         """The next-token distribution after a prefix whose last token is
-        ``token`` (an index), or after the empty prefix when ``None``."""
+        ``token`` (an index), or after the empty prefix when ``None`` (SPEC
+        section 1: only the last token of the prefix matters)."""
         return self.start if token is None else self.rows[token]
 
     def to_json(self) -> Any:
