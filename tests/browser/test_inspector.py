@@ -451,3 +451,27 @@ def test_axe_check_fails_on_a_planted_violation(browser, live_url, artefacts_dir
         assert [(rule, impact) for rule, impact, _ in serious_axe_violations(ins.page)] == [("button-name", "critical")]
     finally:
         context.close()
+
+
+def test_hostile_links_are_bounded_and_explained(inspector, live_url):
+    """A pasted link is input too: a block count past the session's end replays only
+    until the end (SPEC section 6), a bad setting shows the API's error next to its
+    field, a custom model that is not JSON says so; no console error but the 422s."""
+    ins = inspector.open(urlencode({"draft": "biased", "seed": "1", "limit": "2", "blocks": "100000"}))
+    trace = api(live_url, "/v1/runs", {"config": {"draft": "biased", "seed": 1, "limit": 2}})
+    assert ins.output() == trace["output"] == ["B", "C"]
+    steps = [url for _, url in ins.requests if url.endswith("/v1/step")]
+    assert len(steps) == len(trace["blocks"]) == 2  # the session ends after two blocks; no more is asked for
+    expect(ins.page.locator("#output-summary")).to_contain_text("session done (limit)")
+
+    ins.open(urlencode({"draft": "biased", "seed": "1", "width": "abc", "blocks": "3"}))
+    problem = api(live_url, "/v1/step", {"config": {"draft": "biased", "seed": 1, "width": "abc"}})
+    expect(ins.page.locator("#width-error .error-line")).to_have_text(
+        [f"{e['pointer']}: {e['detail']}" for e in problem["errors"]])
+    expect(ins.field("Width")).to_have_attribute("aria-invalid", "true")
+    assert ins.output() == []
+
+    ins.open(urlencode({"target": "{oops", "seed": "1"}))
+    expect(ins.page.locator("#target-error")).to_contain_text("not JSON")
+    expect(ins.field("Custom target (JSON)")).to_have_value("{oops")
+    ins.assert_no_console_errors(allowed_statuses=(422,))
