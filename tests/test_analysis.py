@@ -179,7 +179,8 @@ SESSIONS = 20_000
 @pytest.mark.parametrize("config", [
     {**BIASED},
     {"target": EOS_TARGET, "draft": EOS_DRAFT, "eos": "$", "width": 4, "limit": 6},
-], ids=["toy-biased", "eos-custom"])
+    {"target": EOS_TARGET, "draft": EOS_DRAFT, "eos": "$", "mode": "autoregressive", "limit": 5},
+], ids=["toy-biased", "eos-custom", "eos-autoregressive"])
 def test_expectations_match_the_mean_of_20000_seeded_traces(config):
     """Every expected counter within 4.5 standard errors of the mean over seeds 0..19999
     (each counter's sample standard deviation; a false alarm has probability below 1e-5
