@@ -12,7 +12,7 @@ from specdec_service import create_app
 from specdec_service.budget import BUDGETS, OVER_BUDGET, OverBudget, block_units, session_units
 from specdec_service.engine import MAX_DRAWS_SLICE, MAX_LIMIT, MAX_WIDTH, parse_config, run
 from specdec_service.engine.models import MAX_VOCAB
-from specdec_service.grading import CATALOGUE, faulty_run, grade_distribution, grade_many
+from specdec_service.grading import BY_ID, CATALOGUE, faulty_run, grade_distribution, grade_many
 from specdec_service.grading.grader import GRADE_BUDGET, reference_cost, trace_cost
 from specdec_service.grading.distribution import DISTRIBUTION_BUDGET
 
@@ -80,31 +80,57 @@ def test_issue_9_batch_of_distinct_long_configs_is_refused_before_any_run(client
     assert "smaller batches" in body["detail"]
 
 
-def test_one_config_many_times_runs_its_reference_once():
-    trace = json.loads(json.dumps(run(parse_config(long_config(1)))))
-    result = grade_many([trace] * 100)  # 100 references would be 44 million block units
-    assert result["summary"] == {"count": 100, "passed": 100, "failed": 0, "mean_score": 1.0}
+def small_budget(monkeypatch, limit):
+    import dataclasses
+
+    from specdec_service.grading import grader
+
+    monkeypatch.setattr(grader, "GRADE_BUDGET", dataclasses.replace(grader.GRADE_BUDGET, limit=limit))
 
 
-def test_failing_traces_are_costed_after_the_comparison():
-    mistake = CATALOGUE[0]
+def test_one_config_many_times_runs_its_reference_once(monkeypatch):
+    config = parse_config({"draft": "biased", "seed": 1})
+    trace = json.loads(json.dumps(run(config)))
+    small_budget(monkeypatch, reference_cost(config))  # one reference run, nothing more
+    assert grade_many([trace] * 100)["summary"] == {"count": 100, "passed": 100, "failed": 0, "mean_score": 1.0}
+    with pytest.raises(OverBudget) as refused:
+        grade_many([trace, {**trace, "config": {**trace["config"], "seed": 2}}])
+    assert refused.value.cost == 2 * reference_cost(config) == 2 * 8 * 737
+
+
+def failing_traces(count):
+    mistake = BY_ID["no-bonus"]
     traces, seed = [], 0
-    while len(traces) < 1000:
+    while len(traces) < count:
         config = parse_config({"draft": "biased", "seed": seed})
         trace = json.loads(json.dumps(faulty_run(config, mistake.rules)))
         if trace != run(config):
             traces.append(trace)
         seed += 1
-    correct = json.loads(json.dumps(run(parse_config({"draft": "biased", "seed": 1}))))
-    assert grade_many([correct] * 1000)["summary"]["passed"] == 1000   # 1000 passing: one reference
+    return traces
+
+
+def test_failing_traces_are_costed_after_the_comparison(monkeypatch):
+    traces = failing_traces(40)
+    configs = [parse_config(t["config"]) for t in traces]
+    costs = [reference_cost(c) + trace_cost(c, len(t["blocks"])) for t, c in zip(traces, configs)]
+    assert trace_cost(configs[0], 4) == (len(CATALOGUE) + 2) * 5 * 737
+    small_budget(monkeypatch, sum(costs[:20]))
+    assert grade_many(traces[:20])["summary"]["failed"] == 20
+    with pytest.raises(OverBudget) as refused:
+        grade_many(traces[:21])
+    assert refused.value.cost == sum(costs[:21])
+    correct = [json.loads(json.dumps(run(c))) for c in configs]
+    assert grade_many(correct)["summary"]["passed"] == 40  # passing traces cost their references only
+
+
+def test_1000_failing_toy_traces_are_over_the_real_budget():
+    traces = failing_traces(1) * 1000
+    config = parse_config(traces[0]["config"])
     with pytest.raises(OverBudget) as refused:
         grade_many(traces)
-    configs = [parse_config(t["config"]) for t in traces]
-    expected = sum(reference_cost(c) for c in configs) + sum(trace_cost(c, len(t["blocks"])) for t, c in zip(traces, configs))
-    assert refused.value.cost == expected > GRADE_BUDGET.limit
-    assert trace_cost(configs[0], 4) == (len(CATALOGUE) + 2) * 5 * 737
-    fitting = GRADE_BUDGET.limit // (reference_cost(configs[0]) + trace_cost(configs[0], 8))
-    assert grade_many(traces[:fitting])["summary"]["failed"] == fitting
+    assert refused.value.cost == reference_cost(config) + 1000 * trace_cost(config, len(traces[0]["blocks"]))
+    assert refused.value.cost > GRADE_BUDGET.limit
 
 
 def test_distribution_cost_is_checked_before_the_samples_are_read():
@@ -131,3 +157,44 @@ def test_over_budget_problem_is_documented_in_the_contract():
     contract = yaml.safe_load((pathlib.Path(__file__).parents[1] / "openapi.yaml").read_text(encoding="utf-8"))
     problem = contract["components"]["schemas"]["ProblemOut"]["properties"]
     assert {"cost", "budget", "unit"} <= set(problem)
+
+
+@pytest.mark.parametrize("route", ["/v1/draft", "/v1/step", "/v1/verify", "/v1/runs"])
+@pytest.mark.parametrize("where", [("target", "start", 0), ("draft", "next", "B", 1)])
+def test_a_decimal_with_too_many_digits_is_refused_before_it_is_converted(client, route, where):
+    # Issue 9: a 250,000-digit decimal in a model row took 2 s before its 422 (the exact ratio
+    # was computed first). Its digits are counted first now, and the message does not echo it.
+    literal = "0." + "1" * 250_000
+    marker = 0.123456789  # a unique float literal, replaced by the long one in the JSON text
+    model = {"vocab": ["A", "B"], "start": [0.5, 0.5], "next": {"A": [0.5, 0.5], "B": [0.5, 0.5]}}
+    config = {"target": json.loads(json.dumps(model)), "draft": json.loads(json.dumps(model)), "seed": 1}
+    node = config[where[0]]
+    for key in where[1:-1]:
+        node = node[key]
+    node[where[-1]] = marker
+    state = {"config": config}
+    body = {"state": state, "proposal": {"tokens": ["A"]}} if route == "/v1/verify" else state
+    text = json.dumps(body).replace(repr(marker), literal)
+    response = client.post(route, data=text, headers={"Content-Type": "application/json"})
+    assert response.status_code == 422
+    problem = response.get_json()
+    prefix = "#/state/config/" if route == "/v1/verify" else "#/config/"
+    pointer = prefix + "/".join(str(part) for part in where)
+    assert problem["errors"] == [{"pointer": pointer, "detail": "has 250,000 significant digits, and traces echo every "
+                                  "probability as float64, which carries at most 17: write it with at most 15 "
+                                  "significant digits"}]
+    assert len(problem["detail"]) < 400
+
+
+def test_seventeen_significant_digits_are_read_as_written():
+    from specdec_service.engine.models import MAX_SIGNIFICANT_DIGITS, significant_digits
+    from decimal import Decimal
+
+    assert MAX_SIGNIFICANT_DIGITS == 17
+    assert significant_digits(Decimal("0.30000000000000004")) == 17   # repr(0.1 + 0.2): echo-safe
+    assert significant_digits(Decimal("0.50000000000000000000")) == 1  # trailing zeros do not count
+    assert significant_digits(Decimal("1.5e-300")) == 2
+    model = {"vocab": ["A", "B"], "start": [Decimal("0.30000000000000004"), Decimal("0.7")],
+             "next": {"A": [0.5, 0.5], "B": [0.5, 0.5]}}
+    config = parse_config({"target": model, "draft": model, "seed": 1})
+    assert config.target.start.floats[0] == 0.30000000000000004

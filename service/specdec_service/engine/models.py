@@ -183,6 +183,12 @@ def _parse_row(row: Any, size: int, path: tuple, faults: list[Fault]) -> Optiona
         return None
     ratios: list[tuple[int, int]] = []
     for i, entry in enumerate(row):
+        digits = significant_digits(entry) if type(entry) is Decimal else 0
+        if digits > MAX_SIGNIFICANT_DIGITS:  # before any exact arithmetic on it (issue 9: 10^250000 took 2 s)
+            faults.append(Fault(path + (i,), f"has {digits:,} significant digits, and traces echo every probability "
+                                             f"as float64, which carries at most {MAX_SIGNIFICANT_DIGITS}: write it "
+                                             "with at most 15 significant digits"))
+            continue
         ratio = exact_ratio(entry)
         if ratio is None:
             faults.append(Fault(path + (i,), "must be a finite number"))
@@ -263,6 +269,20 @@ def exact_ratio(value: Any) -> Optional[tuple[int, int]]:
         if isinstance(value, base):
             return exact_ratio(base(value))
     return None
+
+
+MAX_SIGNIFICANT_DIGITS = 17
+"""The most significant digits of a row entry: a float64's shortest decimal has at most 17, so a
+longer decimal can never be echoed exactly (see :func:`_carried_by_float`). Checked before the
+entry is converted to an exact ratio, whose cost grows with the square of its digits."""
+
+
+def significant_digits(value: Decimal) -> int:
+    """The significant digits of a finite decimal as written, trailing zeros not counted
+    (``0.50`` has 1, ``1.5e-300`` has 2); 0 for an infinity or NaN. Linear in the digits."""
+    if not value.is_finite():
+        return 0
+    return len(bytes(value.as_tuple().digits).rstrip(b"\x00").lstrip(b"\x00"))
 
 
 def _carried_by_float(value: Decimal) -> bool:
