@@ -57,7 +57,8 @@ def test_one_trace_is_always_within_the_grading_budget():
     config = parse_config({"target": one_hot_model(64, 1), "draft": one_hot_model(64, 2), "width": 16,
                            "limit": 256, "seed": 0})
     worst = reference_cost(config) + trace_cost(config, 256)
-    assert worst == 256 * 3072 + (len(CATALOGUE) + 2) * 257 * 3072
+    speculative = sum(m.mode == "speculative" for m in CATALOGUE)
+    assert worst == 256 * 3072 + (speculative + 2) * 257 * 3072
     assert worst <= GRADE_BUDGET.limit
 
 
@@ -72,11 +73,11 @@ def test_issue_9_batch_of_distinct_long_configs_is_refused_before_any_run(client
     reference = 256 * block_units(16, 8)
     assert reference == 442_368
     assert body["type"] == OVER_BUDGET and body["title"] == "Over budget"
-    assert body["cost"] == 1000 * reference and body["budget"] == GRADE_BUDGET.limit == 40_000_000
+    assert body["cost"] == 1000 * reference and body["budget"] == GRADE_BUDGET.limit == 20_000_000
     assert body["unit"] == "block units"
     assert body["errors"] == [{"pointer": "#/traces",
-                               "detail": "costs 442,368,000 block units, over the budget of 40,000,000"}]
-    assert "442,368,000 block units" in body["detail"] and "40,000,000" in body["detail"]
+                               "detail": "costs 442,368,000 block units, over the budget of 20,000,000"}]
+    assert "442,368,000 block units" in body["detail"] and "20,000,000" in body["detail"]
     assert "smaller batches" in body["detail"]
 
 
@@ -114,7 +115,7 @@ def test_failing_traces_are_costed_after_the_comparison(monkeypatch):
     traces = failing_traces(40)
     configs = [parse_config(t["config"]) for t in traces]
     costs = [reference_cost(c) + trace_cost(c, len(t["blocks"])) for t, c in zip(traces, configs)]
-    assert trace_cost(configs[0], 4) == (len(CATALOGUE) + 2) * 5 * 737
+    assert trace_cost(configs[0], 4) == (sum(m.mode == "speculative" for m in CATALOGUE) + 2) * 5 * 737
     small_budget(monkeypatch, sum(costs[:20]))
     assert grade_many(traces[:20])["summary"]["failed"] == 20
     with pytest.raises(OverBudget) as refused:

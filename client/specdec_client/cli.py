@@ -16,9 +16,11 @@ wait, ``--color auto|always|never`` the colour (``auto``: only on a terminal,
 and never when ``NO_COLOR`` is set).
 
 Exit status: 0 success (for ``replay``: the trace matches), 1 ``replay``
-found a divergence, 2 a usage error, an unreadable trace, a connection
-failure or an error answer from the service. Errors are one line on stderr,
-never a traceback.
+found a divergence, 2 a usage error (``specdec`` alone prints the commands),
+an unreadable or missing file, a connection failure or an error answer from
+the service. Errors are one line on stderr, never a traceback; a refused
+connection adds a second line: start the service (``specdec-service serve``)
+or point ``--url`` / ``SPECDEC_URL`` at it.
 
 Other modules may add subcommands: when ``specdec_client.grading`` exists,
 its ``add_parser(subparsers)`` is called; a subcommand sets
@@ -37,7 +39,7 @@ from typing import Any, Callable, Optional, Sequence
 from . import __version__
 from .argtypes import integer, positive_number
 from .client import DEFAULT_URL, Client
-from .errors import APIError, SpecdecError, TraceFormatError
+from .errors import APIError, ConnectionFailed, SpecdecError, TraceFormatError
 from .render import Renderer, Style, can_encode, use_color, vocab_of
 from .traces import load_trace, save_trace
 from .types import Config
@@ -189,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Drive the specdec service: speculative decoding, inspectable and reproducible.",
         epilog="Exit status: 0 ok, 1 replay diverged (or grading failed), 2 usage, connection or service error.")
     parser.add_argument("--version", action="version", version=f"specdec-client {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")  # none: main prints the help
 
     run = sub.add_parser("run", parents=[common], help="decode a session and print it block by block",
                          description="Decode a whole session (POST /v1/runs) and print every block.")
@@ -251,6 +253,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run ``specdec`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "handler", None) is None:  # `specdec` alone: the commands, as --help lists them
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
     if getattr(args, "trace", None) == "-":
         args.trace = sys.stdin
     url = getattr(args, "url", None) or os.environ.get("SPECDEC_URL") or DEFAULT_URL
@@ -262,6 +267,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         with client:
             return handler(args, client)
+    except ConnectionFailed as error:
+        fail(_one_line(error))
+        print("specdec: start the service (specdec-service serve) or point --url / SPECDEC_URL at it",
+              file=sys.stderr)
+        return EXIT_ERROR
     except SpecdecError as error:
         return fail(_one_line(error))
     except OSError as error:  # e.g. an unreadable trace file

@@ -11,7 +11,8 @@ sent to ``POST /v1/grade`` in batches of ``--batch`` (1-1000, default 100) with
 One row per file is printed: pass/fail, score (share of the named checks that hold), the first
 divergence (pointer and the SPEC rule) and the diagnosis (catalogued mistakes, see
 ``docs/grading.md``). A file that is not JSON, or that the service refuses as malformed (422),
-is a row ``malformed`` with the reason; the rest of its batch is graded.
+is a row ``malformed`` with the reason; the rest of its batch is graded. A file that cannot be
+read at all (missing, say) stops the command before anything is sent: exit status 2, naming it.
 
 ``--gradescope FILE`` also writes Gradescope's autograder results (``results.json``): one
 test per file and check (``name``, ``score``, ``max_score``, ``status`` passed/failed,
@@ -90,18 +91,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def read_file(name: str) -> Row:
-    """A row with the file's JSON, or ``malformed`` when it cannot be read as JSON."""
+    """A row with the file's JSON, or ``malformed`` when it is not JSON (or too large).
+
+    Raises :class:`OSError` for a file that cannot be read (missing, a directory, no
+    permission): the command then stops with exit status 2 and the file's name, as
+    ``specdec replay`` does; no file is graded."""
     row = Row(name)
-    try:
-        if os.path.getsize(name) > MAX_TRACE_BYTES:
-            row.malformed = f"larger than {MAX_TRACE_BYTES} bytes"
-            return row
-        with open(name, encoding="utf-8") as f:
+    if os.path.getsize(name) > MAX_TRACE_BYTES:
+        row.malformed = f"larger than {MAX_TRACE_BYTES} bytes"
+        return row
+    with open(name, encoding="utf-8") as f:
+        try:
             row.trace = json.load(f)
-    except OSError as error:
-        row.malformed = error.strerror or str(error)
-    except ValueError as error:
-        row.malformed = f"not JSON ({error})"
+        except ValueError as error:
+            row.malformed = f"not JSON ({error})"
     return row
 
 

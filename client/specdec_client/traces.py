@@ -24,7 +24,10 @@ value is reported once, where it is, not again in every later block. When
 the service refuses a block (HTTP 409/422) whose saved ``prefix``/``position``
 already failed the chain check, the refusal is not reported too: the block is
 replayed from where the saved block before it ended and compared, the broken
-start being reported once, by the chain check.
+start being reported once, by the chain check. A refusal that points into
+the trace's ``config`` (an invalid setting: every block would be refused
+alike) is reported once, one divergence per bad field (``config.width``: the
+trace has 99, the service gives ``"refused: ..."``), and the replay stops.
 Comparison is exact (the service is deterministic and JSON floats round-trip
 exactly); a boolean never equals a number.
 """
@@ -352,6 +355,10 @@ def replay(client: SessionsApi, trace: Union[Trace, Mapping]) -> ReplayReport:
         try:
             result = _replay_block(client, state, tokens)
         except (InvalidInput, SessionDone) as error:
+            refused = _config_refusal(config, error)
+            if refused:  # every block would be refused alike: report the config once, and stop
+                found.extend(refused)
+                return ReplayReport(len(saved_blocks), tuple(found))
             result, refusal = None, error
             if broken:  # refused from a saved start already reported: replay from where the block before ended
                 try:
@@ -383,6 +390,33 @@ def replay(client: SessionsApi, trace: Union[Trace, Mapping]) -> ReplayReport:
     note(None, diff(data["position"], position, "position"))
     note(None, diff(data["done"], done, "done"))
     return ReplayReport(len(saved_blocks), tuple(found))
+
+
+_CONFIG_POINTERS = ("#/config", "#/state/config")
+
+
+def _config_refusal(config: Any, error: Exception) -> list[Divergence]:
+    """The divergences of a refusal (422) that points into the saved config: one per bad field
+    (path ``config.width``; the trace has its value, the service gives ``"refused: why"``), or
+    ``[]`` when the refusal is not about the config."""
+    if not isinstance(error, InvalidInput):
+        return []
+    found = []
+    for item in error.errors:
+        pointer = item.pointer or ""
+        prefix = next((p for p in _CONFIG_POINTERS if pointer == p or pointer.startswith(p + "/")), None)
+        if prefix is None:
+            continue
+        path, value = "config", config
+        for part in pointer[len(prefix) + 1:].split("/") if pointer != prefix else []:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if isinstance(value, list) and part.isdigit():
+                path, value = f"{path}[{part}]", value[int(part)] if int(part) < len(value) else MISSING
+            else:
+                path = f"{path}.{part}"
+                value = value.get(part, MISSING) if isinstance(value, Mapping) else MISSING
+        found.append(Divergence(None, path, expected=f"refused: {item.detail}", got=value))
+    return found
 
 
 def _replay_block(client: SessionsApi, state: dict, tokens: Optional[list]):

@@ -119,10 +119,10 @@ BUDGETS: dict[str, Budget] = _budgets(
     Budget("POST /v1/runs", "block units", session_units(MAX_WIDTH, MAX_VOCAB, MAX_LIMIT),
            "limit * (width + 8) * (vocabulary + 64): at most limit blocks",
            "take the session block by block with POST /v1/step", bound=session_units(MAX_WIDTH, MAX_VOCAB, MAX_LIMIT)),
-    Budget("POST /v1/grade", "block units", 40_000_000,
+    Budget("POST /v1/grade", "block units", 20_000_000,
            "the reference run of each distinct config, limit * (width + 8) * (vocabulary + 64), plus for each trace "
-           "(catalogue + 2) * (its blocks + 1) * (width + 8) * (vocabulary + 64) for the checks and the diagnosis "
-           "of a failing trace",
+           "(mistakes of its mode + 2) * (its blocks + 1) * (width + 8) * (vocabulary + 64) for the checks and the "
+           "diagnosis of a failing trace",
            "send the traces in several smaller batches (the `specdec grade` command splits its batches itself)"),
     Budget("POST /v1/grade/distribution", "sample units", 2_000_000,
            "entries * min(m, limit) for reading the samples or counts, plus 5 * min(samples / 5, vocabulary^min(m, "

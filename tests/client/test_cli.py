@@ -122,7 +122,8 @@ def test_a_connection_failure_is_one_line(capsys):
     status, out, err = specdec(capsys, "models", "--url", f"http://127.0.0.1:{port}")
     assert (status, out) == (2, "")
     assert err == (f"specdec: error: cannot reach the specdec service at http://127.0.0.1:{port}/v1/models: "
-                   "Connection refused (after 3 retries)\n")
+                   "Connection refused (after 3 retries)\n"
+                   "specdec: start the service (specdec-service serve) or point --url / SPECDEC_URL at it\n")
 
 
 def test_a_bad_url_is_one_line(capsys):
@@ -130,8 +131,26 @@ def test_a_bad_url_is_one_line(capsys):
     assert status == 2 and err == "specdec: error: base_url must be an http:// or https:// URL, got 'localhost:8000'\n"
 
 
+def test_no_command_prints_the_commands(capsys):
+    status, out, err = specdec(capsys)
+    assert (status, out) == (2, "")
+    assert err.startswith("usage: specdec ")
+    listed = [line.split()[0] for line in err.split("positional arguments:")[1].split("options:")[0].splitlines()[2:]
+              if line.startswith("    ") and not line.startswith("     " * 2)]
+    assert listed == ["run", "draws", "replay", "models", "health", "grade"]
+    assert err == cli.build_parser().format_help()
+    status, _, err2 = specdec(capsys, "--url", BASE)  # options but still no command
+    assert (status, err2) == (2, err)
+
+
+def test_grade_of_a_missing_file_says_it_is_missing(service, capsys, tmp_path):
+    status, out, err = specdec(capsys, "grade", str(tmp_path / "missing.json"))
+    assert (status, out) == (2, "")
+    assert err == f"specdec: error: {tmp_path / 'missing.json'}: No such file or directory\n"
+
+
 def test_usage_errors_exit_2(capsys):
-    for argv in ([], ["run", "--seed", "1"], ["run", "--draft", "biased", "--seed", "-1"],
+    for argv in (["run", "--seed", "1"], ["run", "--draft", "biased", "--seed", "-1"],
                  ["draws", "--seed", "x"], ["frobnicate"]):
         with pytest.raises(SystemExit) as info:
             cli.main(argv)

@@ -199,11 +199,15 @@ def test_a_refused_start_that_does_not_join_up_is_reported_once(service, client,
     assert sent.count(2 ** 53 - 1) == 1 and len(sent) == 5
 
 
-def test_a_refused_block_that_joins_up_is_still_reported(service, client):
+def test_an_invalid_config_is_reported_once_not_per_block(service, client):
     trace = saved()
-    trace["config"]["width"] = 99  # every block is refused (422), its start joins up
-    paths = [(d.block, d.path) for d in client.replay(trace).divergences]
-    assert paths == [(0, "blocks[0]"), (1, "blocks[1]"), (2, "blocks[2]"), (3, "blocks[3]")]
+    trace["config"]["width"] = 99  # every block would be refused (422) at #/config/width
+    report = client.replay(trace)
+    assert [(d.block, d.path, d.got) for d in report.divergences] == [(None, "config.width", 99)]
+    assert report.divergences[0].expected == "refused: Must be greater than or equal to 1 and less than or equal to 16."
+    assert len(calls_to(service, "/v1/step")) == 1  # the first refusal ends the replay
+    assert str(report).splitlines()[1] == ('  config.width: the trace has 99, the service gives '
+                                           '"refused: Must be greater than or equal to 1 and less than or equal to 16."')
 
 
 def test_blocks_that_do_not_join_up(service, client):

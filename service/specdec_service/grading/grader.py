@@ -113,9 +113,10 @@ def reference_cost(config: Config) -> int:
 def trace_cost(config: Config, blocks: int) -> int:
     """The cost of grading a trace of ``blocks`` blocks beyond its reference run, in block
     units, assuming it fails: the checks (:data:`~specdec_service.budget.GRADE_CHECK_RUNS`
-    runs of its blocks) and the diagnosis (each catalogued variant runs until its first block
-    that differs from the submission: at most ``min(blocks, limit) + 1`` blocks)."""
-    runs = len(CATALOGUE) + GRADE_CHECK_RUNS
+    runs of its blocks) and the diagnosis (each catalogued variant of the config's mode runs
+    until its first block that differs from the submission: at most ``min(blocks, limit) + 1``
+    blocks)."""
+    runs = sum(m.mode == config.mode for m in CATALOGUE) + GRADE_CHECK_RUNS
     return runs * session_units(config.width, len(config.vocab), min(blocks, config.limit) + 1)
 
 
