@@ -122,6 +122,8 @@ def grade_cases() -> Iterator[Case]:
             break
     batch = _fits(failing, limit)
     yield "POST /v1/grade", f"{len(batch)} failing eight-token toy traces, every config distinct", "POST /v1/grade", {"traces": batch}
+    same = _fits([failing[0]] * 1000, limit)
+    yield "POST /v1/grade", f"{len(same)} copies of one failing eight-token toy trace", "POST /v1/grade", {"traces": same}
     long = json_copy(run(parse_config({"target": one_hot(8, 1), "draft": one_hot(8, 2), "width": 16, "limit": 256, "seed": 0})))
     long["blocks"] = []
     empty = [{**long, "config": {**long["config"], "seed": seed}} for seed in range(1000)]

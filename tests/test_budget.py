@@ -58,7 +58,7 @@ def test_one_trace_is_always_within_the_grading_budget():
                            "limit": 256, "seed": 0})
     worst = reference_cost(config) + trace_cost(config, 256)
     speculative = sum(m.mode == "speculative" for m in CATALOGUE)
-    assert worst == 256 * 3072 + (speculative + 2) * 257 * 3072
+    assert worst == 5 * 256 * 3072 + (speculative + 2) * 257 * 3072
     assert worst <= GRADE_BUDGET.limit
 
 
@@ -70,14 +70,14 @@ def test_issue_9_batch_of_distinct_long_configs_is_refused_before_any_run(client
     response = client.post("/v1/grade", json={"traces": traces})
     assert response.status_code == 422 and response.mimetype == "application/problem+json"
     body = response.get_json()
-    reference = 256 * block_units(16, 8)
-    assert reference == 442_368
+    reference = 5 * 256 * block_units(16, 8)
+    assert reference == 2_211_840
     assert body["type"] == OVER_BUDGET and body["title"] == "Over budget"
-    assert body["cost"] == 1000 * reference and body["budget"] == GRADE_BUDGET.limit == 20_000_000
+    assert body["cost"] == 1000 * reference and body["budget"] == GRADE_BUDGET.limit == 80_000_000
     assert body["unit"] == "block units"
     assert body["errors"] == [{"pointer": "#/traces",
-                               "detail": "costs 442,368,000 block units, over the budget of 20,000,000"}]
-    assert "442,368,000 block units" in body["detail"] and "20,000,000" in body["detail"]
+                               "detail": "costs 2,211,840,000 block units, over the budget of 80,000,000"}]
+    assert "2,211,840,000 block units" in body["detail"] and "80,000,000" in body["detail"]
     assert "smaller batches" in body["detail"]
 
 
@@ -96,7 +96,7 @@ def test_one_config_many_times_runs_its_reference_once(monkeypatch):
     assert grade_many([trace] * 100)["summary"] == {"count": 100, "passed": 100, "failed": 0, "mean_score": 1.0}
     with pytest.raises(OverBudget) as refused:
         grade_many([trace, {**trace, "config": {**trace["config"], "seed": 2}}])
-    assert refused.value.cost == 2 * reference_cost(config) == 2 * 8 * 737
+    assert refused.value.cost == 2 * reference_cost(config) == 2 * 5 * 8 * 737
 
 
 def failing_traces(count):
@@ -126,12 +126,13 @@ def test_failing_traces_are_costed_after_the_comparison(monkeypatch):
 
 
 def test_1000_failing_toy_traces_are_over_the_real_budget():
-    traces = failing_traces(1) * 1000
-    config = parse_config(traces[0]["config"])
+    trace = failing_traces(1)[0]
+    traces = [{**trace, "config": {**trace["config"], "seed": seed}} for seed in range(1000)]  # each fails
+    configs = [parse_config(t["config"]) for t in traces]
     with pytest.raises(OverBudget) as refused:
         grade_many(traces)
-    assert refused.value.cost == reference_cost(config) + 1000 * trace_cost(config, len(traces[0]["blocks"]))
-    assert refused.value.cost > GRADE_BUDGET.limit
+    assert refused.value.cost == sum(reference_cost(c) + trace_cost(c, len(trace["blocks"])) for c in configs)
+    assert refused.value.cost > GRADE_BUDGET.limit > sum(map(reference_cost, configs))
 
 
 def test_distribution_cost_is_checked_before_the_samples_are_read():

@@ -92,6 +92,12 @@ class OverBudget(Exception):
 
 _BLOCK_MAX = block_units(MAX_WIDTH, MAX_VOCAB)
 
+GRADE_REFERENCE_WEIGHT = 5
+"""A grading request's reference runs count 5 times their :func:`block_units`: measured with
+bench/worst_cases.py, a reference block costs about that much more than a block of the checks or
+the variants of a failing trace (a reference records every row and draw of every block; the
+variants mostly stop early), and the budget holds for both kinds of request."""
+
 GRADE_CHECK_RUNS = 2
 """A failing trace is checked block by block (``engine.step`` and ``engine.verify`` from the
 submission's own states): counted as two runs of its blocks."""
@@ -119,8 +125,8 @@ BUDGETS: dict[str, Budget] = _budgets(
     Budget("POST /v1/runs", "block units", session_units(MAX_WIDTH, MAX_VOCAB, MAX_LIMIT),
            "limit * (width + 8) * (vocabulary + 64): at most limit blocks",
            "take the session block by block with POST /v1/step", bound=session_units(MAX_WIDTH, MAX_VOCAB, MAX_LIMIT)),
-    Budget("POST /v1/grade", "block units", 20_000_000,
-           "the reference run of each distinct config, limit * (width + 8) * (vocabulary + 64), plus for each trace "
+    Budget("POST /v1/grade", "block units", 80_000_000,
+           "the reference run of each distinct config, 5 * limit * (width + 8) * (vocabulary + 64), plus for each trace "
            "(mistakes of its mode + 2) * (its blocks + 1) * (width + 8) * (vocabulary + 64) for the checks and the "
            "diagnosis of a failing trace",
            "send the traces in several smaller batches (the `specdec grade` command splits its batches itself)"),

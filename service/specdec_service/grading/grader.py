@@ -31,7 +31,7 @@ try:  # the fast path of a trace equal to its reference (orjson is a dependency 
 except ImportError:  # pragma: no cover - a stripped install: validate every trace
     orjson = None
 
-from ..budget import BUDGETS, GRADE_CHECK_RUNS, session_units
+from ..budget import BUDGETS, GRADE_CHECK_RUNS, GRADE_REFERENCE_WEIGHT, session_units
 from ..engine import Config, Fault, InvalidInput, State, pointer, run
 from ..engine.bounds import MAX_TRACES
 from ..engine.rules import RuleSet
@@ -106,8 +106,9 @@ GRADE_BUDGET = BUDGETS["POST /v1/grade"]
 
 
 def reference_cost(config: Config) -> int:
-    """The cost of the reference run of ``config`` in block units: at most ``limit`` blocks."""
-    return session_units(config.width, len(config.vocab), config.limit)
+    """The cost of the reference run of ``config`` in block units: at most ``limit`` blocks, each
+    weighted :data:`~specdec_service.budget.GRADE_REFERENCE_WEIGHT`."""
+    return GRADE_REFERENCE_WEIGHT * session_units(config.width, len(config.vocab), config.limit)
 
 
 def trace_cost(config: Config, blocks: int) -> int:
