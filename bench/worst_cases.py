@@ -165,7 +165,32 @@ def distribution_cases() -> Iterator[Case]:
            {"config": {"target": short, "draft": short, "seed": 0}, "m": 1, "samples": samples})
 
 
-CASES: list[Callable[[], Iterator[Case]]] = [draws_cases, block_cases, runs_cases, grade_cases, distribution_cases]
+def analysis_cases() -> Iterator[Case]:
+    from specdec_service.engine.analysis import analysis_cost
+
+    budget = BUDGETS["POST /v1/analysis"].limit
+    widths = list(range(1, 17))
+    models = [("toy target, biased draft", "toy", "biased"),
+              ("8 tokens, 15-digit rows", spread(8, 0, 0.5), spread(8, 1, 0.45)),
+              ("64 tokens, 15-digit rows", spread(64, 0, 0.5), spread(64, 1, 0.45))]
+    for name, target, draft in models:
+        best = None
+        for limit in range(1, 257):  # the largest limit within the budget, sweeping every width
+            config = {"target": target, "draft": draft, "seed": 0, "width": 16, "limit": limit}
+            try:
+                cost = analysis_cost(parse_config(config), min(limit, 3), widths)
+            except Exception:  # noqa: BLE001 - a config the analysis cannot take
+                break
+            if cost > budget:
+                break
+            best = config
+        if best is not None:
+            yield ("POST /v1/analysis", f"{name}, limit {best['limit']}, widths 1-16", "POST /v1/analysis",
+                   {"config": best, "widths": widths})
+
+
+CASES: list[Callable[[], Iterator[Case]]] = [draws_cases, block_cases, runs_cases, grade_cases, distribution_cases,
+                                             analysis_cases]
 
 
 def cost_of(route: str, body) -> str:
@@ -176,11 +201,16 @@ def cost_of(route: str, body) -> str:
     if route == "POST /v1/grade":
         traces = body["traces"] if "traces" in body else [body]
         configs = [parse_config(t["config"]) for t in traces]
-        cost = batch_cost(configs, list(zip(traces, configs)))
+        failing = [(t, c) for t, c in zip(traces, configs) if json_copy(run(c)) != t]  # as the service finds them
+        cost = batch_cost(configs, failing)
     elif route == "POST /v1/grade/distribution":
         config = parse_config(body["config"])
         key = "samples" if "samples" in body else "counts"
         cost = distribution_cost(len(config.vocab), min(body["m"], config.limit), body[key], counts=key == "counts")
+    elif route == "POST /v1/analysis":
+        from specdec_service.engine.analysis import analysis_cost
+        config = parse_config(body["config"])
+        cost = analysis_cost(config, body.get("depth", min(config.limit, 3)), body.get("widths", range(1, 9)))
     elif route == "GET /v1/draws":
         cost = 4096
     else:

@@ -5,6 +5,7 @@ bench/worst_cases.py and written in docs/service.md.
 """
 
 import json
+import pathlib
 
 import pytest
 
@@ -200,3 +201,19 @@ def test_seventeen_significant_digits_are_read_as_written():
              "next": {"A": [0.5, 0.5], "B": [0.5, 0.5]}}
     config = parse_config({"target": model, "draft": model, "seed": 1})
     assert config.target.start.floats[0] == 0.30000000000000004
+
+
+CONSTANT_ROUTES = {"GET /", "GET /static/<path:filename>", "GET /health", "GET /openapi.yaml", "GET /v1/models",
+                   "GET /v1/grade/suites", "GET /v1/grade/suites/<name>"}
+"""Routes that answer a fixed document (or a static file): no work in proportion to the input."""
+
+
+def test_every_route_has_a_budget_or_a_constant_answer():
+    routes = {f"{method} {rule.rule}" for rule in create_app().url_map.iter_rules()
+              for method in rule.methods - {"HEAD", "OPTIONS"}}
+    assert routes - CONSTANT_ROUTES == set(BUDGETS)
+    assert CONSTANT_ROUTES <= routes
+    documented = (pathlib.Path(__file__).parents[1] / "docs" / "service.md").read_text(encoding="utf-8")
+    for route in BUDGETS:
+        method, path = route.split(" ")
+        assert f"`{route}`" in documented or f"`{path}`" in documented, route

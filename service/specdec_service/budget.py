@@ -140,5 +140,7 @@ BUDGETS: dict[str, Budget] = _budgets(
            "prefixes for the output distributions (engine.analysis.analysis_cost, docs/analysis.md)",
            "sweep fewer widths, or analyse a smaller limit, width, depth or vocabulary"),
 )
-"""Every route that does work in proportion to its input, by ``"METHOD /path"``. ``GET /health``,
-``GET /openapi.yaml`` and ``GET /v1/models`` answer constant documents (no budget)."""
+"""Every route that does work in proportion to its input, by ``"METHOD /path"``. The others
+(``GET /health``, ``/openapi.yaml``, ``/v1/models``, ``/v1/grade/suites[/{name}]``, the inspector
+page and its static files) answer fixed documents: no budget (``tests/test_budget.py`` checks that
+every route is one or the other)."""
