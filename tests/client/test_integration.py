@@ -139,7 +139,8 @@ def test_specdec_errors_are_one_line(live_url, tmp_path):
     assert status == 2 and err.count("\n") == 1 and "none.json" in err
     status, out, err = specdec(live_url, "models", "--url", dead)
     assert status == 2 and err.startswith(f"specdec: error: cannot reach the specdec service at {dead}/v1/models")
-    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.count("\n") == 2 and "Traceback" not in err  # the error, and what to do about it
+    assert err.splitlines()[1] == "specdec: start the service (specdec-service serve) or point --url / SPECDEC_URL at it"
 
 
 GOLDEN = [path for path in sorted((Path(__file__).resolve().parents[1] / "golden").glob("*.json"))
