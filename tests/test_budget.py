@@ -183,9 +183,9 @@ def test_a_decimal_with_too_many_digits_is_refused_before_it_is_converted(client
     problem = response.get_json()
     prefix = "#/state/config/" if route == "/v1/verify" else "#/config/"
     pointer = prefix + "/".join(str(part) for part in where)
-    assert problem["errors"] == [{"pointer": pointer, "detail": "has 250,000 significant digits, and traces echo every "
-                                  "probability as float64, which carries at most 17: write it with at most 15 "
-                                  "significant digits"}]
+    assert problem["errors"] == [{"pointer": pointer, "detail": "has 250,000 significant digits, so it is not exactly "
+                                  "a float64's shortest decimal (at most 17 digits), and traces echo every probability "
+                                  "as float64: write it with at most 15 significant digits"}]
     assert len(problem["detail"]) < 400
 
 

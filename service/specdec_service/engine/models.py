@@ -185,9 +185,10 @@ def _parse_row(row: Any, size: int, path: tuple, faults: list[Fault]) -> Optiona
     for i, entry in enumerate(row):
         digits = significant_digits(entry) if type(entry) is Decimal else 0
         if digits > MAX_SIGNIFICANT_DIGITS:  # before any exact arithmetic on it (issue 9: 10^250000 took 2 s)
-            faults.append(Fault(path + (i,), f"has {digits:,} significant digits, and traces echo every probability "
-                                             f"as float64, which carries at most {MAX_SIGNIFICANT_DIGITS}: write it "
-                                             "with at most 15 significant digits"))
+            faults.append(Fault(path + (i,), f"has {digits:,} significant digits, so it is not exactly a float64's "
+                                             f"shortest decimal (at most {MAX_SIGNIFICANT_DIGITS} digits), and traces "
+                                             "echo every probability as float64: write it with at most 15 significant "
+                                             "digits"))
             continue
         ratio = exact_ratio(entry)
         if ratio is None:
