@@ -97,6 +97,8 @@ def test_seed1_experiment_click_by_click(inspector, live_url):
     assert ins.counters()["target_passes"] == "0" and ins.counters()["committed"] == "0"
     draws = ins.page.locator("#draws tbody tr.pending td:nth-child(2)").all_inner_texts()
     assert draws == ["0.5666", "0.7458", "0.971"]  # SPEC section 2's seed-1 test vector, 4 decimals
+    hexes = ins.page.locator("#draws tbody tr.pending td:nth-child(3)").all_inner_texts()
+    assert hexes[0] == "910a2dec89025cc1"  # docs/trace-format.md: seed 1, draw 0
     ins.screenshot("01-seed1-draft")
 
     ins.press("Verify")

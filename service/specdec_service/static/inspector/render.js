@@ -246,10 +246,11 @@ export function blockDraws(block) {
 export function draws(tbody, blocks, pending) {
   tbody.replaceChildren();
   const row = (draw, blockText, what, className = "") => tbody.append(el("tr", { className },
-    el("td", {}, String(draw.position)), el("td", {}, num(draw.u)), el("td", {}, blockText), el("td", {}, what)));
+    el("td", {}, String(draw.position)), el("td", {}, num(draw.u)), el("td", {}, el("code", {}, draw.hex)),
+    el("td", {}, blockText), el("td", {}, what)));
   blocks.forEach((block, i) => {
     const used = blockDraws(block);
-    if (!used.length) tbody.append(el("tr", {}, el("td", { colspan: "4" }, `block ${i + 1}: no draws (greedy)`)));
+    if (!used.length) tbody.append(el("tr", {}, el("td", { colspan: "5" }, `block ${i + 1}: no draws (greedy)`)));
     used.forEach(([draw, what]) => row(draw, `block ${i + 1}`, what));
   });
   if (pending) {
