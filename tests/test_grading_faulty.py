@@ -41,14 +41,17 @@ def test_faulty_step_from_a_mid_session_state_equals_step():
         state = next_state
 
 
-def test_every_speculative_mistake_swaps_rules_of_the_correct_set_and_changes_some_toy_trace():
-    configs = [parse_config({"draft": d, "seed": s, "width": w, "limit": 4})
-               for d, s, w in itertools.product(["aligned", "biased"], range(8), [3, 4])]
-    for mistake in (m for m in CATALOGUE if m.mode == "speculative"):
-        swapped_rules = [f for f in ("proposal", "acceptance", "correction", "bonus", "discard", "schedule")
-                         if getattr(mistake.rules, f) != getattr(SPECULATIVE, f)]
-        assert 1 <= len(swapped_rules) <= 2, (mistake.id, swapped_rules)  # greedy-acceptance: test and correction
-        assert any(faulty_run(c, mistake.rules) != run(c) for c in configs), mistake.id
+@pytest.mark.parametrize("mistake", CATALOGUE, ids=[m.id for m in CATALOGUE])
+def test_every_mistake_is_its_modes_rules_with_one_rule_swapped_and_changes_some_trace(mistake):
+    correct = MODE_RULES[mistake.mode]
+    swapped_rules = [f for f in ("proposal", "acceptance", "correction", "bonus", "discard", "schedule")
+                     if getattr(mistake.rules, f) != getattr(correct, f)]
+    expected = 2 if mistake.id == "greedy-acceptance" else 1  # the greedy test comes with its correction
+    assert len(swapped_rules) == expected, (mistake.id, swapped_rules)
+    configs = [parse_config({"draft": d, "seed": s, "width": w, "limit": 4, "mode": mistake.mode})
+               for d, s, w in itertools.product(["aligned", "biased"], range(8), [1, 3, 4])]
+    configs.append(parse_config(mistake.example))
+    assert any(faulty_run(c, mistake.rules) != run(c) for c in configs), mistake.id
 
 
 def test_bonus_past_limit_commits_one_token_too_many():
@@ -74,3 +77,21 @@ def test_sample_weights_is_sample_on_a_distribution_and_falls_through_to_the_las
         assert faulty.sample_weights(r, draw(7, n)) == sample(r, draw(7, n))
     short = faulty.Weights((1, 1, 0), 10)  # sums to 0.2: any u >= 0.2 falls through
     assert [faulty.sample_weights(short, draw(0, n)) for n in range(4)] == [2, 2, 0, 2]  # u = 0.88, 0.43, 0.026, 0.97
+
+
+@settings(max_examples=80, deadline=None)
+@given(draft=st.sampled_from(["aligned", "biased"]), width=st.integers(1, 5), seed=st.integers(0, 2**53 - 1),
+       limit=st.integers(1, 12), mistake=st.sampled_from(CATALOGUE))
+def test_a_variant_trace_is_gradable_and_never_passes_when_it_differs(draft, width, seed, limit, mistake):
+    """Any toy config in the mistake's mode: the variant's trace (unless the swapped rule is
+    undefined there) satisfies the grading schema, and fails grading exactly when it differs
+    from the reference."""
+    from specdec_service.grading import grade, validate_trace
+
+    config = parse_config({"draft": draft, "width": width, "seed": seed, "limit": limit, "mode": mistake.mode})
+    try:
+        trace = json.loads(json.dumps(faulty_run(config, mistake.rules)))
+    except ValueError:
+        return
+    validate_trace(trace)
+    assert grade(trace, diagnose=False)["passed"] is (trace == run(config))
