@@ -276,3 +276,16 @@ def test_identical_in_a_fresh_process():
     fresh = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     here = json.dumps(run(parse_config({"draft": "biased", "seed": 7, "width": 4, "limit": 32})), sort_keys=True)
     assert fresh.strip() == here
+
+
+def test_a_block_that_would_push_a_counter_past_2_53_is_refused():
+    """SPEC section 7 counters stay exact JSON integers: each named, the state unchanged."""
+    from specdec_service.engine import Counters
+
+    big = 2**53 - 1
+    s = State(parse_config({"draft": "biased", "seed": 1}), counters=Counters(target_passes=big, draws=big - 5))
+    with pytest.raises(InvalidInput) as error:
+        step(s)
+    assert [f.path for f in error.value.faults] == [("counters", "target_passes"), ("counters", "draws")]
+    ok = State(parse_config({"draft": "biased", "seed": 1}), counters=Counters(target_passes=big - 1, draws=big - 6))
+    assert step(ok).state.counters.draws == big  # the first block uses six draws: exactly the bound

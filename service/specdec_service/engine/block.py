@@ -254,8 +254,8 @@ def play(state: State, rules: RuleSet, tokens: Optional[Sequence[int]] = None, c
     total = state.counters + counters
     if n > MAX_POSITION:
         raise InvalidInput.at(("position",), _PAST_THE_END)
-    over = [name for name in COUNTER_NAMES if getattr(total, name) > MAX_COUNTER]
-    if over:
+    if max(total) > MAX_COUNTER:
+        over = [name for name, value in zip(COUNTER_NAMES, total) if value > MAX_COUNTER]
         raise InvalidInput([Fault(("counters", name), "would exceed 2^53-1 after this block") for name in over])
     next_state = State(cfg, state.committed + tuple(tail.committed), n, total)
     block = block_record(
