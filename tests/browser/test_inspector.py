@@ -425,6 +425,7 @@ def test_analysis_degrades_when_the_route_is_missing(inspector):
 AXE_STATES = {
     "initial": lambda ins: None,
     "verified": lambda ins: (biased_seed1(ins), ins.press("Step")),
+    "verified-narrow": lambda ins: (biased_seed1(ins), ins.press("Step")),  # a 420 px wide window
     "run": lambda ins: (biased_seed1(ins), ins.press("Run")),
     "custom-error": lambda ins: (ins.choose("Target", "custom"), ins.field("Custom target (JSON)").fill('{"vocab": ["A"]}'),
                                  ins.field("Custom target (JSON)").dispatch_event("change"), ins.wait_idle()),
@@ -435,7 +436,8 @@ AXE_STATES = {
 def test_axe_core_finds_no_serious_violation(browser, live_url, artefacts_dir, state):
     """axe-core (vendored, tests/browser/vendor/axe.min.js) in each main state, in a context
     that bypasses the page's Content-Security-Policy (it forbids injected scripts)."""
-    context = browser.new_context(bypass_csp=True, viewport={"width": 1300, "height": 1000})
+    width = 420 if state.endswith("narrow") else 1300
+    context = browser.new_context(bypass_csp=True, viewport={"width": width, "height": 1000})
     try:
         ins = Inspector(context.new_page(), live_url, artefacts_dir).open()
         AXE_STATES[state](ins)
