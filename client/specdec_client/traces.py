@@ -36,15 +36,16 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Iterator, Mapping, Optional, Union
 
 from .api.sessions import SessionsApi
 from .errors import InvalidInput, SessionDone, TraceFormatError
 from .types import COUNTER_NAMES, TRACE_FORMAT, Trace
 
-TRACE_KEYS = ("format", "config", "blocks", "output", "counters", "position", "done")
-"""The keys of a ``specdec-trace/1`` document."""
+TRACE_KEYS = ("format",) + tuple(f.name for f in fields(Trace) if f.name not in ("format", "raw"))
+"""The keys of a ``specdec-trace/1`` document: the fields of :class:`Trace`
+(``tests/client/test_schema_fields.py`` checks them against the trace schema)."""
 MAX_TRACE_BYTES = 64 * 1024 * 1024
 """The largest trace file :func:`load_trace` reads (a 256-block trace of a
 64-token vocabulary is a few MB)."""

@@ -32,12 +32,13 @@ from marshmallow import fields, validate
 from ..engine import COUNTER_NAMES, parse_config, run
 from ..engine.bounds import MAX_CELLS, MAX_LIMIT, MAX_M, MAX_SAMPLES, MAX_TRACES
 from ..grading import BY_ID, CHECKS, DEFAULT_ALPHA, TOLERANCE
-from ..grading import faulty_run, grade, grade_distribution, grade_many, grading_schema
+from ..grading import faulty_run, grade, grade_distribution, grade_many
 from ..grading.suites import EXERCISES, UnknownSuite, suite, suites
 from .bodies import read_json
 from .problems import PROBLEM_MIMETYPE, ApiProblem, json_response
 from .routes import ApiBlueprint, example
-from .schemas import ConfigIn, ConfigOut, Count, CountersIn, Label, StrictSchema
+from .schemas import ConfigIn, Count, CountersIn, Label, StrictSchema
+from .trace_components import TraceRef, ref
 
 GRADE_MAX_BODY_BYTES = 8 * 1024 * 1024
 """The largest body of the grading routes (8 MiB); larger is a 413 problem."""
@@ -63,25 +64,14 @@ def read_grading_json() -> Any:
 # ---------------------------------------------------------------- schemas (documentation)
 
 
-def trace_components() -> dict:
-    """The grading schema of a submitted trace (:func:`specdec_service.grading.grading_schema`:
-    the trace JSON Schema, relaxed so that wrong values are graded) as OpenAPI components:
-    ``GradeTraceIn`` and one ``GradeTrace_<name>`` per ``$defs`` entry, references rewritten.
-    The service validates submitted traces with exactly this schema (jsonschema)."""
-    schema = grading_schema()
-
-    def rewrite(node):
-        if isinstance(node, dict):
-            return {k: (("#/components/schemas/GradeTrace_" + v.rsplit("/", 1)[1]) if k == "$ref" else rewrite(v))
-                    for k, v in node.items()}
-        if isinstance(node, list):
-            return [rewrite(v) for v in node]
-        return node
-
-    root = {k: rewrite(v) for k, v in schema.items() if k not in ("$schema", "$id", "$defs")}
-    components = {"GradeTraceIn": root}
-    components.update({f"GradeTrace_{name}": rewrite(d) for name, d in schema["$defs"].items()})
-    return components
+GRADE_TRACE_IN = {
+    **ref(),
+    "description": "A `specdec-trace/1` trace written by a student's implementation (the `Trace` format). "
+                   "Validated with the trace schema relaxed in three places, so that a wrong value is graded, "
+                   "not refused: a probability may be any number, an acceptance ratio any number or null, and a "
+                   "token list may hold one token past the limit (docs/grading.md).",
+}
+"""A submitted trace: the trace format's component (one source, ``engine/trace.schema.json``)."""
 
 
 GRADE_BATCH_IN = {
@@ -191,7 +181,7 @@ class SuiteConfigOut(StrictSchema):
     """One config of a suite: a student's program gets ``config`` and must print its trace."""
 
     id = fields.String(required=True, metadata={"description": "Unique in the suite (model, mode, width, seed, limit)."})
-    config = fields.Nested(ConfigOut, required=True, metadata={"description": "Every setting, defaults filled in, as the trace echoes it."})
+    config = TraceRef("config", required=True, metadata={"description": "Every setting, defaults filled in, as the trace echoes it."})
     exercises = fields.List(fields.String(validate=validate.OneOf(list(EXERCISES))), required=True,
                             metadata={"description": "The SPEC rules its reference trace exercises (docs/grading.md)."})
 
@@ -285,8 +275,7 @@ class DistributionOut(StrictSchema):
 # ---------------------------------------------------------------- views
 
 
-for _name, _component in trace_components().items():
-    blueprint.component(_name, _component)
+blueprint.component("GradeTraceIn", GRADE_TRACE_IN)
 blueprint.component("GradeBatchIn", GRADE_BATCH_IN)
 for _schema in (GradeReportOut, GradeBatchOut, SuitesOut, SuiteOut, DistributionIn, DistributionOut):
     blueprint.component(_schema.__name__, _schema, extra=DISTRIBUTION_ONE_OF if _schema is DistributionIn else None)

@@ -34,6 +34,7 @@ from .. import __version__
 from .problems import INVALID_INPUT, MALFORMED_JSON, PROBLEM_MIMETYPE, SESSION_DONE
 from .routes import EDGE_RESPONSE, HEADERS, NO_SNIFF, ApiBlueprint, example, openapi_path
 from .schemas import ModelTableIn, ModelTableOut, ProblemOut
+from .trace_components import trace_components, trace_ref_attribute
 
 OPENAPI_VERSION = "3.1.0"
 REGENERATE = "specdec-service openapi --write"
@@ -115,6 +116,8 @@ def _register_components(spec: APISpec) -> None:
     spec.components.schema("ProblemOut", schema=ProblemOut)
     spec.components.schema("ModelTableIn", schema=ModelTableIn)
     spec.components.schema("ModelTableOut", schema=ModelTableOut)
+    for name, component in trace_components().items():
+        spec.components.schema(name, component=component)
     spec.components.response("MalformedJson", _problem_response(
         "The body is not acceptable JSON: not valid JSON, not UTF-8 or with a byte order mark, an object that "
         "repeats a name or a string with a lone surrogate escape (`errors` names it by its JSON Pointer), "
@@ -184,6 +187,7 @@ def build_spec(blueprints: Iterable[Any]) -> APISpec:
         info={"description": DESCRIPTION, "license": {"name": "MIT", "identifier": "MIT"}},
     )
     marshmallow.converter.add_attribute_function(property_names)
+    marshmallow.converter.add_attribute_function(trace_ref_attribute)
     _register_components(spec)
     api = [blueprint for blueprint in blueprints if isinstance(blueprint, ApiBlueprint)]
     tags: set[str] = set()

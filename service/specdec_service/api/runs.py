@@ -6,7 +6,8 @@ from ..engine import InvalidInput, parse_config, run
 from .bodies import load, read_json
 from .problems import json_response
 from .routes import ApiBlueprint, example
-from .schemas import RunIn, TraceOut
+from .schemas import RunIn
+from .trace_components import ref
 
 blueprint = ApiBlueprint("runs", __name__, tag="runs",
                          description="A whole session from the empty prefix to its end, as a trace.")
@@ -20,7 +21,7 @@ _EXAMPLE = {"draft": "biased", "seed": 1, "limit": 4}
                 "and returns the trace (`specdec-trace/1`, docs/trace-format.md): every block, the output, "
                 "the total counters, the final position.",
     body=RunIn, examples=lambda: {"seed1": example("The worked example with limit 4", {"config": _EXAMPLE})},
-    ok=TraceOut, ok_description="The trace.", problems=(400, 413, 415, 422),
+    ok=ref(), ok_description="The trace.", problems=(400, 413, 415, 422),
     ok_examples=lambda: {"seed1": example("Two blocks: A C, then three more tokens capped at the limit",
                                           run(parse_config(_EXAMPLE)))})
 def runs():

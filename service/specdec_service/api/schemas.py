@@ -11,7 +11,9 @@ token has positive draft probability) are the engine's
 which reports them with the same JSON pointers.
 
 Response schemas (``*Out``) describe what the engine returns, field by field,
-for the OpenAPI document; the service does not re-dump engine dicts through
+for the OpenAPI document; the parts of a trace (block, config, counters,
+draws, ...) are references to the trace format's components, produced from
+``engine/trace.schema.json`` (:mod:`.trace_components`); the service does not re-dump engine dicts through
 them at run time (schemathesis' response-conformance check proves the served
 bodies match).
 
@@ -33,11 +35,8 @@ from ..engine.bounds import (
     MIN_LIMIT, MIN_VOCAB, MIN_WIDTH,
 )
 from ..engine.models import BUILTIN_DRAFTS, BUILTIN_TARGETS
+from .trace_components import TraceRef
 
-DONE_REASONS = ("limit", "eos")
-"""Why a session ended (SPEC section 6)."""
-NO_BONUS_REASONS = ("rejection", "limit", "eos")
-"""Why a speculative or greedy block drew no bonus token (SPEC sections 4.4, 6)."""
 
 
 class StrictSchema(Schema):
@@ -230,16 +229,6 @@ class DrawsQuery(StrictSchema):
 # ---------------------------------------------------------------- responses
 
 
-def _nullable_string(values, description: str) -> fields.String:
-    return fields.String(required=True, allow_none=True, validate=validate.OneOf(values),
-                         metadata={"description": description})
-
-
-def Context() -> fields.String:
-    return Label(required=True, allow_none=True, metadata={
-        "description": "The last token of the context the row is conditioned on; null at the empty prefix."})
-
-
 class HealthOut(StrictSchema):
     """Liveness."""
 
@@ -268,169 +257,29 @@ class ModelsOut(StrictSchema):
     models = fields.List(fields.Nested(BuiltinModelOut), required=True)
 
 
-class DrawOut(StrictSchema):
-    """One draw of the SplitMix64 stream (SPEC section 2)."""
-
-    position = fields.Integer(required=True, validate=validate.Range(0, MAX_POSITION),
-                              metadata={"description": "Index n of the draw."})
-    u = fields.Float(required=True, validate=validate.Range(0, 1, max_inclusive=False),
-                     metadata={"description": "The draw in [0, 1), a multiple of 2^-53."})
-    hex = fields.String(required=True, validate=validate.Regexp("^[0-9a-f]{16}$"),
-                        metadata={"description": "The raw 64-bit value z before the final shift, 16 hex digits."})
-
-
 class DrawsOut(StrictSchema):
-    """``GET /v1/draws``."""
+    """``GET /v1/draws``: draws as a trace records them (``TraceDraw``)."""
 
-    draws = fields.List(fields.Nested(DrawOut), required=True)
-
-
-def DrawRef(description: str) -> fields.Nested:
-    return fields.Nested(DrawOut, required=True, allow_none=True, metadata={"description": description})
-
-
-class DraftStepOut(StrictSchema):
-    """One drafted proposal token (SPEC section 4.1)."""
-
-    index = fields.Integer(required=True, validate=validate.Range(1, MAX_WIDTH))
-    context = Context()
-    q = Probabilities(metadata={"description": "The draft row q_i for this context."})
-    draw = DrawRef("The draft draw; null when greedy.")
-    token = Label(required=True)
-    drafted = fields.Boolean(required=True, metadata={
-        "description": "Whether the draft's own rule gives this token from this draw (false for a caller's proposal it would not draft)."})
-
-
-class ProposalOut(StrictSchema):
-    """The uncommitted proposal of a block."""
-
-    tokens = fields.List(Label(), required=True, validate=validate.Length(0, MAX_WIDTH))
-    steps = fields.List(fields.Nested(DraftStepOut), required=True)
-
-
-class VerificationOut(StrictSchema):
-    """One verification (SPEC section 4.2): accept iff u * q(token) < p(token)."""
-
-    index = fields.Integer(required=True, validate=validate.Range(1, MAX_WIDTH))
-    context = Context()
-    token = Label(required=True)
-    p = Probabilities(metadata={"description": "The target row."})
-    q = Probabilities(metadata={"description": "The draft row."})
-    p_token = fields.Float(required=True, validate=validate.Range(0, 1))
-    q_token = fields.Float(required=True, validate=validate.Range(0, 1))
-    ratio = fields.Float(required=True, allow_none=True, validate=validate.Range(min=0),
-                         metadata={"description": "The acceptance ratio p_token / q_token: the token is accepted "
-                                                  "iff u < ratio, i.e. with probability min(1, ratio); null when greedy."})
-    draw = DrawRef("The verification draw; null when greedy.")
-    accepted = fields.Boolean(required=True)
-
-
-class CorrectionOut(StrictSchema):
-    """The correction at the first rejection (SPEC section 4.3): a token
-    sampled from the residual distribution (the target's argmax when greedy)."""
-
-    index = fields.Integer(required=True, validate=validate.Range(1, MAX_WIDTH))
-    context = Context()
-    distribution = Probabilities(metadata={"description": "The residual (correction) distribution; the target row when greedy."})
-    draw = DrawRef("The correction draw; null when greedy.")
-    token = Label(required=True)
-
-
-class TargetSampleOut(StrictSchema):
-    """A token drawn from the target: the bonus token (SPEC 4.4) or an
-    autoregressive token (SPEC 5)."""
-
-    context = Context()
-    p = Probabilities(metadata={"description": "The target row."})
-    draw = DrawRef("The draw; null when greedy.")
-    token = Label(required=True)
-
-
-class CountersOut(StrictSchema):
-    """Work counters (SPEC section 7)."""
-
-    target_passes = Count(required=True)
-    draft_steps = Count(required=True)
-    accepted = Count(required=True)
-    rejected = Count(required=True)
-    discarded = Count(required=True)
-    bonus_tokens = Count(required=True)
-    committed = Count(required=True)
-    draws = Count(required=True)
-
-
-class BlockOut(StrictSchema):
-    """One decoding block with every row, draw and decision
-    (``docs/trace-format.md``)."""
-
-    mode = fields.String(required=True, validate=validate.OneOf(MODES))
-    prefix = fields.List(Label(), required=True, metadata={"description": "The committed prefix before the block."})
-    position = fields.Integer(required=True, validate=validate.Range(0, MAX_POSITION))
-    proposal = fields.Nested(ProposalOut, required=True)
-    verification = fields.List(fields.Nested(VerificationOut), required=True)
-    correction = fields.Nested(CorrectionOut, required=True, allow_none=True)
-    discarded = fields.List(Label(), required=True, metadata={"description": "Proposals after the rejection."})
-    bonus = fields.Nested(TargetSampleOut, required=True, allow_none=True)
-    no_bonus = _nullable_string([*NO_BONUS_REASONS, None], "Why no bonus token was drawn (null when one was, or in mode autoregressive).")
-    sample = fields.Nested(TargetSampleOut, required=True, allow_none=True,
-                           metadata={"description": "The token of an autoregressive block; null otherwise."})
-    committed = fields.List(Label(), required=True, metadata={"description": "The tokens this block committed."})
-    counters = fields.Nested(CountersOut, required=True)
-    next_position = fields.Integer(required=True, validate=validate.Range(0, MAX_POSITION))
-    done = _nullable_string([*DONE_REASONS, None], "Why the session ended after this block, or null.")
-
-
-class ModelOutField(fields.Field):
-    """A model in a returned config: its built-in name or the custom table."""
-
-
-def _model_out_doc(role: str, names) -> dict:
-    return {
-        "description": f"The {role} model: its built-in name, or the custom table as sent (numbers as float64).",
-        "oneOf": [{"type": "string", "enum": sorted(names)}, {"$ref": "#/components/schemas/ModelTableOut"}],
-    }
-
-
-class ConfigOut(StrictSchema):
-    """Session settings with every default filled in."""
-
-    target = ModelOutField(required=True, metadata=_model_out_doc("target", BUILTIN_TARGETS))
-    draft = ModelOutField(required=True, metadata=_model_out_doc("draft", BUILTIN_DRAFTS))
-    mode = fields.String(required=True, validate=validate.OneOf(MODES))
-    width = fields.Integer(required=True, validate=validate.Range(MIN_WIDTH, MAX_WIDTH))
-    seed = fields.Integer(required=True, validate=validate.Range(0, MAX_SEED))
-    limit = fields.Integer(required=True, validate=validate.Range(MIN_LIMIT, MAX_LIMIT))
-    eos = Label(required=True, allow_none=True)
+    draws = fields.List(TraceRef("draw"), required=True)
 
 
 class StateOut(StrictSchema):
-    """The next session state: send it back unchanged for the next block."""
+    """The next session state: send it back unchanged for the next block
+    (its parts are the trace format's)."""
 
-    config = fields.Nested(ConfigOut, required=True)
-    committed = fields.List(Label(), required=True, validate=validate.Length(0, MAX_LIMIT))
+    config = TraceRef("config", required=True)
+    committed = TraceRef("tokens", required=True)
     position = fields.Integer(required=True, validate=validate.Range(0, MAX_POSITION))
-    counters = fields.Nested(CountersOut, required=True)
+    counters = TraceRef("counters", required=True)
 
 
 class StepOut(StrictSchema):
-    """``POST /v1/step`` and ``POST /v1/verify``: the committed block, the
-    next state and whether the session is done."""
+    """``POST /v1/step`` and ``POST /v1/verify``: the committed block (as in a
+    trace), the next state and whether the session is done."""
 
-    block = fields.Nested(BlockOut, required=True)
+    block = TraceRef("block", required=True)
     state = fields.Nested(StateOut, required=True)
-    done = _nullable_string([*DONE_REASONS, None], "null while the session can go on, else why it ended.")
-
-
-class TraceOut(StrictSchema):
-    """``POST /v1/runs``: a whole session in the ``specdec-trace/1`` format."""
-
-    format = fields.String(required=True, validate=validate.OneOf(["specdec-trace/1"]))
-    config = fields.Nested(ConfigOut, required=True)
-    blocks = fields.List(fields.Nested(BlockOut), required=True, validate=validate.Length(1, MAX_LIMIT))
-    output = fields.List(Label(), required=True, validate=validate.Length(1, MAX_LIMIT))
-    counters = fields.Nested(CountersOut, required=True)
-    position = fields.Integer(required=True, validate=validate.Range(0, MAX_POSITION))
-    done = fields.String(required=True, validate=validate.OneOf(DONE_REASONS))
+    done = TraceRef("done", required=True)
 
 
 class ErrorItemOut(StrictSchema):
@@ -456,5 +305,3 @@ class ProblemOut(StrictSchema):
     unit = fields.String(metadata={"description": "For an over-budget 422: the unit of `cost` and `budget` (docs/service.md)."})
 
 
-COUNTER_FIELDS = tuple(CountersOut().fields)
-assert COUNTER_FIELDS == COUNTER_NAMES, "the counters schema must follow SPEC section 7's names"

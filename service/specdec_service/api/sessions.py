@@ -14,7 +14,8 @@ from ..engine import InvalidInput, parse_state
 from .bodies import load, parse_with, read_json
 from .problems import json_response
 from .routes import ApiBlueprint, example
-from .schemas import ProposalOut, StateIn, StepOut, VerifyIn
+from .schemas import StateIn, StepOut, VerifyIn
+from .trace_components import ref
 
 blueprint = ApiBlueprint(
     "sessions", __name__, tag="sessions",
@@ -55,7 +56,7 @@ def _state_from_body() -> engine.State:
     description="The body is a session state. Returns the uncommitted proposal of the next block: up to "
                 "min(width, limit - committed) draft tokens, each with its context, draft row q and draw "
                 "(SPEC section 4.1). Nothing is committed; the position does not move.",
-    body=StateIn, examples=lambda: _examples()["state"], ok=ProposalOut,
+    body=StateIn, examples=lambda: _examples()["state"], ok=ref("proposal"),
     ok_description="The proposal.", problems=_PROBLEMS,
     ok_examples=lambda: {"seed1": example("Draws 0.5666, 0.7458, 0.9710 propose A, A, C", _examples()["proposal"])})
 def draft():

@@ -1,0 +1,79 @@
+"""The trace format in the contract, produced from its one source.
+
+``engine/trace.schema.json`` (JSON Schema 2020-12, ``specdec-trace/1``) is the
+only description of a trace and of its parts (block, proposal, verification
+step, correction, target sample, draw, counters, config, ...). The OpenAPI
+document holds it as components: the root as ``Trace`` and each ``$defs``
+entry ``name`` as ``Trace<Name>`` (``block`` -> ``TraceBlock``,
+``proposal_step`` -> ``TraceProposalStep``), references rewritten
+(:func:`trace_components`). Response schemas that return a part of a trace
+(``POST /v1/step``'s block, ``POST /v1/draft``'s proposal, the draws of
+``GET /v1/draws``, a suite's configs) point at those components with a
+:class:`TraceRef` field, so no schema repeats the format.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from marshmallow import fields
+
+from ..engine import trace_schema
+
+COMPONENTS = "#/components/schemas/"
+ROOT = "Trace"
+"""The component name of a whole trace."""
+
+
+def component_name(definition: Optional[str] = None) -> str:
+    """The component of ``$defs/<definition>`` (None: the whole trace), e.g. ``TraceProposalStep``."""
+    if definition is None:
+        return ROOT
+    if definition not in trace_schema()["$defs"]:
+        raise KeyError(f"trace.schema.json has no definition {definition!r}")
+    return ROOT + "".join(part.capitalize() for part in definition.split("_"))
+
+
+def ref(definition: Optional[str] = None) -> dict:
+    """``{"$ref": ...}`` to the component of ``definition`` (None: the whole trace)."""
+    return {"$ref": COMPONENTS + component_name(definition)}
+
+
+def _rewrite(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: (ref(v.rsplit("/", 1)[1])["$ref"] if k == "$ref" else _rewrite(v)) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_rewrite(v) for v in node]
+    return node
+
+
+def trace_components() -> dict[str, dict]:
+    """``{component name: JSON Schema}``: the trace schema's root (without
+    ``$schema``, ``$id``, ``$defs``) and each of its definitions, with every
+    ``#/$defs/x`` reference pointing at the component of ``x``."""
+    schema = trace_schema()
+    components = {ROOT: _rewrite({k: v for k, v in schema.items() if k not in ("$schema", "$id", "$defs")})}
+    components.update((component_name(name), _rewrite(d)) for name, d in schema["$defs"].items())
+    return components
+
+
+class TraceRef(fields.Raw):
+    """A marshmallow field documented as a reference to a trace component
+    (``definition`` of ``trace.schema.json``; None for a whole trace).
+
+    Response schemas are documentation (the service does not dump through
+    them), so the field only needs its place in the contract:
+    :func:`trace_ref_attribute` makes it ``{"$ref": ...}`` (plus its
+    ``description``, if any).
+    """
+
+    def __init__(self, definition: Optional[str] = None, **kwargs: Any) -> None:
+        component_name(definition)  # fail at import on a name the schema lacks
+        self.definition = definition
+        super().__init__(**kwargs)
+
+
+def trace_ref_attribute(self, field: fields.Field, **kwargs: Any) -> dict:
+    """An apispec attribute function (``converter.add_attribute_function``):
+    a :class:`TraceRef` field is the ``$ref`` of its component."""
+    return ref(field.definition) if isinstance(field, TraceRef) else {}
