@@ -263,6 +263,47 @@ class DrawsOut(StrictSchema):
     draws = fields.List(TraceRef("draw"), required=True)
 
 
+# Counters and a config as the analysis of POST /v1/analysis reports them (its
+# expected counters are floats, its config has no seed): the trace's own
+# counters and config are the TraceCounters and TraceConfig components.
+
+
+class CountersOut(StrictSchema):
+    """Work counters (SPEC section 7)."""
+
+    target_passes = Count(required=True)
+    draft_steps = Count(required=True)
+    accepted = Count(required=True)
+    rejected = Count(required=True)
+    discarded = Count(required=True)
+    bonus_tokens = Count(required=True)
+    committed = Count(required=True)
+    draws = Count(required=True)
+
+
+class ModelOutField(fields.Field):
+    """A model in a returned config: its built-in name or the custom table."""
+
+
+def _model_out_doc(role: str, names) -> dict:
+    return {
+        "description": f"The {role} model: its built-in name, or the custom table as sent (numbers as float64).",
+        "oneOf": [{"type": "string", "enum": sorted(names)}, {"$ref": "#/components/schemas/ModelTableOut"}],
+    }
+
+
+class ConfigOut(StrictSchema):
+    """Session settings with every default filled in."""
+
+    target = ModelOutField(required=True, metadata=_model_out_doc("target", BUILTIN_TARGETS))
+    draft = ModelOutField(required=True, metadata=_model_out_doc("draft", BUILTIN_DRAFTS))
+    mode = fields.String(required=True, validate=validate.OneOf(MODES))
+    width = fields.Integer(required=True, validate=validate.Range(MIN_WIDTH, MAX_WIDTH))
+    seed = fields.Integer(required=True, validate=validate.Range(0, MAX_SEED))
+    limit = fields.Integer(required=True, validate=validate.Range(MIN_LIMIT, MAX_LIMIT))
+    eos = Label(required=True, allow_none=True)
+
+
 class StateOut(StrictSchema):
     """The next session state: send it back unchanged for the next block
     (its parts are the trace format's)."""
