@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from decimal import Decimal
 from fractions import Fraction
 from collections.abc import Mapping, Sequence
@@ -112,6 +113,13 @@ def resolve_model(value: Any, role: str) -> Model:
     return parse_model(value)
 
 
+MODEL_MEMO_SIZE = 32
+"""How many custom models :func:`parse_model` keeps (least recently used
+first out). A 64-label model takes about 0.4 MB (its exact rows 0.32 MB, its
+key 0.09 MB; ``docs/bench-engine.md``), so the memo stays under about 13 MB a
+process."""
+
+
 def parse_model(spec: Any) -> Model:
     """Validate and read a custom bigram model (SPEC section 1).
 
@@ -120,9 +128,46 @@ def parse_model(spec: Any) -> Model:
     token, each as long as the vocabulary, every entry a finite non-negative
     number, each row summing to 1 within 1e-9 (then normalised exactly).
 
+    Valid models are memoised by their exact JSON (:class:`_SpecKey`; at most
+    :data:`MODEL_MEMO_SIZE`): a stateless session sends the same tables with
+    every block, and reading a 64-label table costs about 40 ms.
+
     Raises :class:`InvalidInput` listing every fault, with paths relative to
     ``spec`` (e.g. ``("next", "A", 2)``).
     """
+    if type(spec) is dict:
+        return _memoised(_SpecKey(spec))
+    return _parse_model(spec)
+
+
+class _SpecKey:
+    """A custom model's JSON as a memo key: ``repr`` of the parsed value, its
+    canonical text with the type of every value (``Decimal('0.1')``, ``0.1``,
+    ``'0.1'`` and ``True`` differ), computed in C. Equal keys hold equal
+    values of equal types, so they read as the same model; a spec written
+    differently (``0.10``, keys in another order) is only a miss."""
+
+    __slots__ = ("spec", "text", "_hash")
+
+    def __init__(self, spec: dict) -> None:
+        self.spec: Optional[dict] = spec
+        self.text = repr(spec)
+        self._hash = hash(self.text)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _SpecKey) and self.text == other.text
+
+
+@lru_cache(maxsize=MODEL_MEMO_SIZE)
+def _memoised(key: _SpecKey) -> Model:
+    spec, key.spec = key.spec, None  # the memo keeps the text, not the parsed request
+    return _parse_model(spec)
+
+
+def _parse_model(spec: Any) -> Model:
     if not isinstance(spec, Mapping):
         raise InvalidInput.at((), "must be a built-in model name or an object with vocab, start and next")
     faults: list[Fault] = []
