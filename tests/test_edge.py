@@ -26,7 +26,7 @@ import yaml
 
 from conftest import SEED1, free_port
 from specdec_service.api.grading import GRADE_MAX_BODY_BYTES
-from specdec_service.api.openapi import edge_example
+from specdec_service.api.openapi import EDGE_PROBLEMS, edge_example
 from specdec_service.api.problems import problem
 from specdec_service.api.routes import EDGE_STATUSES
 from specdec_service.app import MAX_BODY_BYTES
@@ -163,6 +163,12 @@ def test_edge_limits_match_the_service():
     assert "client_max_body_size 8m;" in grade[:grade.index("}")]
     assert f"~^/v1/grade([/?]|$)  {GRADE_MAX_BODY_BYTES};" in conf and f"default           {MAX_BODY_BYTES};" in conf
     assert "proxy_next_upstream error timeout http_502 http_503 non_idempotent;" in conf
+    # the numbers the problems' details (and the contract's EdgeError) state are the directives'
+    assert "limit_conn specdec_per_client 64;" in conf and "(at most 64)" in EDGE_PROBLEMS[503]
+    assert "large_client_header_buffers 4 4k;" in conf and "4096 bytes" in EDGE_PROBLEMS[431]
+    assert "longer than 4094 bytes" in EDGE_PROBLEMS[414]  # a 4096-byte buffer holds the line and CRLF
+    assert "proxy_read_timeout 60s;" in conf and "within 60 s" in EDGE_PROBLEMS[504]
+    assert "client_header_timeout 10s;" in conf and "client_body_timeout 10s;" in conf
 
 
 def test_every_edge_page_is_a_problem_of_the_service_format():
@@ -262,6 +268,21 @@ def test_a_step_through_the_edge_equals_the_service(edge):
     invalid = requests.post(f"{edge.url}/v1/step", json={"config": {"draft": "biased", "seed": 1, "width": 17}},
                             timeout=10)
     assert invalid.status_code == 422 and invalid.json()["errors"][0]["pointer"] == "#/config/width"
+
+
+def test_cors_preflight_and_http_1_0_pass_the_edge(edge):
+    """The edge passes on the headers a CORS preflight needs (it passes only what the
+    service reads), and an HTTP/1.0 request without Host is served."""
+    preflight = requests.options(f"{edge.url}/v1/step", timeout=10, headers={
+        "Origin": "https://course.example.org", "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type"})
+    assert preflight.status_code == 200
+    assert preflight.headers["Access-Control-Allow-Origin"] == "*"
+    assert preflight.headers["Access-Control-Allow-Headers"] == "content-type"
+    assert "POST" in preflight.headers["Access-Control-Allow-Methods"]
+    answer, _ = raw(edge.port, b"GET /health HTTP/1.0\r\n\r\n")
+    status, headers, body = parse(answer)
+    assert status == 200 and json.loads(body)["status"] == "ok"
 
 
 def test_request_id_is_echoed_and_in_both_logs(edge):
