@@ -25,6 +25,7 @@ import requests
 import yaml
 
 from conftest import SEED1, free_port
+from specdec_service import create_app
 from specdec_service.api.grading import GRADE_MAX_BODY_BYTES
 from specdec_service.api.openapi import EDGE_PROBLEMS, edge_example
 from specdec_service.api.problems import problem
@@ -564,6 +565,33 @@ def test_sigterm_of_a_replica_under_load_finishes_in_flight_requests(edge):
                f"wrong {load.wrong}; {load.errors[:5]}")
     assert load.ok >= 50 and load.non_2xx == load.failed == load.cut_short == load.wrong == 0, summary
     assert "Handling signal: term" in edge.log("replica-2.log") or "Handling signal: TERM" in edge.log("replica-2.log")
+
+
+def test_sigterm_lets_the_request_in_flight_finish(edge):
+    """A grading request of 400 traces (seconds of work) sent straight to replica 1;
+    the replica is stopped with SIGTERM (``restart 1``) while it works: the answer
+    still arrives whole and right, after the signal."""
+    app = create_app({"TESTING": True}).test_client()
+    traces = [app.post("/v1/runs", json={"config": {"draft": "biased", "seed": seed}}).get_json()
+              for seed in range(400)]
+    port = edge.state["replicas"][0]["port"]
+    answer: dict = {}
+
+    def grade() -> None:
+        response = requests.post(f"http://127.0.0.1:{port}/v1/grade", json={"traces": traces}, timeout=60)
+        answer.update(status=response.status_code, body=response.json(), at=time.monotonic())
+
+    worker = threading.Thread(target=grade)
+    worker.start()
+    time.sleep(0.5)  # the body (2.6 MB) is sent and the work has begun
+    signalled = time.monotonic()
+    restarted = local(edge.run_dir, "restart", "1")
+    worker.join(timeout=60)
+    assert restarted.returncode == 0, restarted.stderr
+    assert answer["status"] == 200 and answer["at"] > signalled
+    assert answer["body"]["summary"] == {"count": 400, "passed": 400, "failed": 0, "mean_score": 1.0}
+    log = edge.log("replica-1.log")
+    assert log.rindex('"POST /v1/grade HTTP/1.1" 200') > log.rindex("Handling signal: term")  # answered after it
 
 
 # -- deployments of their own ----------------------------------------------------------
