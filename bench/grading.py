@@ -1,6 +1,6 @@
 """Grading throughput, in-process and over HTTP (run by hand, not in CI).
 
-    python bench/grading.py [--count 1000] [--repeat 3] [--no-http]
+    python bench/grading.py [--count 1000] [--repeat 3] [--no-http] [--cpu]
 
 In-process (one core): ``grade`` on ``--count`` correct eight-token toy traces (draft biased,
 width 3, seeds 0..count-1, round-tripped through JSON like a parsed request: every config
@@ -33,13 +33,14 @@ from specdec_service.grading import CATALOGUE, faulty_run, grade, grade_distribu
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def best(fn, repeat: int) -> float:
-    """Best wall time of ``fn()`` in seconds over ``repeat`` rounds."""
+def best(fn, repeat: int, clock=time.perf_counter) -> float:
+    """Best time of ``fn()`` in seconds over ``repeat`` rounds: wall time, or ``clock``
+    (``time.process_time`` for the in-process figures with ``--cpu``)."""
     times = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         fn()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return min(times)
 
 
@@ -113,29 +114,32 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-http", action="store_true", help="skip the HTTP measurements")
+    parser.add_argument("--cpu", action="store_true",
+                        help="in-process figures in process CPU time (steadier on a shared machine); HTTP stays wall time")
     args = parser.parse_args()
+    clock = time.process_time if args.cpu else time.perf_counter
 
     good = correct_traces(args.count)
     bad = failing_traces(min(args.count, 300))
     config = parse_config({"draft": "biased", "seed": 1, "width": 3})
-    t_run = best(lambda: [run(config) for _ in range(200)], args.repeat) / 200
+    t_run = best(lambda: [run(config) for _ in range(200)], args.repeat, clock) / 200
 
-    t_grade = best(lambda: [grade(t) for t in good], args.repeat)  # distinct configs: no cache hits
+    t_grade = best(lambda: [grade(t) for t in good], args.repeat, clock)  # distinct configs: no cache hits
     same = [good[i % 20] for i in range(len(good))]  # 20 settings, like a class with 20 assigned configs
-    t_same = best(lambda: [grade(t) for t in same], args.repeat)
-    t_many = best(lambda: grade_many(good), args.repeat)
-    t_bad = best(lambda: [grade(t) for t in bad], args.repeat)
-    t_bad_nodiag = best(lambda: [grade(t, diagnose=False) for t in bad], args.repeat)
+    t_same = best(lambda: [grade(t) for t in same], args.repeat, clock)
+    t_many = best(lambda: grade_many(good), args.repeat, clock)
+    t_bad = best(lambda: [grade(t) for t in bad], args.repeat, clock)
+    t_bad_nodiag = best(lambda: [grade(t, diagnose=False) for t in bad], args.repeat, clock)
 
     toy4 = {"config": {"draft": "biased", "seed": 0}, "m": 4}
     cells = [[a, b, c, d] for a in "ABC" for b in "ABC" for c in "ABC" for d in "ABC"]
     counts = [{"prefix": cell, "count": 1_000_000 // 81 + (1 if i < 1_000_000 % 81 else 0)} for i, cell in enumerate(cells)]
     samples = [t["output"] for t in good] * (100_000 // len(good))
-    t_counts = best(lambda: grade_distribution({**toy4, "counts": counts}), args.repeat)
-    t_samples = best(lambda: grade_distribution({**toy4, "samples": samples}), args.repeat)
+    t_counts = best(lambda: grade_distribution({**toy4, "counts": counts}), args.repeat, clock)
+    t_samples = best(lambda: grade_distribution({**toy4, "samples": samples}), args.repeat, clock)
 
     print(f"# {platform.python_implementation()} {platform.python_version()} on {platform.machine()}, "
-          f"{os.cpu_count()} CPUs; best of {args.repeat}")
+          f"{os.cpu_count()} CPUs; best of {args.repeat}; in-process figures in {'CPU' if args.cpu else 'wall'} time")
     print(f"engine run (8-token toy trace):            {t_run * 1e3:8.3f} ms")
     print(f"grade, correct traces:                     {len(good) / t_grade:8.0f} traces/s  ({t_grade / len(good) * 1e3:.3f} ms each)")
     print(f"grade, 20 distinct configs (cached refs):  {len(same) / t_same:8.0f} traces/s")
