@@ -29,7 +29,6 @@ import argparse
 import importlib.util
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -63,10 +62,8 @@ def main(argv=None) -> int:
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args(argv)
-    for tool in ("wrk",):
-        if shutil.which(tool) is None:
-            print(f"{tool} is not installed (apt-get install -y {tool})", file=sys.stderr)
-            return 2
+    if single.wrk_missing():
+        return 2
     local = load_local()
     local.nginx_binary()  # fails early without nginx
 
@@ -108,11 +105,7 @@ def main(argv=None) -> int:
     scale = [two["rps"] / one["rps"] for one, two in zip(results["edge+1"], results["edge+2"])]
     print(f"wrk {args.duration} x {args.rounds} rounds, 1 thread, {args.connections} connections; one sync worker "
           f"per replica; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f}")
-    print(f"{'setup':<10} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms/req':>11} {'errors':>7}   (medians over rounds)")
-    for name, s in summary.items():
-        print(f"{name:<10} {s['rps']:>9.1f} {s['p50_ms']:>8.2f} {s['p99_ms']:>8.2f} {s['cpu_ms']:>11.3f} {s['errors']:>7}")
-    for name, rs in results.items():
-        print(f"  {name} req/s by round: " + ", ".join(f"{r['rps']:.0f}" for r in rs))
+    single.print_table("setup", summary, results, "cpu_ms")
     print("  edge+1 : gunicorn by round: " + ", ".join(f"{r:.2f}" for r in cost))
     print("  edge+2 : edge+1 by round: " + ", ".join(f"{r:.2f}" for r in scale))
     print(f"edge cost: edge+1 : gunicorn = {statistics.median(cost):.2f}; "

@@ -22,7 +22,6 @@ import argparse
 import copy
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -89,8 +88,7 @@ def main(argv=None) -> int:
     parser.add_argument("--connections", type=int, default=2)
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args(argv)
-    if shutil.which("wrk") is None:
-        print("wrk is not installed (apt-get install -y wrk)", file=sys.stderr)
+    if single.wrk_missing():
         return 2
     requests_ = bodies()
     with tempfile.TemporaryDirectory(prefix="specdec-routes-") as tmp, tempfile.TemporaryFile() as log:

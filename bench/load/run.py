@@ -75,6 +75,24 @@ def wrk(url: str, script: str, duration: str, connections: int, threads: int) ->
     return json.loads(line[len("RESULT "):])
 
 
+def wrk_missing() -> bool:
+    """True (after saying so on stderr) when wrk is not installed."""
+    if shutil.which("wrk") is None:
+        print("wrk is not installed (apt-get install -y wrk)", file=sys.stderr)
+        return True
+    return False
+
+
+def print_table(label: str, summary: dict, runs: dict, cpu_key: str) -> None:
+    """The medians of each setup (``summary``: rps, p50_ms, p99_ms, ``cpu_key``,
+    errors) as a table, then each setup's requests per second by round."""
+    print(f"{label:<14} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms/req':>11} {'errors':>7}   (medians over rounds)")
+    for name, s in summary.items():
+        print(f"{name:<14} {s['rps']:>9.1f} {s['p50_ms']:>8.2f} {s['p99_ms']:>8.2f} {s[cpu_key]:>11.3f} {s['errors']:>7}")
+    for name, results in runs.items():
+        print(f"  {name} req/s by round: " + ", ".join(f"{r['rps']:.0f}" for r in results))
+
+
 def wait_for_health(url: str, server: subprocess.Popen, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -98,8 +116,7 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, help="gunicorn workers (default: gunicorn.conf.py's)")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args(argv)
-    if shutil.which("wrk") is None:
-        print("wrk is not installed (apt-get install -y wrk)", file=sys.stderr)
+    if wrk_missing():
         return 2
 
     port = free_port()
@@ -136,11 +153,7 @@ def main(argv=None) -> int:
     cpu_ratio = health["server_cpu_ms"] / step["server_cpu_ms"]
     print(f"wrk {args.duration} x {args.rounds} rounds, {args.threads} thread(s), {args.connections} connections; "
           f"gunicorn {workers} sync worker(s); {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f}")
-    print(f"{'route':<14} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms/req':>11} {'errors':>7}   (medians over rounds)")
-    for name, s in summary.items():
-        print(f"{name:<14} {s['rps']:>9.1f} {s['p50_ms']:>8.2f} {s['p99_ms']:>8.2f} {s['server_cpu_ms']:>11.3f} {s['errors']:>7}")
-    for name, results in runs.items():
-        print(f"  {name} req/s by round: " + ", ".join(f"{r['rps']:.0f}" for r in results))
+    print_table("route", summary, runs, "server_cpu_ms")
     print("  throughput ratio by round: " + ", ".join(f"{r:.2f}" for r in round_ratios))
     print(f"throughput ratio /v1/step : /health = {ratio:.2f} (median of the rounds; target >= {TARGET:.2f}: "
           f"{'met' if ratio >= TARGET else 'NOT met'}); server CPU per request ratio = {cpu_ratio:.2f}")
