@@ -217,3 +217,21 @@ def test_every_route_has_a_budget_or_a_constant_answer():
     for route in BUDGETS:
         method, path = route.split(" ")
         assert f"`{route}`" in documented or f"`{path}`" in documented, route
+
+
+def test_distribution_over_budget_within_the_body_limit_is_a_422_problem(client):
+    # 440,000 samples of 4 one-letter tokens fit in 8 MiB of compact JSON, but cost
+    # 440,000 * 4 to read + 5 * min(440,000 / 5, 17^4) cells = 2,177,605 sample units.
+    letters = [chr(ord("A") + i) for i in range(17)]
+    row = [0.0625] * 16 + [0.0]
+    model = {"vocab": letters, "start": row, "next": {v: row for v in letters}}
+    body = {"config": {"target": model, "draft": model, "seed": 0}, "m": 4, "samples": [["A", "B", "C", "D"]] * 440_000}
+    data = json.dumps(body, separators=(",", ":")).encode()
+    assert len(data) < 8 * 1024 * 1024
+    response = client.post("/v1/grade/distribution", data=data, headers={"Content-Type": "application/json"})
+    assert response.status_code == 422
+    problem = response.get_json()
+    assert problem["type"] == OVER_BUDGET
+    assert (problem["cost"], problem["budget"], problem["unit"]) == (440_000 * 4 + 5 * 83_521, 2_000_000, "sample units")
+    assert problem["errors"] == [{"pointer": "#/samples", "detail": "costs 2,177,605 sample units, over the budget of 2,000,000"}]
+    assert "send counts of prefixes instead of samples" in problem["detail"]
