@@ -22,10 +22,20 @@ from .types import Config, Record, _tuple
 
 
 class JsonLike:
-    """Read access to the JSON object a record was read from:
-    ``record[key]`` and ``record.get(key, default)`` (the raw values)."""
+    """Base of the report records: ``from_dict`` reads each field from the
+    key of its name (through the record's ``convert`` functions, by field
+    name, where the JSON value is not the field's value as is), and
+    ``record[key]``/``record.get(key, default)`` read the JSON object a
+    record was read from (the raw values)."""
 
     raw: Optional[dict]
+    convert: Mapping[str, Callable[[Any], Any]] = {}
+
+    @classmethod
+    def from_dict(cls, d: Mapping):
+        """The record of the JSON object ``d`` (kept as ``raw``); ``KeyError``,
+        ``TypeError`` or ``ValueError`` when ``d`` is malformed."""
+        return _read(cls, d, **cls.convert)
 
     def _json(self) -> Mapping:
         return self.raw if self.raw is not None else self.to_dict()  # type: ignore[attr-defined]
@@ -65,10 +75,6 @@ class Failure(JsonLike, Record):
     detail: str
     explanation: str
 
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "Failure":
-        return _read(cls, d)
-
 
 @dataclass(frozen=True)
 class Check(JsonLike, Record):
@@ -83,9 +89,7 @@ class Check(JsonLike, Record):
     first_failure: Optional[Failure]
     rule: str
 
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "Check":
-        return _read(cls, d, blocks=_tuple, first_failure=_optional(Failure))
+    convert = dict(blocks=_tuple, first_failure=_optional(Failure))
 
 
 @dataclass(frozen=True)
@@ -104,10 +108,6 @@ class FirstDivergence(JsonLike, Record):
     rule: str
     explanation: str
 
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "FirstDivergence":
-        return _read(cls, d)
-
 
 @dataclass(frozen=True)
 class Agreement(JsonLike, Record):
@@ -116,10 +116,6 @@ class Agreement(JsonLike, Record):
 
     blocks: int
     first_divergence: Optional[str]
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "Agreement":
-        return _read(cls, d)
 
 
 @dataclass(frozen=True)
@@ -133,9 +129,7 @@ class Diagnosis(JsonLike, Record):
     exact: bool
     agreement: Agreement
 
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "Diagnosis":
-        return _read(cls, d, agreement=Agreement.from_dict)
+    convert = dict(agreement=Agreement.from_dict)
 
 
 @dataclass(frozen=True)
@@ -148,9 +142,7 @@ class Reference(JsonLike, Record):
     blocks: int
     done: str
 
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "Reference":
-        return _read(cls, d, output=_tuple)
+    convert = dict(output=_tuple)
 
 
 @dataclass(frozen=True)
@@ -167,11 +159,8 @@ class GradeReport(JsonLike, Record):
     diagnosis: tuple[Diagnosis, ...]
     reference: Reference
 
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "GradeReport":
-        return _read(cls, d, score=float, checks=_many(Check), tolerance=float,
-                     first_divergence=_optional(FirstDivergence), diagnosis=_many(Diagnosis),
-                     reference=Reference.from_dict)
+    convert = dict(score=float, checks=_many(Check), tolerance=float, first_divergence=_optional(FirstDivergence),
+                   diagnosis=_many(Diagnosis), reference=Reference.from_dict)
 
 
 @dataclass(frozen=True)
@@ -183,9 +172,7 @@ class GradeSummary(JsonLike, Record):
     failed: int
     mean_score: float
 
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "GradeSummary":
-        return _read(cls, d, mean_score=float)
+    convert = dict(mean_score=float)
 
 
 @dataclass(frozen=True)
@@ -195,9 +182,7 @@ class GradeBatch(JsonLike, Record):
     reports: tuple[GradeReport, ...]
     summary: GradeSummary
 
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "GradeBatch":
-        return _read(cls, d, reports=_many(GradeReport), summary=GradeSummary.from_dict)
+    convert = dict(reports=_many(GradeReport), summary=GradeSummary.from_dict)
 
 
 @dataclass(frozen=True)
@@ -212,9 +197,7 @@ class Cell(JsonLike, Record):
     expected_share: float
     residual: float
 
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "Cell":
-        return _read(cls, d, prefix=_tuple)
+    convert = dict(prefix=_tuple)
 
 
 @dataclass(frozen=True)
@@ -224,9 +207,7 @@ class ImpossiblePrefix(JsonLike, Record):
     prefix: tuple[str, ...]
     observed: int
 
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "ImpossiblePrefix":
-        return _read(cls, d, prefix=_tuple)
+    convert = dict(prefix=_tuple)
 
 
 @dataclass(frozen=True)
@@ -238,10 +219,6 @@ class Acceptance(JsonLike, Record):
     observed_rate: Optional[float]
     expected_rate: Optional[float]
     first_position_rate: Optional[float]
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "Acceptance":
-        return _read(cls, d)
 
 
 @dataclass(frozen=True)
@@ -271,10 +248,8 @@ class DistributionReport(JsonLike, Record):
     under_represented: tuple[Cell, ...]
     acceptance: Optional[Acceptance]
 
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "DistributionReport":
-        return _read(cls, d, impossible=_many(ImpossiblePrefix), over_represented=_many(Cell),
-                     under_represented=_many(Cell), acceptance=_optional(Acceptance))
+    convert = dict(impossible=_many(ImpossiblePrefix), over_represented=_many(Cell), under_represented=_many(Cell),
+                   acceptance=_optional(Acceptance))
 
 
 @dataclass(frozen=True)
@@ -284,10 +259,6 @@ class SuiteSummary(JsonLike, Record):
     name: str
     description: str
     count: int
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "SuiteSummary":
-        return _read(cls, d)
 
 
 @dataclass(frozen=True)
@@ -299,9 +270,7 @@ class SuiteConfig(JsonLike, Record):
     config: Config
     exercises: tuple[str, ...]
 
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "SuiteConfig":
-        return _read(cls, d, config=Config.from_dict, exercises=_tuple)
+    convert = dict(config=Config.from_dict, exercises=_tuple)
 
 
 @dataclass(frozen=True)
@@ -312,6 +281,4 @@ class Suite(JsonLike, Record):
     description: str
     configs: tuple[SuiteConfig, ...]
 
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "Suite":
-        return _read(cls, d, configs=_many(SuiteConfig))
+    convert = dict(configs=_many(SuiteConfig))
