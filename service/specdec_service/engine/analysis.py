@@ -32,7 +32,7 @@ the exact distribution it induces): :func:`rules_for` turns a
 :class:`~.rules.RuleSet` into :class:`BlockRules`. ``autoregressive`` is the
 block of width 0 (no proposal, the "bonus" is the sampled token); the naive
 rule :data:`NAIVE` is speculative sampling with the catalogue's
-``TargetRowCorrection`` swapped in. docs/analysis.md explains every number.
+``TargetRowCorrection`` swapped in (:data:`.rules.NAIVE`). docs/analysis.md explains every number.
 
 Pure Python, no I/O; the HTTP layer is :mod:`specdec_service.api.analysis`.
 """
@@ -44,10 +44,9 @@ from fractions import Fraction
 from math import lcm
 from typing import Optional, Sequence
 
-from ..grading.faulty import TargetRowCorrection, swapped
 from .distributions import Dist, residual, to_float
 from .errors import Fault, InvalidInput
-from .rules import AUTOREGRESSIVE, MODE_RULES, SPECULATIVE, RuleSet
+from .rules import AUTOREGRESSIVE, MODE_RULES, NAIVE, RuleSet, at_limit, room
 from .state import COUNTER_NAMES, MAX_WIDTH, MIN_WIDTH, Config, parse_config
 
 MIN_DEPTH, MAX_DEPTH = 1, 8
@@ -102,6 +101,17 @@ class BlockRules:
     width: int
     draws: bool
     eos: Optional[int]
+    limit: int
+    bonus_rule: object
+
+    def room(self, length: int) -> int:
+        """Proposals a block drafts after ``length`` committed tokens (:func:`.rules.room`)."""
+        return room(self, length)
+
+    def bonus_allowed(self, length: int, k: int) -> bool:
+        """Whether a block that accepts all ``k`` proposals after ``length`` committed tokens
+        adds a bonus (:func:`.rules.at_limit`: none at the limit)."""
+        return not at_limit(self.bonus_rule, self, length, k)
 
     def at_width(self, width: int) -> "BlockRules":
         """The same rules with another width (autoregressive stays at 0)."""
@@ -111,12 +121,6 @@ class BlockRules:
 def contexts_of(size: int) -> list[Context]:
     """Every context: the empty prefix, then each token in vocabulary order."""
     return [None, *range(size)]
-
-
-NAIVE = swapped(SPECULATIVE, correction=TargetRowCorrection())
-"""The naive rule of the explainer's warning: speculative sampling with the correction drawn
-from the target p instead of the residual, the catalogue's mistake of that name
-(grading/faulty.py); biased: its output is not the target's."""
 
 
 def rules_for(config: Config, ruleset: Optional[RuleSet] = None) -> BlockRules:
@@ -153,7 +157,8 @@ def rules_for(config: Config, ruleset: Optional[RuleSet] = None) -> BlockRules:
                               else (ZERO,) * size)
         rows["bonus"][c] = row_of(ruleset.bonus.distribution(p, q))
     width = config.width if ruleset.proposal.drafts else 0
-    return BlockRules(size, width=width, draws=uses_draw, eos=config.eos, **rows)
+    return BlockRules(size, width=width, draws=uses_draw, eos=config.eos, limit=config.limit,
+                      bonus_rule=ruleset.bonus, **rows)
 
 
 # ---------------------------------------------------------------- integer rows
@@ -287,13 +292,13 @@ def expectations(rules: BlockRules, limit: int) -> dict[str, Fraction]:
     expected counters are weighted by it. Returns ``{counter name: Fraction}``.
     """
     blocks = _Blocks(rules)
-    g, eos, width = blocks.G, rules.eos, rules.width
+    g, eos = blocks.G, rules.eos
     mass: list[dict] = [dict() for _ in range(limit)]
     mass[0][None] = 1
     weights: dict = {}  # (context, k, bonus_allowed) -> probability of such a block, over G**limit
     for length in range(limit):
-        k = min(width, limit - length)
-        bonus_allowed = length + k < limit
+        k = rules.room(length)
+        bonus_allowed = rules.bonus_allowed(length, k)
         up = g ** (limit - length)
         for c, m in mass[length].items():
             key = (c, k, bonus_allowed)
@@ -406,8 +411,8 @@ def output_weights(rules: BlockRules, limit: int, depth: int) -> Outcomes:
             boundary[len(tokens)][tokens] = boundary[len(tokens)].get(tokens, 0) + weight
 
     for length in range(depth):
-        k = min(rules.width, limit - length)
-        bonus_allowed = length + k < limit
+        k = rules.room(length)
+        bonus_allowed = rules.bonus_allowed(length, k)
         for prefix, weight in boundary[length].items():
             frontier = {prefix: weight}
             for _ in range(k):
@@ -440,7 +445,7 @@ def supported_prefixes(config: Config, depth: int) -> int:
     positive probability (EOS ends a sequence): every output distribution of
     :func:`output_distribution` lives on these (accepted, corrected and bonus
     tokens all have positive target probability). Integer counting, cheap."""
-    eos, size = config.eos, len(config.vocab)
+    eos = config.eos
     counts: dict = {None: 1}
     total = 0
     for _ in range(depth):

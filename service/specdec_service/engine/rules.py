@@ -44,7 +44,7 @@ swaps one into a correct rule set (``dataclasses.replace``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Optional
 
@@ -221,6 +221,23 @@ class TargetArgmaxCorrection(ResidualCorrection):
         return point_mass(len(p.weights), argmax(p))
 
 
+@dataclass(frozen=True)
+class TargetRowCorrection(ResidualCorrection):
+    """The naive correction of the explainer's warning (not SPEC): the correction token is
+    sampled from the target row ``p`` instead of the residual. Biased: the output is no
+    longer the target's (:data:`NAIVE`; the grading catalogue's ``resample-from-p``)."""
+
+    name: str = "p"
+
+    def row(self, p: Dist, q: Dist):
+        """``p``."""
+        return p
+
+    def distribution(self, p: Dist, q: Dist) -> Dist:
+        """``p``."""
+        return p
+
+
 # ---------------------------------------------------------------- bonus (SPEC 4.4, 5, 6)
 
 
@@ -341,3 +358,15 @@ AUTOREGRESSIVE = RuleSet("autoregressive", NoProposal(), RatioTest(), ResidualCo
 """SPEC section 5: ordinary sampling, one target token per block."""
 MODE_RULES = {"speculative": SPECULATIVE, "greedy": GREEDY, "autoregressive": AUTOREGRESSIVE}
 """The correct rule set of each mode of ``Config.mode``."""
+
+
+def swapped(rules: RuleSet, **rule) -> RuleSet:
+    """``rules`` with the named rule(s) replaced, e.g. ``swapped(SPECULATIVE, bonus=NO_BONUS)``:
+    how a mode's variant (a catalogued mistake, the naive rule) is stated."""
+    return replace(rules, **rule)
+
+
+NAIVE = swapped(SPECULATIVE, correction=TargetRowCorrection())
+"""The naive rule of the explainer's warning: speculative sampling with the correction drawn
+from the target p instead of the residual (the grading catalogue's ``resample-from-p``);
+biased: its output is not the target's. Exact analysis reports its bias."""

@@ -14,7 +14,7 @@ they are the engine's ``step`` / ``run`` (the same function).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import NamedTuple, Optional
 
@@ -25,6 +25,7 @@ from ..engine.rules import (
     MODE_RULES, SPECULATIVE, ArgmaxBonus, ArgmaxProposal, Discard, RatioTest,
     ResidualCorrection, RuleSet, SampledBonus, SampledProposal, Schedule, TargetArgmaxTest, point_mass,
 )
+from ..engine.rules import TargetRowCorrection, swapped  # noqa: F401  (the catalogue's names; defined beside the rules)
 from ..engine.trace import trace_of
 
 _TWO_53 = 2**53
@@ -145,21 +146,6 @@ class DraftArgmaxTest(TargetArgmaxTest):
 
 
 @dataclass(frozen=True)
-class TargetRowCorrection(ResidualCorrection):
-    """Mistake: the correction is sampled from the target row ``p``, not the residual."""
-
-    name: str = "p"
-
-    def row(self, p: Dist, q: Dist):
-        """``p``."""
-        return p
-
-    def distribution(self, p: Dist, q: Dist) -> Dist:
-        """``p``."""
-        return p
-
-
-@dataclass(frozen=True)
 class UnclippedResidual(ResidualCorrection):
     """Mistake: ``p - q`` with its negative entries kept, divided by its positive mass;
     sampled by a loop over the cumulative sums (:func:`sample_weights`)."""
@@ -265,11 +251,6 @@ VERIFY_ALL = Schedule(name="verify-all", stop_at_rejection=False)
 """Mistake: every proposal is verified (a vectorised verification); ``accepted`` counts every pass."""
 SKIP_ONE = Schedule(name="skip-one", skip=1)
 """Mistake: one draw is left unused before each draw taken (a draw consumed and thrown away)."""
-
-
-def swapped(rules: RuleSet, **rule) -> RuleSet:
-    """``rules`` with the named rule(s) replaced, e.g. ``swapped(SPECULATIVE, bonus=NO_BONUS)``."""
-    return replace(rules, **rule)
 
 
 CORRECT = SPECULATIVE
