@@ -455,3 +455,12 @@ def test_what_the_engine_accepts_the_schema_accepts(data, where):
         return
     event("accepted by the engine")
     StateIn().load(state)
+
+
+def test_about_blank_titles_do_not_depend_on_the_python_version():
+    """The titles are fixed (3.13 renamed 413/414/422): the edge's pages repeat them verbatim."""
+    from specdec_service.api.problems import STATUS_TITLES, problem
+
+    assert STATUS_TITLES[413] == "Request Entity Too Large"
+    assert STATUS_TITLES[422] == "Unprocessable Entity"
+    assert problem(414, "too long").get_json()["title"] == "Request-URI Too Long"
