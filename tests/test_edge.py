@@ -568,29 +568,31 @@ def test_sigterm_of_a_replica_under_load_finishes_in_flight_requests(edge):
 
 
 def test_sigterm_lets_the_request_in_flight_finish(edge):
-    """A grading request of 600 traces (seconds of work) sent straight to replica 1,
-    whose gunicorn gets SIGTERM while it works: the answer still arrives whole and
+    """A grading request of 200 traces sent straight to replica 1, whose gunicorn gets
+    SIGTERM while the request is in flight (the worker has its headers and half its
+    body: no race with how fast the grading is): the answer still arrives whole and
     right, and the replica logs it after the signal. ``restart 1`` then brings the
     replica back."""
     app = create_app({"TESTING": True}).test_client()
     traces = [app.post("/v1/runs", json={"config": {"draft": "biased", "seed": seed}}).get_json()
-              for seed in range(600)]
+              for seed in range(200)]
+    body = json.dumps({"traces": traces}).encode()
     replica = edge.state["replicas"][0]
-    answer: dict = {}
-
-    def grade() -> None:
-        response = requests.post(f"http://127.0.0.1:{replica['port']}/v1/grade", json={"traces": traces}, timeout=60)
-        answer.update(status=response.status_code, body=response.json())
-
-    worker = threading.Thread(target=grade)
-    worker.start()
-    time.sleep(0.7)  # the body (3.9 MB) is in and the work has begun
-    os.kill(replica["pid"], signal.SIGTERM)
-    worker.join(timeout=60)
+    half = len(body) // 2
+    with socket.create_connection(("127.0.0.1", replica["port"]), timeout=60) as sock:
+        sock.sendall(b"POST /v1/grade HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body) + body[:half])
+        time.sleep(1.0)  # the worker has accepted the request and is reading its body
+        os.kill(replica["pid"], signal.SIGTERM)
+        time.sleep(0.5)
+        sock.sendall(body[half:])
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        status, answer = response.status, json.loads(response.read())
     restarted = local(edge.run_dir, "restart", "1")
     assert restarted.returncode == 0, restarted.stderr
-    assert answer["status"] == 200
-    assert answer["body"]["summary"] == {"count": 600, "passed": 600, "failed": 0, "mean_score": 1.0}
+    assert status == 200
+    assert answer["summary"] == {"count": 200, "passed": 200, "failed": 0, "mean_score": 1.0}
     log = edge.log("replica-1.log")
     assert log.rindex('"POST /v1/grade HTTP/1.1" 200') > log.rindex("Handling signal: term")  # answered after it
 
