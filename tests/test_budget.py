@@ -183,10 +183,21 @@ def test_a_decimal_with_too_many_digits_is_refused_before_it_is_converted(client
     problem = response.get_json()
     prefix = "#/state/config/" if route == "/v1/verify" else "#/config/"
     pointer = prefix + "/".join(str(part) for part in where)
-    assert problem["errors"] == [{"pointer": pointer, "detail": "has 250,000 significant digits, so it is not exactly "
-                                  "a float64's shortest decimal (at most 17 digits), and traces echo every probability "
-                                  "as float64: write it with at most 15 significant digits"}]
+    assert problem["errors"] == [{"pointer": pointer, "detail": TOO_LONG}]
     assert len(problem["detail"]) < 400
+
+
+TOO_LONG = ("has 250,000 significant digits, so it is not exactly a float64's shortest decimal (at most 17 digits), "
+            "and every number is echoed as float64: write it with at most 15 significant digits")
+
+
+def test_every_exact_number_is_length_checked_first(client):
+    # The same kind on the other exact field: /v1/analysis' draft_cost (a 500 before: its exact
+    # string had more than 4300 digits).
+    text = '{"config": {"draft": "biased", "seed": 1}, "draft_cost": 0.%s}' % ("1" * 250_000)
+    response = client.post("/v1/analysis", data=text, headers={"Content-Type": "application/json"})
+    assert response.status_code == 422
+    assert response.get_json()["errors"] == [{"pointer": "#/draft_cost", "detail": TOO_LONG}]
 
 
 def test_seventeen_significant_digits_are_read_as_written():

@@ -27,14 +27,14 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
-from marshmallow import RAISE, Schema, fields, validate
+from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from ..engine import COUNTER_NAMES, MODES
 from ..engine.bounds import (
     MAX_COUNTER, MAX_DRAWS_SLICE, MAX_LABEL, MAX_LIMIT, MAX_POSITION, MAX_SEED, MAX_VOCAB, MAX_WIDTH, MIN_LABEL,
     MIN_LIMIT, MIN_VOCAB, MIN_WIDTH,
 )
-from ..engine.models import BUILTIN_DRAFTS, BUILTIN_TARGETS
+from ..engine.models import BUILTIN_DRAFTS, BUILTIN_TARGETS, digits_fault
 from .trace_components import TraceRef
 
 
@@ -61,7 +61,9 @@ class ExactNumber(fields.Decimal):
     The service parses JSON floats as :class:`decimal.Decimal`, so ``0.1``
     stays 1/10 (SPEC section 1). Accepts ``int``, ``Decimal`` and finite
     ``float`` and returns it unchanged; rejects strings, booleans, NaN and
-    infinities (documented as ``type: number``).
+    infinities (documented as ``type: number``), and a decimal of more than
+    17 significant digits before any arithmetic on it
+    (:func:`~specdec_service.engine.models.digits_fault`, issue 9).
     """
 
     def _deserialize(self, value, attr, data, **kwargs):
@@ -69,6 +71,9 @@ class ExactNumber(fields.Decimal):
             raise self.make_error("invalid")
         if isinstance(value, Decimal) and not value.is_finite() or isinstance(value, float) and not math.isfinite(value):
             raise self.make_error("special")
+        too_long = digits_fault(value)
+        if too_long:
+            raise ValidationError(too_long)
         return value
 
 

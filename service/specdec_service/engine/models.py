@@ -228,12 +228,9 @@ def _parse_row(row: Any, size: int, path: tuple, faults: list[Fault]) -> Optiona
         return None
     ratios: list[tuple[int, int]] = []
     for i, entry in enumerate(row):
-        digits = significant_digits(entry) if type(entry) is Decimal else 0
-        if digits > MAX_SIGNIFICANT_DIGITS:  # before any exact arithmetic on it (issue 9: 10^250000 took 2 s)
-            faults.append(Fault(path + (i,), f"has {digits:,} significant digits, so it is not exactly a float64's "
-                                             f"shortest decimal (at most {MAX_SIGNIFICANT_DIGITS} digits), and traces "
-                                             "echo every probability as float64: write it with at most 15 significant "
-                                             "digits"))
+        too_long = digits_fault(entry)
+        if too_long:  # before any exact arithmetic on it (issue 9: 10^250000 took 2 s)
+            faults.append(Fault(path + (i,), too_long))
             continue
         ratio = exact_ratio(entry)
         if ratio is None:
@@ -329,6 +326,22 @@ def significant_digits(value: Decimal) -> int:
     if not value.is_finite():
         return 0
     return len(bytes(value.as_tuple().digits).rstrip(b"\x00").lstrip(b"\x00"))
+
+
+def digits_fault(value: Any) -> Optional[str]:
+    """Why a decimal ``value`` is refused for its length (more than
+    :data:`MAX_SIGNIFICANT_DIGITS` significant digits), or None (also for any non-Decimal).
+    Linear in the digits, so it runs before any exact arithmetic on the value; the message
+    does not echo the value. Used for every exact number a request carries (model rows here,
+    ``api.schemas.ExactNumber`` for the others)."""
+    if type(value) is not Decimal:
+        return None
+    digits = significant_digits(value)
+    if digits <= MAX_SIGNIFICANT_DIGITS:
+        return None
+    return (f"has {digits:,} significant digits, so it is not exactly a float64's shortest decimal (at most "
+            f"{MAX_SIGNIFICANT_DIGITS} digits), and every number is echoed as float64: write it with at most 15 "
+            "significant digits")
 
 
 def _carried_by_float(value: Decimal) -> bool:
