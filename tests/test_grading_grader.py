@@ -223,3 +223,62 @@ def test_a_trace_equal_to_its_reference_only_up_to_types_is_still_validated():
     assert pointer(error.value.faults[0].path) == "#/blocks/0/counters/target_passes"
     reordered = {key: TRACE[key] for key in reversed(list(TRACE))}  # same content, other key order
     assert not _same_json(reordered, TRACE) and grade(reordered)["passed"] is True
+
+
+def test_the_batch_validates_every_trace_that_is_not_its_reference_byte_for_byte():
+    """grade_many passes a trace with its reference's bytes unvalidated, as grade does; a
+    trace equal only up to types (True for 1) is still refused, with the faults of every
+    malformed trace in batch order."""
+    boolean = mutated(lambda t: t["blocks"][0]["counters"].__setitem__("target_passes", True))
+    broken = mutated(lambda t: t.__setitem__("position", -1))
+    with pytest.raises(InvalidInput) as error:
+        grade_many([copy.deepcopy(TRACE), boolean, [1], broken])
+    assert [pointer(f.path) for f in error.value.faults] == [
+        "#/traces/1/blocks/0/counters/target_passes", "#/traces/2", "#/traces/3/position"]
+    reordered = {key: TRACE[key] for key in reversed(list(TRACE))}  # valid, other bytes: validated, then passes
+    result = grade_many([reordered, copy.deepcopy(TRACE), reordered])
+    assert [r["passed"] for r in result["reports"]] == [True] * 3
+    assert result["reports"][0] == result["reports"][1] == grade(copy.deepcopy(TRACE))
+
+
+def test_a_malformed_trace_is_refused_before_an_over_budget_batch(monkeypatch):
+    """The order of grade_many's refusals is kept: every malformed trace (422 invalid input)
+    before the budget of the reference runs (422 over budget), and nothing is run then."""
+    import dataclasses
+
+    from specdec_service.budget import OverBudget
+    from specdec_service.grading import grader
+
+    monkeypatch.setattr(grader, "GRADE_BUDGET", dataclasses.replace(grader.GRADE_BUDGET, limit=1))
+    monkeypatch.setattr(grader, "run", lambda config: pytest.fail("a reference was run"))
+    boolean = mutated(lambda t: t["blocks"][0]["counters"].__setitem__("target_passes", True))
+    with pytest.raises(InvalidInput) as error:
+        grade_many([copy.deepcopy(TRACE), boolean])
+    assert [pointer(f.path) for f in error.value.faults] == ["#/traces/1/blocks/0/counters/target_passes"]
+    with pytest.raises(OverBudget):
+        grade_many([copy.deepcopy(TRACE)])
+
+
+def test_references_are_cached_as_bytes_and_read_back_unchanged(monkeypatch):
+    """The reference cache keeps a small trace as its orjson bytes; read back it is the engine's
+    trace (values and types); without orjson the trace is kept as the dict, and grades the same."""
+    from specdec_service.grading import grader
+
+    config = parse_config({"draft": "biased", "seed": 12345})
+    key = grader._config_key(config)
+    first = grader.reference_trace(config)
+    assert isinstance(grader._references[key], bytes) and grader.reference_trace(config) == first == run(config)
+    assert json.dumps(grader.reference_trace(config)) == json.dumps(run(config))  # 1.0 stays a float, 1 an int
+    target = {"vocab": ["x", "y"], "start": [0.25, 0.75], "next": {"x": [0.5, 0.5], "y": [0.9, 0.1]}}
+    draft = {"vocab": ["x", "y"], "start": [0.5, 0.5], "next": {"x": [0.3, 0.7], "y": [0.6, 0.4]}}
+    custom = json.loads(json.dumps(run(parse_config({"target": target, "draft": draft, "seed": 3, "limit": 5}))))
+    bad = json.loads(json.dumps(faulty_run(parse_config(BY_ID["no-bonus"].example), BY_ID["no-bonus"].rules)))
+    expected = [grade(copy.deepcopy(t)) for t in (custom, bad, TRACE)]
+    assert [r["passed"] for r in expected] == [True, False, True]
+    assert [grade(copy.deepcopy(t)) for t in (custom, bad, TRACE)] == expected  # cache hits: read back from bytes
+    monkeypatch.setattr(grader, "orjson", None)
+    grader._references.clear()
+    assert [grade(copy.deepcopy(t)) for t in (custom, bad, TRACE)] == expected
+    assert isinstance(grader._references[grader._config_key(parse_config(TRACE["config"]))], dict)
+    assert grade_many([bad, TRACE])["reports"] == expected[1:]
+    grader._references.clear()

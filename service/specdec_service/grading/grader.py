@@ -13,10 +13,11 @@ fields exactly, probabilities within :data:`~.compare.TOLERANCE`). A failing tra
   with it on the longest prefix, if longer than the reference's agreement.
 
 Speed: a trace that serialises to exactly the reference's bytes costs one engine run (the
-reference, cached for recent configs) and two ``orjson.dumps``: it is the reference, so it
-needs no schema validation; any other trace costs its schema validation (about 0.1 ms with
-``jsonschema_rs``) and one C-level ``==``; only failing traces are compared field by field,
-checked and diagnosed.
+reference, cached as its bytes for recent configs) and two ``orjson.dumps``: it is the
+reference, so it needs no schema validation; any other trace costs its schema validation (about
+0.03 ms with ``jsonschema_rs``) and one C-level ``==``; only failing traces are compared field
+by field, checked and diagnosed. :func:`grade_many` takes the same path for each trace of a
+batch (docs/bench-grading.md).
 """
 
 from __future__ import annotations
@@ -58,11 +59,22 @@ def grade(trace: Any, *, diagnose: bool = True) -> dict:
     fault.
     """
     config = parse_trace_config(trace)
-    reference = reference_trace(config)
-    if _same_json(trace, reference):  # the reference itself, types included: valid by construction
-        return _report(config, reference, all_passed(), None, [])
+    raw, reference = _reference(config, _config_key(config))
+    if raw is not None and _bytes(trace) == raw:  # the reference itself, types included: valid by construction
+        return _passed(trace)
     validate_trace(trace)
-    return _grade_valid(trace, config, reference, diagnose)
+    return _grade_valid(trace, config, _loaded(raw, reference), diagnose)
+
+
+def _bytes(obj: Any) -> Optional[bytes]:
+    """``orjson.dumps(obj)``, or ``None`` when orjson is not installed or cannot write ``obj``
+    (a Decimal of a custom model, a lone surrogate): then nothing is compared by bytes."""
+    if orjson is None:
+        return None
+    try:
+        return orjson.dumps(obj)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
 
 
 def _same_json(trace: Any, reference: dict) -> bool:
@@ -71,19 +83,15 @@ def _same_json(trace: Any, reference: dict) -> bool:
     schema validation: the engine's traces satisfy the grading schema (every golden trace
     grades as passed). ``False`` whenever in doubt (no orjson, or a value it cannot write);
     the caller then validates and compares as usual."""
-    if orjson is None:
-        return False
-    try:
-        return orjson.dumps(trace) == orjson.dumps(reference)
-    except (TypeError, orjson.JSONEncodeError):
-        return False
+    raw = _bytes(trace)
+    return raw is not None and raw == _bytes(reference)
 
 
 def _grade_valid(trace: dict, config: Config, reference: dict, diagnose: bool) -> dict:
     """The report of a validated ``trace`` of ``config`` against its ``reference``."""
     difference = _difference(trace, reference)
     if difference is None:
-        return _report(config, reference, all_passed(), None, [])
+        return _passed(reference)
     return _failed(trace, config, reference, difference, diagnose)
 
 
@@ -125,45 +133,85 @@ def batch_cost(references: Sequence[Config], failing: Sequence[tuple[dict, Confi
     """``POST /v1/grade``'s cost model: the reference run of each distinct config in
     ``references`` (:func:`reference_cost`) plus :func:`trace_cost` of each failing
     ``(trace, config)`` (a passing trace costs one comparison)."""
-    distinct = {_config_key(config): reference_cost(config) for config in references}
-    return sum(distinct.values()) + sum(trace_cost(config, len(trace["blocks"])) for trace, config in failing)
+    return _batch_cost({_config_key(config): config for config in references}, failing)
 
 
-def _config_key(config: Config) -> str:
-    return json.dumps(config.to_json(), sort_keys=True, default=str)
+def _batch_cost(distinct: dict, failing: Sequence[tuple[dict, Config]]) -> int:
+    """:func:`batch_cost` given the distinct configs by key."""
+    return sum(map(reference_cost, distinct.values())) + sum(trace_cost(config, len(trace["blocks"]))
+                                                            for trace, config in failing)
+
+
+def _config_key(config: Config) -> bytes | str:
+    """A key equal for equal configs (its JSON with sorted keys; a custom model's Decimals as
+    strings)."""
+    data = config.to_json()
+    if orjson is not None:
+        try:
+            return orjson.dumps(data, option=orjson.OPT_SORT_KEYS, default=str)
+        except (TypeError, orjson.JSONEncodeError):
+            pass  # a lone surrogate in a label: the standard library escapes it
+    return json.dumps(data, sort_keys=True, default=str)
 
 
 REFERENCE_CACHE_SIZE = 128
 """How many reference traces are kept (least recently used first out): a class grades many
-submissions of the same few settings. Only small sessions are kept (limit x vocabulary <= 1024)."""
-_references: "OrderedDict[str, dict]" = OrderedDict()
+submissions of the same few settings. Only small sessions are kept (limit x vocabulary <= 1024),
+each as its ``orjson`` bytes (about 5 kB for an eight-token toy trace)."""
+_references: "OrderedDict[bytes | str, bytes | dict]" = OrderedDict()
+
+
+def _reference(config: Config, key: bytes | str) -> tuple[Optional[bytes], Optional[dict]]:
+    """``(raw, trace)``: the reference of ``config`` (whose :func:`_config_key` is ``key``) as
+    its ``orjson`` bytes ``raw`` and as a dict ``trace``; at least one is not ``None``.
+
+    A fresh run gives both; a cache hit gives the bytes only (:func:`_loaded` reads the dict back
+    when a submission differs). The cache keeps bytes, not the trace's hundred-odd containers:
+    one object the garbage collector never scans, immutable so no caller can corrupt it, and the
+    fresh trace dies young (a cache of dicts promoted every graded reference into the oldest
+    generation, whose collections then scanned every live trace). A trace ``orjson`` cannot
+    write (a Decimal of a custom model) is kept as the dict (``raw`` is ``None``): treat it as
+    read-only, as every ``trace`` returned here."""
+    small = config.limit * len(config.vocab) <= 1024
+    if small:
+        found = _references.get(key)
+        if found is not None:
+            _references.move_to_end(key)
+            return (found, None) if isinstance(found, bytes) else (None, found)
+    trace = run(config)
+    raw = _bytes(trace)
+    if small:
+        _references[key] = trace if raw is None else raw
+        if len(_references) > REFERENCE_CACHE_SIZE:
+            _references.popitem(last=False)
+    return raw, trace
+
+
+def _loaded(raw: Optional[bytes], trace: Optional[dict]) -> dict:
+    """The reference as a dict: ``trace``, or ``raw`` read back (``orjson`` writes every float
+    as its shortest round-trip repr, so the values and their types come back unchanged; the
+    engine's traces hold no tuple and no NaN)."""
+    return trace if trace is not None else orjson.loads(raw)
 
 
 def reference_trace(config: Config) -> dict:
     """``engine.run(config)``, remembered for the last :data:`REFERENCE_CACHE_SIZE` small
-    configs. The result is shared: treat it as read-only (reports copy what they take from it)."""
-    if config.limit * len(config.vocab) > 1024:
-        return run(config)
-    key = _config_key(config)
-    found = _references.get(key)
-    if found is not None:
-        _references.move_to_end(key)
-        return found
-    trace = run(config)
-    _references[key] = trace
-    if len(_references) > REFERENCE_CACHE_SIZE:
-        _references.popitem(last=False)
-    return trace
+    configs. Treat the result as read-only (it may be shared; reports copy what they take
+    from it)."""
+    return _loaded(*_reference(config, _config_key(config)))
 
 
 def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
     """Grade a batch: ``traces`` is a list of 1..:data:`MAX_TRACES` traces.
 
     The work is checked against :data:`GRADE_BUDGET` before it starts, in two steps: every
-    trace is validated and the reference runs of the distinct configs are costed before any is
-    run (each distinct config's reference is run once); then every trace is compared with its
-    reference (one comparison each) and the checks and diagnoses of the failing ones are costed
-    (:func:`batch_cost`) before any is done.
+    config is read and the reference runs of the distinct configs are costed before any is run
+    (each distinct config's reference is run once; over the budget, every trace is validated
+    first, so a malformed trace is reported before the budget); then every trace is compared
+    with its reference (one comparison each; a trace with exactly the reference's bytes passes
+    unvalidated, as in :func:`grade`, any other is validated, and the faults of every malformed
+    trace are raised before any is graded), and the checks and diagnoses of the failing ones are
+    costed (:func:`batch_cost`) before any is done.
 
     Returns ``{"reports": [report, ...] (in order), "summary": {"count", "passed", "failed",
     "mean_score"}}``. Raises :class:`InvalidInput` (paths ``traces/<i>/...``) listing the faults
@@ -172,30 +220,49 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
     """
     if not isinstance(traces, list) or not 1 <= len(traces) <= MAX_TRACES:
         raise InvalidInput.at(("traces",), f"must be a list of 1 to {MAX_TRACES} traces")
-    valid: list[tuple[dict, Config]] = []
-    faults: list[Fault] = []
+    configs: list[Optional[Config]] = []
+    faults: dict[int, list[Fault]] = {}
     for i, trace in enumerate(traces):
         try:
-            config = parse_trace_config(trace)
-            validate_trace(trace)
-            valid.append((trace, config))
+            configs.append(parse_trace_config(trace))
         except InvalidInput as error:
-            faults.extend(error.prefixed("traces", i).faults)
-    if faults:
-        raise InvalidInput(faults)
-    configs = [config for _, config in valid]
-    GRADE_BUDGET.check(batch_cost(configs, []), pointer="#/traces")
-    references: dict[str, dict] = {}
-    compared = []
-    for trace, config in valid:
-        key = _config_key(config)
-        if key not in references:
-            references[key] = reference_trace(config)
-        compared.append((trace, config, references[key], _difference(trace, references[key])))
-    GRADE_BUDGET.check(batch_cost(configs, [(t, c) for t, c, _, d in compared if d is not None]), pointer="#/traces")
-    reports = [_report(config, reference, all_passed(), None, []) if difference is None
-               else _failed(trace, config, reference, difference, diagnose)
-               for trace, config, reference, difference in compared]
+            configs.append(None)
+            faults[i] = error.prefixed("traces", i).faults
+    keys = [None if config is None else _config_key(config) for config in configs]
+    distinct = {key: config for key, config in zip(keys, configs) if config is not None}
+    budget = GRADE_BUDGET
+    if faults or _batch_cost(distinct, []) > budget.limit:
+        # Nothing is run: every fault of the batch first (a 422 of invalid input wins over the budget).
+        for i, trace in enumerate(traces):
+            if i not in faults:
+                _validate_at(trace, i, faults)
+        _raise(faults)
+        budget.check(_batch_cost(distinct, []), pointer="#/traces")
+    # Within the budget of the references: run each distinct one once. A trace with exactly its
+    # reference's bytes passes unvalidated, as in grade(); any other is validated (all faults are
+    # raised before any grading) and compared.
+    seen: dict = {}
+    reports: list[Optional[dict]] = []
+    failing: list[tuple[int, dict, Config, dict, Difference]] = []
+    for i, (trace, config, key) in enumerate(zip(traces, configs, keys)):
+        raw, reference = seen.get(key) or _reference(config, key)
+        if raw is not None and _bytes(trace) == raw:
+            seen[key] = (raw, None)  # the trace dict dies here (see _reference)
+            reports.append(_passed(trace))
+            continue
+        reference = _loaded(raw, reference)
+        seen[key] = (raw, reference)
+        reports.append(None)
+        if not _validate_at(trace, i, faults):
+            difference = _difference(trace, reference)
+            if difference is None:
+                reports[i] = _passed(reference)
+            else:
+                failing.append((i, trace, config, reference, difference))
+    _raise(faults)
+    budget.check(_batch_cost(distinct, [(trace, config) for _, trace, config, _, _ in failing]), pointer="#/traces")
+    for i, trace, config, reference, difference in failing:
+        reports[i] = _failed(trace, config, reference, difference, diagnose)
     passed = sum(r["passed"] for r in reports)
     return {
         "reports": reports,
@@ -206,6 +273,23 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
             "mean_score": sum(r["score"] for r in reports) / len(reports),
         },
     }
+
+
+def _validate_at(trace: dict, i: int, faults: dict[int, list[Fault]]) -> bool:
+    """Validate trace ``i`` of a batch; record its faults (paths ``traces/<i>/...``) in
+    ``faults``. Returns whether it had any."""
+    try:
+        validate_trace(trace)
+    except InvalidInput as error:
+        faults[i] = error.prefixed("traces", i).faults
+        return True
+    return False
+
+
+def _raise(faults: dict[int, list[Fault]]) -> None:
+    """Raise :class:`InvalidInput` with the faults of every malformed trace, in batch order."""
+    if faults:
+        raise InvalidInput([fault for i in sorted(faults) for fault in faults[i]])
 
 
 def diagnose_trace(config: Config, trace: dict, difference: Optional[Difference] = None) -> list[dict]:
@@ -296,17 +380,39 @@ def _divergence(d: Difference, mode: str) -> dict:
     }
 
 
-def _report(config: Config, reference: dict, checks: Sequence[CheckResult], difference: Optional[Difference],
+def _report(config: Config, reference: dict, checks: Sequence[CheckResult], difference: Difference,
             diagnosis: list) -> dict:
-    passed = difference is None
-    holding = sum(c.passed for c in checks)
+    """The report of a trace that differs from its ``reference`` first at ``difference``."""
     return {
-        "passed": passed,
-        "score": 1.0 if passed else holding / len(CHECKS),
+        "passed": False,
+        "score": sum(c.passed for c in checks) / len(CHECKS),
         "checks": [c.to_json(config.mode) for c in checks],
         "tolerance": TOLERANCE,
-        "first_divergence": None if passed else _divergence(difference, config.mode),
+        "first_divergence": _divergence(difference, config.mode),
         "diagnosis": diagnosis,
-        "reference": {"output": list(reference["output"]), "position": reference["position"], "blocks": len(reference["blocks"]),
-                      "done": reference["done"]},
+        "reference": _summary(reference),
     }
+
+
+_PASSED_CHECKS = tuple(c.to_json() for c in all_passed())
+"""The checks of a passing report (a holding check's record does not depend on the mode)."""
+
+
+def _passed(reference: dict) -> dict:
+    """The report of a trace equal to its ``reference`` (fresh lists and dicts, so a caller
+    may change the report)."""
+    return {
+        "passed": True,
+        "score": 1.0,
+        "checks": [dict(check, blocks=[]) for check in _PASSED_CHECKS],
+        "tolerance": TOLERANCE,
+        "first_divergence": None,
+        "diagnosis": [],
+        "reference": _summary(reference),
+    }
+
+
+def _summary(reference: dict) -> dict:
+    """The report's ``reference``: output (a copy), position, number of blocks, done."""
+    return {"output": list(reference["output"]), "position": reference["position"], "blocks": len(reference["blocks"]),
+            "done": reference["done"]}
