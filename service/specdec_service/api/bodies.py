@@ -31,6 +31,13 @@ One JSON rule for every route (RFC 8259), in one place, :func:`parse_json`:
 - :func:`parse_with` runs the engine's own parser first and consults the
   schema only when the engine rejects the body (the hot path of
   ``POST /v1/step``, see its docstring).
+- :func:`read_with` reads a body for an engine parser that takes float64s by
+  their shortest decimal (a session state): it tries :func:`parse_json_shortest`
+  first (orjson, no Decimal per number, so a 64-label custom state costs about
+  0.4 ms instead of 5 ms) and otherwise, or when the engine refuses what it
+  read, takes the exact path (:func:`parse_json`, :func:`parse_with`). What the
+  fast reading vouches for reads as the same state, and every refusal comes
+  from the exact path, so the rule and its messages are one.
 - :func:`load_query` does the same for a query string (``errors`` name the
   ``parameter``); a repeated parameter is an error too.
 """
@@ -49,6 +56,11 @@ from marshmallow import Schema, ValidationError
 
 from ..engine import InvalidInput, pointer
 from .problems import MALFORMED_JSON, ApiProblem, invalid, marshmallow_faults
+
+try:  # orjson is a dependency of the service; the exact path alone works without it
+    import orjson
+except ImportError:  # pragma: no cover
+    orjson = None
 
 T = TypeVar("T")
 
@@ -186,6 +198,64 @@ def parse_json(data: bytes, exact: bool = True) -> Any:
                                   "a Unicode character (RFC 8259 section 8.2).", type=MALFORMED_JSON,
                              errors=[{"pointer": where, "detail": f"{what[:-3].lower()} holds a lone surrogate "
                                                                   "(\\ud800-\\udfff outside a valid pair)"}])
+    return value
+
+
+_WHITESPACE = b" \t\n\r"
+_DIGITS = bytes.maketrans(b"0123456789.", b"d" * 11)
+"""Digits and points as ``d``, to find a run of 16 (a number of 16 or more significant digits)."""
+
+
+def parse_json_shortest(data: bytes) -> Optional[Any]:
+    """``data`` read fast, with each number that has a fraction or exponent as the float64
+    whose shortest decimal (``repr``) is exactly the number written, or ``None`` when this
+    reading cannot vouch for that (then :func:`parse_json` is the reading).
+
+    For a body it returns a value for, the value is :func:`parse_json`'s except that each
+    such number is that float: where :func:`parse_json` has the equal
+    :class:`~decimal.Decimal`, or the equal ``int`` for an integral one (``1.0``). The
+    engine reads a float by its shortest decimal (``engine.models.exact_ratio``), writes an
+    integral one back as an integer, and refuses a float where it wants an integer (then
+    :func:`read_with` asks the exact path); so both read as the same numbers. It returns
+    ``None`` for every body :func:`parse_json` refuses, and for a body it cannot vouch for:
+    orjson (RFC 8259, UTF-8, no NaN, no lone surrogate) parses ``data`` and writes the
+    value back compactly, and the value is vouched for when either
+
+    - the body is what orjson writes back, whitespace aside: every number is written as
+      its float64's shortest decimal (JavaScript's ``JSON.stringify`` and orjson write
+      them so, and the service echoes states so), and no name repeats (a repeated name
+      would be missing from what is written back); or
+    - the body has no backslash escape, as many ``:`` as what is written back (so no name
+      repeats), and no number of 16 or more significant digits or with a 3-digit exponent
+      (checked conservatively: a run of 16 digits or points anywhere, a string included,
+      or an ``e``/``E`` followed by three digits, sends the body to the exact path): a
+      decimal of at most 15 significant digits within 1e-115..1e115 is the shortest
+      decimal of its nearest float64, which orjson's correctly rounded parse gives. This
+      admits Python's ``json.dumps``, which writes ``7.7e-05`` where orjson writes
+      ``0.000077``.
+
+    ``tests/test_fast_json.py`` checks these claims against :func:`parse_json` with
+    hypothesis. Cost for an 84 KB state of two 64-label models: about 0.4 ms (the exact
+    reading: about 5 ms, a Decimal per number).
+    """
+    if orjson is None or data[:3] == BOM:
+        return None
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    written = orjson.dumps(value)
+    if data.translate(None, _WHITESPACE) == written.translate(None, _WHITESPACE):
+        return value
+    if b"\\" in data or data.count(b":") != written.count(b":") or b"d" * 16 in data.translate(_DIGITS):
+        return None
+    for letter in (b"e", b"E"):
+        at = data.find(letter)
+        while at >= 0:
+            exponent = data[at + 1:at + 5].lstrip(b"+-")
+            if len(exponent) >= 3 and exponent[:3].isdigit():
+                return None
+            at = data.find(letter, at + 1)
     return value
 
 
@@ -333,6 +403,12 @@ def read_json(max_bytes: Optional[int] = None, exact: bool = True) -> Any:
     the app's ``MAX_CONTENT_LENGTH``) caps the body; ``exact``: see :func:`parse_json`.
     Raises :class:`ApiProblem` (415; 413 over the cap, see :func:`read_body`; 400; 422).
     """
+    return parse_json(_checked_body(max_bytes), exact)
+
+
+def _checked_body(max_bytes: Optional[int] = None) -> bytes:
+    """The raw body of a JSON request: the ``Content-Type`` checked (415) and the size
+    capped (413), see :func:`read_json`."""
     # The exact header is the common case; parsing it (werkzeug) handles
     # parameters and case, e.g. "Application/JSON; charset=utf-8".
     if request.environ.get("CONTENT_TYPE") != JSON_MIMETYPE:
@@ -345,7 +421,7 @@ def read_json(max_bytes: Optional[int] = None, exact: bool = True) -> Any:
                                   "is not accepted; send UTF-8 and say charset=utf-8 or nothing.")
     if max_bytes is not None:
         request.max_content_length = max_bytes
-    return parse_json(read_body(request.max_content_length), exact)
+    return read_body(request.max_content_length)
 
 
 def load(schema: Schema, data: Any) -> dict:
@@ -375,6 +451,25 @@ def parse_with(schema: Schema, data: Any, parse: Callable[[Any], T]) -> T:
     except InvalidInput:
         load(schema, data)
         raise
+
+
+def read_with(schema: Schema, parse: Callable[[Any], T]) -> T:
+    """The request body (:func:`read_json`'s checks and cap) read by an engine parser that
+    takes float64s by their shortest decimal, such as ``parse_state``: ``parse`` of
+    :func:`parse_json_shortest`'s value when it vouches for the body and ``parse`` accepts
+    it; otherwise :func:`parse_with` on :func:`parse_json`'s exact value, so that every
+    refusal (400, 422) and its message come from the one exact path.
+
+    Raises what :func:`read_json` and :func:`parse_with` raise.
+    """
+    data = _checked_body()
+    fast = parse_json_shortest(data)
+    if fast is not None:
+        try:
+            return parse(fast)
+        except InvalidInput:
+            pass  # the exact path names the fault
+    return parse_with(schema, parse_json(data), parse)
 
 
 def load_query(schema: Schema) -> dict:

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from .. import engine
 from ..engine import InvalidInput, parse_state
-from .bodies import load, parse_with, read_json
+from .bodies import load, read_json, read_with
 from .problems import json_response
 from .routes import ApiBlueprint, example
 from .schemas import StateIn, StepOut, VerifyIn
@@ -48,7 +48,7 @@ def _examples() -> dict:
 
 
 def _state_from_body() -> engine.State:
-    return parse_with(_STATE, read_json(), parse_state)
+    return read_with(_STATE, parse_state)
 
 
 @blueprint.operation(
