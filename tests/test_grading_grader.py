@@ -213,16 +213,56 @@ def test_reference_cache_is_not_corrupted_by_a_caller_mutating_a_report():
 def test_a_trace_equal_to_its_reference_only_up_to_types_is_still_validated():
     """The fast path (a trace with exactly the reference's bytes needs no validation) never
     lets a boolean pass as a number: True == 1 in Python, but not in the bytes."""
-    from specdec_service.grading.grader import _same_json
+    from specdec_service.grading.grader import _bytes, _is_reference
 
-    assert _same_json(json.loads(json.dumps(TRACE)), TRACE)
+    raw, config = _bytes(TRACE), parse_config(TRACE["config"])
+    assert _is_reference(json.loads(json.dumps(TRACE)), raw, config)
     boolean = mutated(lambda t: t["blocks"][0]["counters"].__setitem__("target_passes", True))
-    assert boolean == TRACE and not _same_json(boolean, TRACE)
+    assert boolean == TRACE and not _is_reference(boolean, raw, config)
     with pytest.raises(InvalidInput) as error:
         grade(boolean)
     assert pointer(error.value.faults[0].path) == "#/blocks/0/counters/target_passes"
     reordered = {key: TRACE[key] for key in reversed(list(TRACE))}  # same content, other key order
-    assert not _same_json(reordered, TRACE) and grade(reordered)["passed"] is True
+    assert not _is_reference(reordered, raw, config) and grade(reordered)["passed"] is True
+
+
+def test_a_trace_read_from_a_request_body_is_its_reference():
+    """POST /v1/grade reads 1.0 and 0.0 as 1 and 0 (the JSON rule): such a trace still takes
+    the fast path, while a boolean in a probability's place is still refused."""
+    from specdec_service.api.bodies import parse_json
+    from specdec_service.grading.grader import _bytes, _is_reference, _read_as_float64
+
+    raw, config = _bytes(TRACE), parse_config(TRACE["config"])
+    body = parse_json(json.dumps(TRACE).encode(), exact=False)
+    assert body == TRACE and _bytes(body) != raw and b"0.0," in raw and b"0.0," not in _read_as_float64(raw, config)
+    assert _is_reference(body, raw, config) and grade(body) == grade(copy.deepcopy(TRACE))
+    assert _read_as_float64(b'[1.0,-0.0,10.0,0.25,1e16,-2.0]', config) == b'[1,0,10,0.25,1e16,-2]'
+    integral = next(_integral_floats(TRACE, ()))  # a probability 1.0 or 0.0, read as 1 or 0
+    flipped = copy.deepcopy(body)
+    _at(flipped, integral[:-1])[integral[-1]] = bool(_at(TRACE, integral))
+    assert flipped == body and not _is_reference(flipped, raw, config)
+    with pytest.raises(InvalidInput) as error:
+        grade(flipped)
+    assert pointer(error.value.faults[0].path) == pointer(integral)
+    dotted = {"vocab": ["1.0", "x"], "start": [0.5, 0.5], "next": {"1.0": [1.0, 0.0], "x": [0.25, 0.75]}}
+    dotted_trace = run(parse_config({"target": dotted, "draft": dotted, "seed": 2, "limit": 4}))
+    assert _read_as_float64(_bytes(dotted_trace), parse_config(dotted_trace["config"])) is None
+    assert grade(parse_json(json.dumps(dotted_trace).encode(), exact=False))["passed"] is True
+
+
+def _integral_floats(doc, path):
+    """The paths of the floats with an integral value in ``doc``, in document order."""
+    if isinstance(doc, float) and doc.is_integer():
+        yield path
+    elif isinstance(doc, (dict, list)):
+        for key, value in (doc.items() if isinstance(doc, dict) else enumerate(doc)):
+            yield from _integral_floats(value, path + (key,))
+
+
+def _at(doc, path):
+    for key in path:
+        doc = doc[key]
+    return doc
 
 
 def test_the_batch_validates_every_trace_that_is_not_its_reference_byte_for_byte():

@@ -60,10 +60,37 @@ def grade(trace: Any, *, diagnose: bool = True) -> dict:
     """
     config = parse_trace_config(trace)
     raw, reference = _reference(config, _config_key(config))
-    if raw is not None and _bytes(trace) == raw:  # the reference itself, types included: valid by construction
+    if _is_reference(trace, raw, config):  # the reference itself, types included: valid by construction
         return _passed(trace)
     validate_trace(trace)
     return _grade_valid(trace, config, _loaded(raw, reference), diagnose)
+
+
+def _is_reference(trace: Any, raw: Optional[bytes], config: Config) -> bool:
+    """Whether ``trace`` is its reference (``raw``, the reference's ``orjson`` bytes), so that
+    it needs no schema validation and passes: its own bytes are ``raw``, or ``raw`` as the
+    service reads a request body (:func:`_read_as_float64`). ``False`` whenever in doubt (no
+    orjson, a value it cannot write); the caller then validates and compares as usual."""
+    if raw is None:
+        return False
+    got = _bytes(trace)
+    return got is not None and (got == raw or got == _read_as_float64(raw, config))
+
+
+def _read_as_float64(raw: bytes, config: Config) -> Optional[bytes]:
+    """The bytes of the reference ``raw`` as read from a request body by ``POST /v1/grade``:
+    a number with an integral value is an ``int`` however written (``api.bodies.parse_float64``),
+    so ``1.0`` and ``0.0`` come back as ``1`` and ``0`` (``-0.0`` as ``0``). In ``orjson``'s
+    shortest round-trip form a float ends in ``.0`` exactly when it is integral and written
+    without an exponent; this rewrites those (the form read back compares ``==`` with the
+    reference, and its numbers are still numbers, so it satisfies the grading schema). ``None``
+    when a label holds a ``.`` (a string of the trace could then end in ``.0``; the only other
+    strings of a trace are names without one): such a trace is validated as usual."""
+    if any("." in label for label in config.vocab):
+        return None
+    for end in (b",", b"]", b"}"):
+        raw = raw.replace(b"-0.0" + end, b"0" + end).replace(b".0" + end, end)
+    return raw
 
 
 def _bytes(obj: Any) -> Optional[bytes]:
@@ -75,16 +102,6 @@ def _bytes(obj: Any) -> Optional[bytes]:
         return orjson.dumps(obj)
     except (TypeError, orjson.JSONEncodeError):
         return None
-
-
-def _same_json(trace: Any, reference: dict) -> bool:
-    """Whether ``trace`` serialises to exactly the bytes of ``reference`` (same keys in the
-    same order, same types: ``1``, ``1.0`` and ``true`` all differ), so that it needs no
-    schema validation: the engine's traces satisfy the grading schema (every golden trace
-    grades as passed). ``False`` whenever in doubt (no orjson, or a value it cannot write);
-    the caller then validates and compares as usual."""
-    raw = _bytes(trace)
-    return raw is not None and raw == _bytes(reference)
 
 
 def _grade_valid(trace: dict, config: Config, reference: dict, diagnose: bool) -> dict:
@@ -246,7 +263,7 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
     failing: list[tuple[int, dict, Config, dict, Difference]] = []
     for i, (trace, config, key) in enumerate(zip(traces, configs, keys)):
         raw, reference = seen.get(key) or _reference(config, key)
-        if raw is not None and _bytes(trace) == raw:
+        if _is_reference(trace, raw, config):
             seen[key] = (raw, None)  # the trace dict dies here (see _reference)
             reports.append(_passed(trace))
             continue
