@@ -6,8 +6,9 @@ In-process (one core): ``grade`` on ``--count`` correct eight-token toy traces (
 width 3, seeds 0..count-1, round-tripped through JSON like a parsed request: every config
 distinct, so the reference cache never hits), the same number drawn from 20 configs (the cache
 hits, as when a class submits traces for a few assigned settings), ``grade_many`` on
-the same batch, and failing traces (every catalogue mistake over the same seeds) with and without
-the diagnosis. Over HTTP: the service under gunicorn with one sync worker on a free local port,
+the same batch, ``POST /v1/grade`` with the same batch through Flask's test client (the body
+read under the JSON rule, graded and written: the request's work without the socket), and failing
+traces (every catalogue mistake over the same seeds) with and without the diagnosis. Over HTTP: the service under gunicorn with one sync worker on a free local port,
 one ``POST /v1/grade`` with the whole batch, and single-trace requests on a keep-alive session.
 Also distribution grading of 10^6 samples given as counts (m = 4) and of 10^5 sampled outputs.
 Target (issue 5): at least 1000 eight-token traces per second on one core in-process.
@@ -59,6 +60,22 @@ def failing_traces(count: int) -> list[dict]:
             traces.append(json.loads(json.dumps(trace)))
         seed += 1
     return traces
+
+
+def route_batch(traces: list[dict]):
+    """``POST /v1/grade`` of ``traces`` as one batch through Flask's test client (no socket):
+    a function that sends it once and checks that every trace passed."""
+    from specdec_service import create_app
+
+    client = create_app({"TESTING": True}).test_client()
+    body = json.dumps({"traces": traces}).encode()
+
+    def send():
+        r = client.post("/v1/grade", data=body, content_type="application/json")
+        summary = r.data.rindex(b'"summary":')  # the response's last member (not read whole: not the route's work)
+        assert r.status_code == 200 and json.loads(r.data[summary + 10:-2])["passed"] == len(traces), r.data[:200]
+    send()  # warm up
+    return send
 
 
 def free_port() -> int:
@@ -128,6 +145,7 @@ def main() -> None:
     same = [good[i % 20] for i in range(len(good))]  # 20 settings, like a class with 20 assigned configs
     t_same = best(lambda: [grade(t) for t in same], args.repeat, clock)
     t_many = best(lambda: grade_many(good), args.repeat, clock)
+    t_route = best(route_batch(good), args.repeat, clock)
     t_bad = best(lambda: [grade(t) for t in bad], args.repeat, clock)
     t_bad_nodiag = best(lambda: [grade(t, diagnose=False) for t in bad], args.repeat, clock)
 
@@ -144,6 +162,7 @@ def main() -> None:
     print(f"grade, correct traces:                     {len(good) / t_grade:8.0f} traces/s  ({t_grade / len(good) * 1e3:.3f} ms each)")
     print(f"grade, 20 distinct configs (cached refs):  {len(same) / t_same:8.0f} traces/s")
     print(f"grade_many, batch of {len(good)}:                {len(good) / t_many:8.0f} traces/s")
+    print(f"POST /v1/grade in-process, batch of {len(good)}:  {len(good) / t_route:8.0f} traces/s  ({t_route:.2f} s a request)")
     print(f"grade, failing traces with diagnosis:      {len(bad) / t_bad:8.0f} traces/s  ({t_bad / len(bad) * 1e3:.2f} ms each)")
     print(f"grade, failing traces without diagnosis:   {len(bad) / t_bad_nodiag:8.0f} traces/s")
     print(f"distribution, 10^6 samples as 81 counts:   {t_counts * 1e3:8.1f} ms")

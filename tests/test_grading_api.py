@@ -129,3 +129,26 @@ def test_suites_routes(client):
     response = client.get("/v1/grade/suites/nope")
     assert response.status_code == 404 and response.mimetype == "application/problem+json"
     assert response.get_json()["detail"] == "no suite named 'nope': the suites are quick, standard, full."
+
+
+def test_grading_requests_pause_the_cycle_collector_and_restore_it(client, monkeypatch):
+    """POST /v1/grade reads and grades with the cyclic collector paused (docs/bench-grading.md)
+    and turns it back on after, on success and on a refusal alike; one that was off stays off."""
+    import gc
+
+    from specdec_service.api import grading as api_grading
+
+    seen = []
+    real = api_grading.grade_many
+    monkeypatch.setattr(api_grading, "grade_many", lambda traces: seen.append(gc.isenabled()) or real(traces))
+    assert gc.isenabled()
+    assert client.post("/v1/grade", json={"traces": [TRACE]}).status_code == 200 and seen == [False]
+    assert gc.isenabled()
+    assert client.post("/v1/grade", json={"traces": [{"config": 5}]}).status_code == 422 and seen == [False, False]
+    assert gc.isenabled()
+    assert client.post("/v1/grade", data=b"{", content_type="application/json").status_code == 400 and gc.isenabled()
+    gc.disable()
+    try:
+        assert client.post("/v1/grade", json={"traces": [TRACE]}).status_code == 200 and not gc.isenabled()
+    finally:
+        gc.enable()

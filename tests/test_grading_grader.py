@@ -236,7 +236,7 @@ def test_a_trace_read_from_a_request_body_is_its_reference():
     body = parse_json(json.dumps(TRACE).encode(), exact=False)
     assert body == TRACE and _bytes(body) != raw and b"0.0," in raw and b"0.0," not in _read_as_float64(raw, config)
     assert _is_reference(body, raw, config) and grade(body) == grade(copy.deepcopy(TRACE))
-    assert _read_as_float64(b'[1.0,-0.0,10.0,0.25,1e16,-2.0]', config) == b'[1,0,10,0.25,1e16,-2]'
+    assert _read_as_float64(b'[1.0,10.0,0.25,1e16,-2.0,{"a":[0.0]},"A"]', config) == b'[1,10,0.25,1e16,-2,{"a":[0]},"A"]'
     integral = next(_integral_floats(TRACE, ()))  # a probability 1.0 or 0.0, read as 1 or 0
     flipped = copy.deepcopy(body)
     _at(flipped, integral[:-1])[integral[-1]] = bool(_at(TRACE, integral))
@@ -322,3 +322,29 @@ def test_references_are_cached_as_bytes_and_read_back_unchanged(monkeypatch):
     assert isinstance(grader._references[grader._config_key(parse_config(TRACE["config"]))], dict)
     assert grade_many([bad, TRACE])["reports"] == expected[1:]
     grader._references.clear()
+
+
+def test_grading_creates_no_reference_cycles():
+    """What lets POST /v1/grade pause the cyclic collector: grading (correct traces, failing
+    ones with their checks and diagnosis, malformed ones) leaves nothing for it to collect."""
+    import gc
+
+    from specdec_service.budget import OverBudget
+
+    mistakes = [m for m in BY_ID.values() if m.mode == "speculative"][:6]
+    failing = [json.loads(json.dumps(faulty_run(parse_config(m.example), m.rules))) for m in mistakes]
+    correct = [json.loads(json.dumps(run(parse_config({"draft": "biased", "seed": s})))) for s in range(5)]
+    grade_many(correct + failing)  # warm: module-level caches filled
+    gc.collect()
+    gc.disable()
+    try:
+        result = grade_many(correct + failing)
+        assert result["summary"]["failed"] == len(failing) >= 6 and [grade(t) for t in failing] == result["reports"][5:]
+        with pytest.raises(InvalidInput):
+            grade_many(correct + [[1]])
+        with pytest.raises(OverBudget):
+            grade_many([{**correct[0], "config": {**correct[0]["config"], "seed": s, "limit": 256}} for s in range(1000)])
+        del result
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -25,7 +25,9 @@ parsing floats lets a correct trace be recognised by one C-level comparison with
 
 from __future__ import annotations
 
-from typing import Any
+import gc
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from marshmallow import fields, validate
 
@@ -310,15 +312,42 @@ def _trace_examples() -> dict:
                                              grade(_trace_examples()["no_bonus"]["value"]))})
 def grade_traces():
     """A trace -> its report; ``{"traces": [...]}`` -> ``{"reports", "summary"}``."""
-    body = read_grading_json()
-    if isinstance(body, dict) and "traces" in body and "format" not in body:
-        unknown = [key for key in body if key != "traces"]
-        if unknown:
-            raise ApiProblem(422, f"Unknown field {unknown[0]!r}: a batch is {{\"traces\": [...]}}.",
-                             type="tag:specdec,2026:problem/invalid-input",
-                             errors=[{"pointer": f"#/{key}", "detail": "unknown field: a batch has only traces"} for key in unknown])
-        return json_response(grade_many(body["traces"]))
-    return json_response(grade(body))
+    with cycle_collection_paused():
+        body = read_grading_json()
+        if isinstance(body, dict) and "traces" in body and "format" not in body:
+            unknown = [key for key in body if key != "traces"]
+            if unknown:
+                raise ApiProblem(422, f"Unknown field {unknown[0]!r}: a batch is {{\"traces\": [...]}}.",
+                                 type="tag:specdec,2026:problem/invalid-input",
+                                 errors=[{"pointer": f"#/{key}", "detail": "unknown field: a batch has only traces"}
+                                         for key in unknown])
+            return json_response(grade_many(body["traces"]))
+        return json_response(grade(body))
+
+
+@contextmanager
+def cycle_collection_paused() -> Iterator[None]:
+    """Pause CPython's cyclic garbage collector (``gc.disable``) while a grading body is read,
+    graded and written; restore it after (also on an error), unless it was already off.
+
+    Why: the collector runs after every few hundred container allocations, and each of its full
+    collections scans every live container. An 8 MiB body of 1000 traces is about 100,000 live
+    containers while its traces are graded, and reading and grading it allocate enough to set
+    off several full collections: they took about half of the CPU time of such a request
+    (docs/bench-grading.md). Nothing is lost by the pause: a JSON document cannot hold a cycle,
+    the grader creates none (``tests/test_grading_grader.py`` collects after grading and finds
+    nothing), and reference counting frees everything else at once; the few cycles of the
+    request's own objects wait for the next collection. The worker is single-threaded
+    (gunicorn's sync workers); in a threaded server another request's cycles would only wait
+    longer."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 @blueprint.operation(

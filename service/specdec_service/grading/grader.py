@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections import OrderedDict
 from typing import Any, Optional, Sequence
 
@@ -80,22 +81,25 @@ def _is_reference(trace: Any, raw: Optional[bytes], config: Config) -> bool:
 def _read_as_float64(raw: bytes, config: Config) -> Optional[bytes]:
     """The bytes of the reference ``raw`` as read from a request body by ``POST /v1/grade``:
     a number with an integral value is an ``int`` however written (``api.bodies.parse_float64``),
-    so ``1.0`` and ``0.0`` come back as ``1`` and ``0`` (``-0.0`` as ``0``). In ``orjson``'s
-    shortest round-trip form a float ends in ``.0`` exactly when it is integral and written
-    without an exponent; this rewrites those (the form read back compares ``==`` with the
-    reference, and its numbers are still numbers, so it satisfies the grading schema). ``None``
-    when a label holds a ``.`` (a string of the trace could then end in ``.0``; the only other
-    strings of a trace are names without one): such a trace is validated as usual."""
+    so ``1.0`` and ``0.0`` come back as ``1`` and ``0``. In ``orjson``'s shortest round-trip
+    form a float ends in ``.0`` exactly when it is integral and written without an exponent;
+    this drops those ``.0`` (the form read back compares ``==`` with the reference, and its
+    numbers are still numbers, so it satisfies the grading schema; the engine writes no
+    ``-0.0``, and a form that is not the body's only costs the validation). ``None`` when a
+    label holds a ``.`` (a string of the trace could then hold ``.0,``; the trace's other
+    strings are names and hex digits): such a trace is validated as usual."""
     if any("." in label for label in config.vocab):
         return None
-    for end in (b",", b"]", b"}"):
-        raw = raw.replace(b"-0.0" + end, b"0" + end).replace(b".0" + end, end)
-    return raw
+    return _INTEGRAL_FLOAT.sub(b"", raw)
+
+
+_INTEGRAL_FLOAT = re.compile(rb"\.0(?=[,\]}])")
+"""The ``.0`` that ends an integral float in ``orjson``'s output (followed by ``,``, ``]`` or ``}``)."""
 
 
 def _bytes(obj: Any) -> Optional[bytes]:
     """``orjson.dumps(obj)``, or ``None`` when orjson is not installed or cannot write ``obj``
-    (a Decimal of a custom model, a lone surrogate): then nothing is compared by bytes."""
+    (a lone surrogate, a value that is not JSON): then nothing is compared by bytes."""
     if orjson is None:
         return None
     try:
