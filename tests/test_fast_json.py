@@ -131,6 +131,8 @@ def test_vouches_only_for_the_exact_reading(value, style, rng):
     b'[1e-400]', b'[2.4703282292062328e-324]',
     b'[0.00000000000000000000001]',          # below 1e-16 without an exponent: the exact path decides
     b'{"a\\u003a": 1, "a:": 2}',
+    b'["a\tb"]', b'["a\nb"]', b'["a\x01b"]',  # raw control characters in a string
+    b'[01]', b'[1.]', b'[.5]', b'[+1]', b'[1]\x00', b'\x0c[1]',
 ])
 def test_vouches_for_nothing_it_cannot_read_alike(data):
     fast = parse_json_shortest(data)
