@@ -340,8 +340,9 @@ def too_large(limit: int) -> ApiProblem:
 _READ_CHUNK = 64 * 1024
 
 
-def read_body(limit: Optional[int]) -> bytes:
-    """The raw request body, at most ``limit`` bytes (None: no limit).
+def read_body(limit: Optional[int], environ: Optional[dict] = None) -> bytes:
+    """The raw request body, at most ``limit`` bytes (None: no limit); ``environ`` is the
+    request's WSGI environment (default: the current request's).
 
     A declared ``Content-Length`` over ``limit`` is refused before reading;
     otherwise exactly that many bytes are read from ``wsgi.input`` (PEP 3333;
@@ -356,7 +357,8 @@ def read_body(limit: Optional[int]) -> bytes:
     as werkzeug does. A stream the server cannot read (a malformed chunk, a
     client gone mid-body) is a 400. Raises :class:`ApiProblem` (400, 413).
     """
-    environ = request.environ
+    if environ is None:
+        environ = request.environ
     length = get_content_length(environ)
     if length is not None:
         if limit is not None and length > limit:
@@ -411,7 +413,8 @@ def _checked_body(max_bytes: Optional[int] = None) -> bytes:
     capped (413), see :func:`read_json`."""
     # The exact header is the common case; parsing it (werkzeug) handles
     # parameters and case, e.g. "Application/JSON; charset=utf-8".
-    if request.environ.get("CONTENT_TYPE") != JSON_MIMETYPE:
+    environ = request.environ
+    if environ.get("CONTENT_TYPE") != JSON_MIMETYPE:
         if request.mimetype != JSON_MIMETYPE:
             got = request.mimetype or "no Content-Type"
             raise ApiProblem(415, f"The body must be JSON with Content-Type application/json, not {got}.")
@@ -421,7 +424,7 @@ def _checked_body(max_bytes: Optional[int] = None) -> bytes:
                                   "is not accepted; send UTF-8 and say charset=utf-8 or nothing.")
     if max_bytes is not None:
         request.max_content_length = max_bytes
-    return read_body(request.max_content_length)
+    return read_body(request.max_content_length, environ)
 
 
 def load(schema: Schema, data: Any) -> dict:
