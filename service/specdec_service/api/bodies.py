@@ -245,7 +245,7 @@ def parse_json_shortest(data: bytes) -> Optional[Any]:
     except orjson.JSONDecodeError:
         return None
     written = orjson.dumps(value)
-    if data.translate(None, _WHITESPACE) == written.translate(None, _WHITESPACE):
+    if data == written or data.translate(None, _WHITESPACE) == written.translate(None, _WHITESPACE):
         return value
     if b"\\" in data or data.count(b":") != written.count(b":") or b"d" * 16 in data.translate(_DIGITS):
         return None
