@@ -9,6 +9,9 @@ Thin HTTP layer over :mod:`specdec_service.grading` (issue 5, ``docs/grading.md`
   malformed trace refuses the whole batch).
 - ``POST /v1/grade/distribution``: settings plus sampled outputs or prefix counts (at most
   10^6 samples), graded against the exact target distribution (chi-square, total variation).
+  Its body is stated once, in the grading package (``DISTRIBUTION_REQUEST``, JSON Schema):
+  ``grade_distribution`` checks it, and its contract components are produced from it
+  (:func:`distribution_components`), so the view only reads the JSON and passes it on.
 
 Body size: these routes accept bodies up to :data:`GRADE_MAX_BODY_BYTES` (8 MiB), above the
 service's 256 KiB default, so that long traces fit; a larger body is a 413. Bytes do not bound
@@ -32,15 +35,15 @@ from typing import Any, Iterator
 from marshmallow import fields, validate
 
 from ..engine import COUNTER_NAMES, parse_config, run
-from ..engine.bounds import MAX_CELLS, MAX_LIMIT, MAX_M, MAX_SAMPLES, MAX_TRACES
-from ..grading import BY_ID, CHECKS, DEFAULT_ALPHA, TOLERANCE
+from ..engine.bounds import MAX_CELLS, MAX_M, MAX_SAMPLES, MAX_TRACES
+from ..grading import BY_ID, CHECKS, DEFAULT_ALPHA, DISTRIBUTION_REQUEST, TOLERANCE
 from ..grading import faulty_run, grade, grade_distribution, grade_many
 from ..grading.suites import EXERCISES, UnknownSuite, suite, suites
 from .bodies import read_json
 from .problems import PROBLEM_MIMETYPE, ApiProblem, json_response
 from .routes import ApiBlueprint, example
-from .schemas import ConfigIn, Count, CountersIn, Label, StrictSchema
-from .trace_components import TraceRef, ref
+from .schemas import Label, StrictSchema
+from .trace_components import TraceRef, components_of_defs, ref
 
 GRADE_MAX_BODY_BYTES = 8 * 1024 * 1024
 """The largest body of the grading routes (8 MiB); larger is a 413 problem."""
@@ -63,7 +66,7 @@ def read_grading_json() -> Any:
     return read_json(GRADE_MAX_BODY_BYTES, exact=False)
 
 
-# ---------------------------------------------------------------- schemas (documentation)
+# ---------------------------------------------------------------- schemas
 
 
 GRADE_TRACE_IN = {
@@ -196,34 +199,18 @@ class SuiteOut(StrictSchema):
     configs = fields.List(fields.Nested(SuiteConfigOut), required=True)
 
 
-class PrefixCountIn(StrictSchema):
-    prefix = fields.List(Label(), required=True, validate=validate.Length(1, MAX_M))
-    count = fields.Integer(strict=True, required=True, validate=validate.Range(0, MAX_SAMPLES))
+DISTRIBUTION_COMPONENTS = {"config": "ConfigIn", "prefix_count": "PrefixCountIn"}
+"""The component of each ``$defs`` entry of :data:`~specdec_service.grading.DISTRIBUTION_REQUEST`:
+the config is the sessions' ``ConfigIn`` (the rules ``parse_config`` applies)."""
 
 
-class AcceptanceCountersIn(CountersIn):
-    """Counters summed over every sample; ``accepted`` and ``draft_steps`` are required."""
-
-    accepted = Count(required=True)
-    draft_steps = Count(required=True)
-
-
-class DistributionIn(StrictSchema):
-    """Settings and either sampled outputs or prefix counts."""
-
-    config = fields.Nested(ConfigIn, required=True)
-    m = fields.Integer(strict=True, required=True, validate=validate.Range(1, MAX_M),
-                       metadata={"description": "Length of the output prefixes compared."})
-    samples = fields.List(fields.List(Label(), validate=validate.Length(1, MAX_LIMIT + 1)), validate=validate.Length(1, MAX_SAMPLES),
-                          metadata={"description": "Sampled outputs (each at least m tokens, unless it ends in EOS or the limit is below m)."})
-    counts = fields.List(fields.Nested(PrefixCountIn), validate=validate.Length(1, MAX_CELLS),
-                         metadata={"description": "Counts of output prefixes of length min(m, limit) (shorter when ending in EOS)."})
-    counters = fields.Nested(AcceptanceCountersIn, allow_none=True)
-    alpha = fields.Float(load_default=DEFAULT_ALPHA, validate=validate.Range(0, 1, min_inclusive=False, max_inclusive=False))
-
-
-DISTRIBUTION_ONE_OF = {"oneOf": [{"required": ["samples"]}, {"required": ["counts"]}]}
-"""Exactly one of ``samples`` and ``counts`` (as :func:`~specdec_service.grading.grade_distribution` requires)."""
+def distribution_components() -> dict[str, dict]:
+    """The contract of ``POST /v1/grade/distribution``'s body, produced from the one schema its
+    parser checks (:data:`~specdec_service.grading.DISTRIBUTION_REQUEST`): ``DistributionIn``
+    and ``PrefixCountIn``."""
+    defs, name_of = DISTRIBUTION_REQUEST["$defs"], DISTRIBUTION_COMPONENTS.__getitem__
+    return {"PrefixCountIn": components_of_defs(defs["prefix_count"], name_of),
+            "DistributionIn": components_of_defs({k: v for k, v in DISTRIBUTION_REQUEST.items() if k != "$defs"}, name_of)}
 
 
 class CellOut(StrictSchema):
@@ -279,8 +266,10 @@ class DistributionOut(StrictSchema):
 
 blueprint.component("GradeTraceIn", GRADE_TRACE_IN)
 blueprint.component("GradeBatchIn", GRADE_BATCH_IN)
-for _schema in (GradeReportOut, GradeBatchOut, SuitesOut, SuiteOut, DistributionIn, DistributionOut):
-    blueprint.component(_schema.__name__, _schema, extra=DISTRIBUTION_ONE_OF if _schema is DistributionIn else None)
+for _name, _component_schema in distribution_components().items():
+    blueprint.component(_name, _component_schema)
+for _schema in (GradeReportOut, GradeBatchOut, SuitesOut, SuiteOut, DistributionOut):
+    blueprint.component(_schema.__name__, _schema)
 
 
 def _trace_examples() -> dict:
@@ -404,7 +393,7 @@ _COUNTS_EXAMPLE = {"config": {"draft": "biased", "seed": 0}, "m": 1,
     "acceptance rate, compared with its exact expectation. Bodies up to 8 MiB; a request whose work (entries x "
     "min(m, limit) plus 5 x the cells of the exact distribution) is over the budget is a 422 of type "
     "`tag:specdec,2026:problem/over-budget` (docs/service.md).",
-    body=DistributionIn, examples=lambda: {"counts": example("Counts of first tokens", _COUNTS_EXAMPLE)},
+    body="DistributionIn", examples=lambda: {"counts": example("Counts of first tokens", _COUNTS_EXAMPLE)},
     ok=DistributionOut, ok_description="The distribution-level grade.", problems=(400, 413, 415, 422),
     ok_examples=lambda: {"counts": example("A sample consistent with the target",
                                            grade_distribution(_COUNTS_EXAMPLE))})

@@ -14,7 +14,7 @@ entry ``name`` as ``Trace<Name>`` (``block`` -> ``TraceBlock``,
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from marshmallow import fields
 
@@ -39,12 +39,19 @@ def ref(definition: Optional[str] = None) -> dict:
     return {"$ref": COMPONENTS + component_name(definition)}
 
 
-def _rewrite(node: Any) -> Any:
+def components_of_defs(node: Any, name_of: Callable[[str], str]) -> Any:
+    """``node`` (a JSON Schema) with every ``#/$defs/<definition>`` reference pointing at the
+    component ``name_of(definition)``."""
     if isinstance(node, dict):
-        return {k: (ref(v.rsplit("/", 1)[1])["$ref"] if k == "$ref" else _rewrite(v)) for k, v in node.items()}
+        return {k: (COMPONENTS + name_of(v.rsplit("/", 1)[1]) if k == "$ref" else components_of_defs(v, name_of))
+                for k, v in node.items()}
     if isinstance(node, list):
-        return [_rewrite(v) for v in node]
+        return [components_of_defs(v, name_of) for v in node]
     return node
+
+
+def _rewrite(node: Any) -> Any:
+    return components_of_defs(node, component_name)
 
 
 def trace_components() -> dict[str, dict]:

@@ -7,7 +7,9 @@
 - :data:`CATALOGUE`: the mistakes, each a mode's correct rule set with one rule swapped, decoded
   by the engine's one block function (:mod:`.catalogue`, :mod:`.faulty`);
 - :func:`grade_distribution`: distribution-level grading of sampled outputs or prefix counts
-  against the exact target distribution (:mod:`.distribution`).
+  against the exact target distribution (:mod:`.distribution`), its body stated once as JSON
+  Schema (:data:`DISTRIBUTION_REQUEST`, :mod:`.requests`), which the parser checks and the
+  contract publishes.
 
 Errors: :class:`~specdec_service.engine.InvalidInput` (HTTP 422) for malformed input.
 """
@@ -19,11 +21,12 @@ from .distribution import (
 )
 from .faulty import CORRECT, faulty_run, faulty_step, swapped
 from .grader import MAX_TRACES, diagnose_trace, grade, grade_many
+from .requests import DISTRIBUTION_REQUEST
 from .rules import CHECKS, RULES
 from .validate import grading_schema, validate_trace
 
 __all__ = [
-    "BY_ID", "CATALOGUE", "CHECKS", "CORRECT", "DEFAULT_ALPHA", "MAX_CELLS", "MAX_M", "MAX_SAMPLES",
+    "BY_ID", "CATALOGUE", "CHECKS", "CORRECT", "DEFAULT_ALPHA", "DISTRIBUTION_REQUEST", "MAX_CELLS", "MAX_M", "MAX_SAMPLES",
     "MAX_TRACES", "Mistake", "RULES", "TOLERANCE", "diagnose_trace", "faulty_run", "faulty_step", "first_difference",
     "grade", "grade_distribution", "grade_many", "grading_schema", "prefix_distribution", "swapped", "validate_trace",
 ]

@@ -38,21 +38,19 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from decimal import Decimal
 from math import sqrt
 from typing import Any, Mapping, Optional
 
 import numpy as np
 
 from ..budget import BUDGETS
-from ..engine import COUNTER_NAMES, SPECULATIVE, Config, Fault, InvalidInput, parse_config
-from ..engine.bounds import MAX_CELLS, MAX_COUNTER, MAX_M, MAX_SAMPLES, int_in
+from ..engine import SPECULATIVE, Config, InvalidInput, parse_config
+from ..engine.bounds import MAX_CELLS, MAX_M, MAX_SAMPLES, int_in
 from ..engine.rules import at_limit
+from .requests import DEFAULT_ALPHA, MAX_OUTPUT, check_prefix_count, check_request, check_sample
+
 MIN_EXPECTED = 5.0
 """Cells expecting fewer samples than this are pooled (the usual rule for chi-square)."""
-DEFAULT_ALPHA = 0.001
-"""Default pass threshold: a submission passes iff the p-value exceeds it. A correct sampler
-fails with probability alpha (1 in 1000)."""
 TOP = 5
 """How many over- and under-represented cells are reported."""
 _CHUNK = 8192
@@ -88,20 +86,11 @@ def _is_mapping(x: Any) -> bool:
 
 
 def _parse(payload: Any):
-    if not isinstance(payload, Mapping):
-        raise InvalidInput.at((), "must be an object with config, m, and samples or counts")
-    faults: list[Fault] = []
-    allowed = {"config", "m", "samples", "counts", "counters", "alpha"}
-    for key in payload:
-        if key not in allowed:
-            faults.append(Fault((key,), f"unknown field: the fields are {', '.join(sorted(allowed))}"))
-    for key in ("config", "m"):
-        if key not in payload:
-            faults.append(Fault((key,), "is required"))
-    if ("samples" in payload) == ("counts" in payload):
-        faults.append(Fault(("samples",), "give exactly one of samples and counts"))
-    if faults:
-        raise InvalidInput(faults)
+    """The checked values of a request: its top level against :data:`.requests.DISTRIBUTION_REQUEST`
+    (:func:`.requests.check_request`), the config by the engine, then the rules no JSON Schema
+    states (mode, the work budget, each entry against the vocabulary and ``min(m, limit)``,
+    ``accepted <= draft_steps``)."""
+    check_request(payload)
     try:
         config = parse_config(payload["config"])
     except InvalidInput as error:
@@ -109,27 +98,22 @@ def _parse(payload: Any):
     if config.mode == "greedy":
         raise InvalidInput.at(("config", "mode"), "must be speculative or autoregressive: greedy decoding is "
                               "deterministic, grade its trace with POST /v1/grade")
-    m = payload["m"]
-    if not int_in(m, 1, MAX_M):
-        raise InvalidInput.at(("m",), f"must be an integer from 1 to {MAX_M}")
-    alpha = payload.get("alpha", DEFAULT_ALPHA)
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, Decimal)):
-        raise InvalidInput.at(("alpha",), "must be a number between 0 and 1")
-    alpha = float(alpha)
-    if not 0 < alpha < 1:
-        raise InvalidInput.at(("alpha",), "must be a number between 0 and 1 (exclusive)")
+    m = int(payload["m"])  # JSON Schema counts 2.0 an integer
+    alpha = float(payload.get("alpha", DEFAULT_ALPHA))
     length = min(m, config.limit)
     vocab = {label: i for i, label in enumerate(config.vocab)}
     key = "samples" if "samples" in payload else "counts"
     DISTRIBUTION_BUDGET.check(distribution_cost(len(config.vocab), length, payload[key], counts=key == "counts"),
                               pointer=f"#/{key}")
-    if "samples" in payload:
+    if key == "samples":
         counts = _count_samples(payload["samples"], config, vocab, length)
     else:
         counts = _read_counts(payload["counts"], config, vocab, length)
-    counters = None
-    if payload.get("counters") is not None:
-        counters = _read_counters(payload["counters"])
+    counters = payload.get("counters")
+    if counters is not None:
+        counters = {name: int(value) for name, value in counters.items()}
+        if counters["accepted"] > counters["draft_steps"]:
+            raise InvalidInput.at(("counters", "accepted"), "cannot exceed draft_steps")
     return config, m, alpha, counts, counters
 
 
@@ -157,12 +141,11 @@ def distribution_cost(vocab: int, length: int, entries: Any, *, counts: bool) ->
 
 
 def _cell(tokens: list, config: Config, vocab: dict, length: int, path: tuple, exact: bool) -> tuple[int, ...]:
-    """The cell of an output (``exact=False``: its first tokens) or of a given prefix."""
-    if not isinstance(tokens, list):
-        raise InvalidInput.at(path, "must be a list of token labels")
+    """The cell of an output (``exact=False``: its first tokens) or of a given prefix (a list
+    of labels, already checked against its schema)."""
     cell: list[int] = []
     for i, label in enumerate(tokens[:length] if not exact else tokens):
-        index = vocab.get(label) if isinstance(label, str) else None
+        index = vocab.get(label)
         if index is None:
             raise InvalidInput.at(path + (i,), f"{label!r} is not a token of the vocabulary")
         cell.append(index)
@@ -176,72 +159,62 @@ def _cell(tokens: list, config: Config, vocab: dict, length: int, path: tuple, e
     return tuple(cell)
 
 
-def _count_samples(samples: Any, config: Config, vocab: dict, length: int) -> Counter:
-    if not isinstance(samples, list) or not 1 <= len(samples) <= MAX_SAMPLES:
-        raise InvalidInput.at(("samples",), f"must be a list of 1 to {MAX_SAMPLES} sampled outputs")
+def _count_samples(samples: list, config: Config, vocab: dict, length: int) -> Counter:
+    """The cells of ``samples`` (1 to :data:`MAX_SAMPLES` entries, checked by
+    :func:`.requests.check_request`), each sample checked against :data:`.requests.SAMPLE`."""
     counts: Counter = Counter()
-    eos = config.eos
+    eos, token_of = config.eos, vocab.__getitem__
     for i, sample in enumerate(samples):
-        # Fast path: a list of at least `length` known labels without EOS.
-        if isinstance(sample, list) and len(sample) >= length:
+        # Fast path, accepting only what the full check accepts: a list of 1 to MAX_OUTPUT
+        # tokens whose first `length` are known labels, or fewer ending in the EOS; anything
+        # else is checked in full.
+        if isinstance(sample, list) and 0 < len(sample) <= MAX_OUTPUT:
             try:
-                cell = tuple(vocab[label] for label in sample[:length])
+                cell = tuple(map(token_of, sample[:length]))
             except (KeyError, TypeError):
                 cell = None
-            if cell is not None and (eos is None or eos not in cell):
-                counts[cell] += 1
-                continue
+            if cell is not None:
+                if eos is not None and eos in cell:
+                    counts[cell[:cell.index(eos) + 1]] += 1
+                    continue
+                if len(cell) == length:
+                    counts[cell] += 1
+                    continue
+        check_sample(sample, ("samples", i))
         counts[_cell(sample, config, vocab, length, ("samples", i), exact=False)] += 1
     return counts
 
 
-def _read_counts(entries: Any, config: Config, vocab: dict, length: int) -> Counter:
-    if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_CELLS:
-        raise InvalidInput.at(("counts",), f"must be a list of 1 to {MAX_CELLS} entries {{prefix, count}}")
+def _read_counts(entries: list, config: Config, vocab: dict, length: int) -> Counter:
+    """The cells of ``counts`` (1 to :data:`MAX_CELLS` entries, checked by
+    :func:`.requests.check_request`), each entry checked against :data:`.requests.PREFIX_COUNT`."""
     counts: Counter = Counter()
-    eos = config.eos
+    eos, token_of = config.eos, vocab.__getitem__
     for i, entry in enumerate(entries):
-        # Fast path: {"prefix": [length known labels, no EOS], "count": n}, not seen before.
+        # Fast path, accepting only what the full check accepts: {"prefix": [length known
+        # labels without EOS, or fewer ending in the EOS], "count": 0..MAX_SAMPLES}, not seen
+        # before; anything else is checked in full.
         if type(entry) is dict and len(entry) == 2:
             prefix, count = entry.get("prefix"), entry.get("count")
-            if type(count) is int and 0 <= count <= MAX_SAMPLES and type(prefix) is list and len(prefix) == length:
+            if type(count) is int and 0 <= count <= MAX_SAMPLES and type(prefix) is list and 0 < len(prefix) <= length:
                 try:
-                    cell = tuple(vocab[label] for label in prefix)
+                    cell = tuple(map(token_of, prefix))
                 except (KeyError, TypeError):
                     cell = None
-                if cell is not None and (eos is None or eos not in cell) and cell not in counts:
+                if cell is not None and cell not in counts and (
+                        cell[-1] == eos and eos not in cell[:-1] if eos in cell else len(cell) == length):
                     counts[cell] = count
                     continue
         path = ("counts", i)
-        if not _is_mapping(entry) or set(entry) != {"prefix", "count"}:
-            raise InvalidInput.at(path, "must be an object with exactly prefix and count")
-        count = entry["count"]
-        if not int_in(count, 0, MAX_SAMPLES):
-            raise InvalidInput.at(path + ("count",), f"must be an integer from 0 to {MAX_SAMPLES}")
+        check_prefix_count(entry, path)
         cell = _cell(entry["prefix"], config, vocab, length, path + ("prefix",), exact=True)
         if cell in counts:
             raise InvalidInput.at(path + ("prefix",), "is listed twice")
-        counts[cell] = count
+        counts[cell] = int(entry["count"])
     total = sum(counts.values())
     if not 1 <= total <= MAX_SAMPLES:
         raise InvalidInput.at(("counts",), f"the counts must sum to 1 to {MAX_SAMPLES}, not {total}")
     return +counts
-
-
-def _read_counters(obj: Any) -> dict:
-    if not isinstance(obj, Mapping):
-        raise InvalidInput.at(("counters",), "must be an object of counters (accepted, draft_steps, ...)")
-    for key, value in obj.items():
-        if key not in COUNTER_NAMES:
-            raise InvalidInput.at(("counters", key), f"unknown counter: the counters are {', '.join(COUNTER_NAMES)}")
-        if not int_in(value, 0, MAX_COUNTER):
-            raise InvalidInput.at(("counters", key), "must be an integer from 0 to 2^53-1")
-    for key in ("accepted", "draft_steps"):
-        if key not in obj:
-            raise InvalidInput.at(("counters", key), "is required to report the acceptance rate")
-    if obj["accepted"] > obj["draft_steps"]:
-        raise InvalidInput.at(("counters", "accepted"), "cannot exceed draft_steps")
-    return dict(obj)
 
 
 # ---------------------------------------------------------------- the exact distribution

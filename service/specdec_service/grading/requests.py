@@ -1,0 +1,198 @@
+"""The body of a distribution grade, stated once as JSON Schema and checked from it.
+
+:data:`DISTRIBUTION_REQUEST` (JSON Schema draft 2020-12, plain data) is the one statement of
+what :func:`~specdec_service.grading.grade_distribution` and ``POST /v1/grade/distribution``
+take: the fields, their types and bounds (read from :mod:`specdec_service.engine.bounds`),
+which are required, that no other field is allowed, and that exactly one of ``samples`` and
+``counts`` is given. Both ends read it:
+
+- the parser: :func:`check_request` validates a body's top level with ``jsonschema_rs``
+  (well under a microsecond for a valid body) against the schema *without* the per-entry
+  ``items`` of ``samples`` and ``counts`` (:data:`TOP_LEVEL`); up to 10^6 samples or 10^5
+  count entries are checked one by one in the loop that counts them
+  (:mod:`.distribution`), with the bounds of the same ``engine.bounds`` constants and the
+  messages of :func:`expectation` over the same entry schemas (:data:`SAMPLE`,
+  :data:`PREFIX_COUNT`), so an entry costs no second pass;
+- the contract: ``api/grading.py`` publishes the whole schema as the ``DistributionIn``
+  component (``$defs/prefix_count`` as ``PrefixCountIn``, ``$defs/config`` as the sessions'
+  ``ConfigIn``, whose rules the engine's ``parse_config`` applies).
+
+A fault is an :class:`~specdec_service.engine.InvalidInput` naming each bad field by its
+path, with a message written from the schema's own keywords (:func:`expectation`), so a bound
+is never restated in prose. ``tests/test_distribution_contract.py`` proves that the published
+contract and this parser accept the same bodies.
+
+No Flask and no marshmallow here: the grading package is usable in process.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, Iterable
+
+import jsonschema_rs
+
+from ..engine import COUNTER_NAMES, Fault, InvalidInput
+from ..engine.bounds import (
+    MAX_CELLS, MAX_COUNTER, MAX_LABEL, MAX_LIMIT, MAX_M, MAX_SAFE_INTEGER, MAX_SAMPLES, MIN_LABEL,
+)
+
+DEFAULT_ALPHA = 0.001
+"""Default pass threshold: a submission passes iff the p-value exceeds it. A correct sampler
+fails with probability alpha (1 in 1000)."""
+MAX_OUTPUT = MAX_LIMIT + 1
+"""Tokens of one sampled output at most: a session's longest output, plus one so that a faulty
+sampler's bonus past the limit is graded (only its first ``m`` tokens count), not refused."""
+
+TOKEN = {"type": "string", "minLength": MIN_LABEL, "maxLength": MAX_LABEL,
+         "description": "A token label of the config's vocabulary."}
+SAMPLE = {"type": "array", "title": "token labels", "minItems": 1, "maxItems": MAX_OUTPUT, "items": TOKEN,
+          "description": "One sampled output: at least min(m, limit) tokens, unless it ends in the EOS token."}
+PREFIX_COUNT = {
+    "type": "object",
+    "description": "How many sampled outputs start with `prefix`: min(m, limit) tokens, or fewer ending in EOS.",
+    "properties": {
+        "prefix": {"type": "array", "title": "token labels", "minItems": 1, "maxItems": MAX_M, "items": TOKEN},
+        "count": {"type": "integer", "minimum": 0, "maximum": MAX_SAMPLES},
+    },
+    "required": ["prefix", "count"],
+    "additionalProperties": False,
+}
+DISTRIBUTION_REQUEST: dict = {
+    "$defs": {
+        "config": {"type": "object", "description": "Session settings (SPEC section 8), read by the engine's "
+                                                    "parse_config."},
+        "prefix_count": PREFIX_COUNT,
+    },
+    "type": "object",
+    "description": "Settings and either sampled outputs or prefix counts.",
+    "properties": {
+        "config": {"$ref": "#/$defs/config",
+                   "description": "The settings the outputs were sampled with: mode speculative or autoregressive."},
+        "m": {"type": "integer", "minimum": 1, "maximum": MAX_M,
+              "description": "Length of the output prefixes compared."},
+        "samples": {"type": "array", "title": "sampled outputs", "minItems": 1, "maxItems": MAX_SAMPLES,
+                    "items": SAMPLE,
+                    "description": "Sampled outputs (each at least m tokens, unless it ends in EOS or the limit "
+                                   "is below m)."},
+        "counts": {"type": "array", "title": "prefix counts", "minItems": 1, "maxItems": MAX_CELLS,
+                   "items": {"$ref": "#/$defs/prefix_count"},
+                   "description": "Counts of output prefixes of length min(m, limit) (shorter when ending in "
+                                  "EOS); each prefix once, summing to 1 to 10^6."},
+        "counters": {
+            "type": ["object", "null"],
+            "description": "Counters summed over every sample (SPEC section 7); `accepted` (at most "
+                           "`draft_steps`) and `draft_steps` are required.",
+            "properties": {name: {"type": "integer", "minimum": 0, "maximum": MAX_COUNTER} for name in COUNTER_NAMES},
+            "required": ["accepted", "draft_steps"],
+            "additionalProperties": False,
+        },
+        "alpha": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "default": DEFAULT_ALPHA,
+                  "description": "The pass threshold of the p-value."},
+    },
+    "required": ["config", "m"],
+    "oneOf": [{"required": ["samples"]}, {"required": ["counts"]}],
+    "additionalProperties": False,
+}
+"""The body of a distribution grade (see the module docstring)."""
+
+
+def _top_level(schema: dict) -> dict:
+    """``schema`` without the per-entry ``items`` of ``samples`` and ``counts``."""
+    top = copy.deepcopy(schema)
+    for key in ("samples", "counts"):
+        top["properties"][key].pop("items")
+    return top
+
+
+def checker(schema: dict) -> Callable[..., None]:
+    """A check of values against ``schema`` (compiled once with ``jsonschema_rs``):
+    ``check(value, path=())`` returns when ``value`` is valid and otherwise raises
+    :class:`InvalidInput` naming each fault (one per field, in the schema's field order) by its
+    path under ``path``, with a message written from the schema (:func:`expectation`)."""
+    validator = jsonschema_rs.Draft202012Validator(schema)
+
+    def check(value: Any, path: tuple = ()) -> None:
+        try:
+            if validator.is_valid(value):
+                return
+            errors = [(tuple(e.instance_path), tuple(e.schema_path)) for e in validator.iter_errors(value)]
+        except ValueError as error:  # a name that is not a string: only possible in process
+            raise InvalidInput.at(path, f"must be JSON: {error}") from None
+        raise InvalidInput(Fault(path + f.path, f.message) for f in _faults(schema, value, errors))
+
+    return check
+
+
+TOP_LEVEL = _top_level(DISTRIBUTION_REQUEST)
+"""What :func:`check_request` validates: :data:`DISTRIBUTION_REQUEST` less the entries' ``items``."""
+check_request = checker(TOP_LEVEL)
+"""The top-level check of a distribution request (``check_request(payload)``)."""
+check_sample = checker(SAMPLE)
+"""The check of one sampled output (``check_sample(sample, ("samples", i))``)."""
+check_prefix_count = checker(PREFIX_COUNT)
+"""The check of one count entry (``check_prefix_count(entry, ("counts", i))``)."""
+
+
+def _faults(schema: dict, payload: Any, errors: Iterable[tuple[tuple, tuple]]) -> list[Fault]:
+    """The faults of ``errors`` (instance path, schema path), one per path: a value of the
+    wrong type gets that fault only."""
+    faults: dict[tuple, Fault] = {}
+    wrong_type = set()
+    for path, where in errors:
+        keyword, subschema = where[-1], _at(schema, where[:-1])
+        if keyword == "type":
+            wrong_type.add(path)
+            faults[path] = Fault(path, expectation(subschema))
+        elif path not in wrong_type:
+            for fault in _keyword_faults(keyword, subschema, path, _at(payload, path)):
+                faults.setdefault(fault.path, fault)
+    order = list(schema.get("properties", ()))
+    return sorted(faults.values(), key=lambda f: (order.index(f.path[0]) if f.path and f.path[0] in order
+                                                  else len(order), len(f.path)))
+
+
+def _keyword_faults(keyword: str, schema: dict, path: tuple, value: Any) -> list[Fault]:
+    if keyword == "required":
+        return [Fault(path + (key,), "is required") for key in schema["required"] if key not in value]
+    if keyword == "additionalProperties":
+        fields = ", ".join(sorted(schema["properties"]))
+        return [Fault(path + (key,), f"unknown field: the fields are {fields}")
+                for key in value if key not in schema["properties"]]
+    if keyword == "oneOf":
+        names = [branch["required"][0] for branch in schema["oneOf"]]
+        return [Fault(path + (names[0],), f"give exactly one of {' and '.join(names)}")]
+    return [Fault(path, expectation(schema))]
+
+
+def _at(node: Any, path: tuple) -> Any:
+    for key in path:
+        node = node[int(key) if isinstance(node, list) else key]
+    return node
+
+
+def _number(value: int) -> str:
+    return "2^53-1" if value == MAX_SAFE_INTEGER else str(value)
+
+
+def expectation(schema: dict) -> str:
+    """What a value of ``schema`` must be, in words written from its keywords: ``"must be an
+    integer from 1 to 4"``, ``"must be a number between 0 and 1 (exclusive)"``, ``"must be a
+    list of 1 to 1000000 sampled outputs"`` (its ``title``), ``"must be an object with prefix
+    and count"`` (its required fields), ``"... or null"``."""
+    types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+    kind = next(t for t in types if t != "null")
+    if kind == "integer":
+        text = f"an integer from {_number(schema['minimum'])} to {_number(schema['maximum'])}"
+    elif kind == "number":
+        text = f"a number between {schema['exclusiveMinimum']} and {schema['exclusiveMaximum']} (exclusive)"
+    elif kind == "array":
+        text = f"a list of {schema['minItems']} to {schema['maxItems']} {schema['title']}"
+    elif kind == "string":
+        text = f"a string of {schema['minLength']} to {schema['maxLength']} characters"
+    else:
+        names = list(schema.get("required", ()))
+        if "oneOf" in schema:
+            names.append(" or ".join(branch["required"][0] for branch in schema["oneOf"]))
+        text = "an object" + (" with " + " and ".join(filter(None, [", ".join(names[:-1]), names[-1]])) if names else "")
+    return f"must be {text}" + (" or null" if "null" in types else "")
