@@ -2,13 +2,28 @@
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
+import yaml
+from jsonschema_rs import Draft202012Validator
 
 from specdec_service import create_app
 from specdec_service.api.grading import GRADE_MAX_BODY_BYTES
-from specdec_service.engine import parse_config, run
-from specdec_service.grading import BY_ID, faulty_run
+from specdec_service.engine import InvalidInput, parse_config, pointer, run
+from specdec_service.engine.bounds import MAX_TRACES
+from specdec_service.grading import BY_ID, check_batch, faulty_run
+
+DOCUMENT = yaml.safe_load((Path(__file__).resolve().parents[1] / "openapi.yaml").read_text(encoding="utf-8"))
+
+
+def batch_faults(batch) -> list:
+    """The faults :func:`check_batch` finds in ``batch`` (none when it returns)."""
+    try:
+        check_batch(batch)
+    except InvalidInput as error:
+        return list(error.faults)
+    return []
 
 TRACE = run(parse_config({"draft": "biased", "seed": 1}))
 
@@ -63,7 +78,32 @@ def test_invalid_config_is_a_422(client):
 
 def test_unknown_batch_field_is_a_422(client):
     problem = client.post("/v1/grade", json={"traces": [TRACE], "x": 1}).get_json()
-    assert problem["status"] == 422 and problem["errors"] == [{"pointer": "#/x", "detail": "unknown field: a batch has only traces"}]
+    assert problem["status"] == 422 and problem["errors"] == [{"pointer": "#/x", "detail": "unknown field: the fields are traces"}]
+
+
+BATCH_CONTRACT = Draft202012Validator({"$ref": "#/components/schemas/GradeBatchIn", "components": DOCUMENT["components"]})
+
+
+@pytest.mark.parametrize("batch, where", [
+    ({"traces": [TRACE]}, None),
+    ({"traces": [TRACE] * MAX_TRACES}, None),
+    ({"traces": [TRACE] * (MAX_TRACES + 1)}, "#/traces"),
+    ({"traces": []}, "#/traces"),
+    ({"traces": {"0": TRACE}}, "#/traces"),
+    ({"traces": [TRACE], "x": 1}, "#/x"),
+    ({"traces": [TRACE], "summary": None}, "#/summary"),
+], ids=lambda v: repr(v)[:40])
+def test_a_batch_is_checked_by_the_schema_its_contract_is_made_from(client, batch, where):
+    """One parse path for a batch: ``GRADE_BATCH`` checks its top level in process and over
+    HTTP and is the contract's ``GradeBatchIn``; the two agree at each bound."""
+    assert BATCH_CONTRACT.is_valid(batch) == (where is None)
+    faults = batch_faults(batch)
+    assert [pointer(f.path) for f in faults][:1] == ([] if where is None else [where])
+    if where is None and len(batch["traces"]) == 1:
+        assert client.post("/v1/grade", json=batch).status_code == 200
+    elif where is not None:
+        problem = client.post("/v1/grade", json=batch).get_json()
+        assert problem["status"] == 422 and problem["errors"][0] == {"pointer": where, "detail": faults[0].message}
 
 
 def test_body_errors(client):

@@ -16,6 +16,7 @@ from ..engine.analysis import (
     DEFAULT_WIDTHS, MAX_DEPTH, MAX_DRAFT_COST, MIN_DEPTH, analysis_cost, analyze, check_request, default_depth,
     parse_analysis_config,
 )
+from ..engine.bounds import MAX_SEED
 from ..engine.models import exact_number
 from ..engine.state import MAX_WIDTH, MIN_WIDTH
 from .bodies import load, read_json
@@ -35,7 +36,7 @@ class AnalysisConfigIn(ConfigIn):
     """Session settings as for ``POST /v1/runs``; ``seed`` may be left out and is
     ignored (nothing in an analysis is random)."""
 
-    seed = fields.Integer(strict=True, validate=validate.Range(0, 2**53 - 1),
+    seed = fields.Integer(strict=True, validate=validate.Range(0, MAX_SEED),
                           metadata={"description": "Ignored: an analysis covers every seed."})
 
 

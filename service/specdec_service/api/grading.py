@@ -36,8 +36,8 @@ from marshmallow import fields, validate
 
 from ..engine import COUNTER_NAMES, parse_config, run
 from ..engine.bounds import MAX_CELLS, MAX_M, MAX_SAMPLES, MAX_TRACES
-from ..grading import BY_ID, CHECKS, DEFAULT_ALPHA, DISTRIBUTION_REQUEST, TOLERANCE
-from ..grading import faulty_run, grade, grade_distribution, grade_many
+from ..grading import BY_ID, CHECKS, DEFAULT_ALPHA, DISTRIBUTION_REQUEST, GRADE_BATCH, TOLERANCE
+from ..grading import check_batch, faulty_run, grade, grade_distribution, grade_many
 from ..grading.suites import EXERCISES, UnknownSuite, suite, suites
 from .bodies import read_json
 from .problems import PROBLEM_MIMETYPE, ApiProblem, json_response
@@ -77,16 +77,6 @@ GRADE_TRACE_IN = {
                    "token list may hold one token past the limit (docs/grading.md).",
 }
 """A submitted trace: the trace format's component (one source, ``engine/trace.schema.json``)."""
-
-
-GRADE_BATCH_IN = {
-    "type": "object",
-    "description": f"A batch of 1 to {MAX_TRACES} traces to grade.",
-    "properties": {"traces": {"type": "array", "items": {"$ref": "#/components/schemas/GradeTraceIn"},
-                              "minItems": 1, "maxItems": MAX_TRACES}},
-    "required": ["traces"],
-    "additionalProperties": False,
-}
 
 
 class CheckOut(StrictSchema):
@@ -199,18 +189,24 @@ class SuiteOut(StrictSchema):
     configs = fields.List(fields.Nested(SuiteConfigOut), required=True)
 
 
-DISTRIBUTION_COMPONENTS = {"config": "ConfigIn", "prefix_count": "PrefixCountIn"}
-"""The component of each ``$defs`` entry of :data:`~specdec_service.grading.DISTRIBUTION_REQUEST`:
-the config is the sessions' ``ConfigIn`` (the rules ``parse_config`` applies)."""
+DEFS_COMPONENTS = {"config": "ConfigIn", "prefix_count": "PrefixCountIn", "trace": "GradeTraceIn"}
+"""The component of each ``$defs`` entry of the grading bodies' schemas
+(:data:`~specdec_service.grading.DISTRIBUTION_REQUEST`, :data:`~specdec_service.grading.GRADE_BATCH`):
+the config is the sessions' ``ConfigIn`` (the rules ``parse_config`` applies), a trace ``GradeTraceIn``."""
 
 
-def distribution_components() -> dict[str, dict]:
-    """The contract of ``POST /v1/grade/distribution``'s body, produced from the one schema its
-    parser checks (:data:`~specdec_service.grading.DISTRIBUTION_REQUEST`): ``DistributionIn``
-    and ``PrefixCountIn``."""
-    defs, name_of = DISTRIBUTION_REQUEST["$defs"], DISTRIBUTION_COMPONENTS.__getitem__
-    return {"PrefixCountIn": components_of_defs(defs["prefix_count"], name_of),
-            "DistributionIn": components_of_defs({k: v for k, v in DISTRIBUTION_REQUEST.items() if k != "$defs"}, name_of)}
+def body_components() -> dict[str, dict]:
+    """The contract of the grading routes' bodies, produced from the one schema each parser
+    checks (:mod:`specdec_service.grading.requests`): ``GradeBatchIn``, ``PrefixCountIn``
+    and ``DistributionIn``."""
+    name_of = DEFS_COMPONENTS.__getitem__
+
+    def root(schema: dict) -> dict:
+        return components_of_defs({k: v for k, v in schema.items() if k != "$defs"}, name_of)
+
+    return {"GradeBatchIn": root(GRADE_BATCH),
+            "PrefixCountIn": components_of_defs(DISTRIBUTION_REQUEST["$defs"]["prefix_count"], name_of),
+            "DistributionIn": root(DISTRIBUTION_REQUEST)}
 
 
 class CellOut(StrictSchema):
@@ -265,8 +261,7 @@ class DistributionOut(StrictSchema):
 
 
 blueprint.component("GradeTraceIn", GRADE_TRACE_IN)
-blueprint.component("GradeBatchIn", GRADE_BATCH_IN)
-for _name, _component_schema in distribution_components().items():
+for _name, _component_schema in body_components().items():
     blueprint.component(_name, _component_schema)
 for _schema in (GradeReportOut, GradeBatchOut, SuitesOut, SuiteOut, DistributionOut):
     blueprint.component(_schema.__name__, _schema)
@@ -304,12 +299,7 @@ def grade_traces():
     with cycle_collection_paused():
         body = read_grading_json()
         if isinstance(body, dict) and "traces" in body and "format" not in body:
-            unknown = [key for key in body if key != "traces"]
-            if unknown:
-                raise ApiProblem(422, f"Unknown field {unknown[0]!r}: a batch is {{\"traces\": [...]}}.",
-                                 type="tag:specdec,2026:problem/invalid-input",
-                                 errors=[{"pointer": f"#/{key}", "detail": "unknown field: a batch has only traces"}
-                                         for key in unknown])
+            check_batch(body)
             return json_response(grade_many(body["traces"]))
         return json_response(grade(body))
 

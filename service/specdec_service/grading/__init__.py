@@ -21,12 +21,12 @@ from .distribution import (
 )
 from .faulty import CORRECT, faulty_run, faulty_step, swapped
 from .grader import MAX_TRACES, diagnose_trace, grade, grade_many
-from .requests import DISTRIBUTION_REQUEST
+from .requests import DISTRIBUTION_REQUEST, GRADE_BATCH, check_batch
 from .rules import CHECKS, RULES
 from .validate import grading_schema, validate_trace
 
 __all__ = [
-    "BY_ID", "CATALOGUE", "CHECKS", "CORRECT", "DEFAULT_ALPHA", "DISTRIBUTION_REQUEST", "MAX_CELLS", "MAX_M", "MAX_SAMPLES",
-    "MAX_TRACES", "Mistake", "RULES", "TOLERANCE", "diagnose_trace", "faulty_run", "faulty_step", "first_difference",
+    "BY_ID", "CATALOGUE", "CHECKS", "CORRECT", "DEFAULT_ALPHA", "DISTRIBUTION_REQUEST", "GRADE_BATCH", "MAX_CELLS", "MAX_M", "MAX_SAMPLES",
+    "MAX_TRACES", "Mistake", "RULES", "TOLERANCE", "check_batch", "diagnose_trace", "faulty_run", "faulty_step", "first_difference",
     "grade", "grade_distribution", "grade_many", "grading_schema", "prefix_distribution", "swapped", "validate_trace",
 ]

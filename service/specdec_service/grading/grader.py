@@ -42,6 +42,7 @@ from .catalogue import CATALOGUE, Mistake
 from .checks import CheckResult, all_passed, evaluate
 from .compare import TOLERANCE, Difference, first_difference
 from .faulty import faulty_step
+from .requests import check_batch
 from .rules import CHECKS, explain, locate
 from .validate import parse_trace_config, validate_trace
 
@@ -239,8 +240,7 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
     of every malformed trace, and :class:`~specdec_service.budget.OverBudget` (pointer
     ``#/traces``) when the batch costs more than the budget; then no report is returned.
     """
-    if not isinstance(traces, list) or not 1 <= len(traces) <= MAX_TRACES:
-        raise InvalidInput.at(("traces",), f"must be a list of 1 to {MAX_TRACES} traces")
+    check_batch({"traces": traces})
     configs: list[Optional[Config]] = []
     faults: dict[int, list[Fault]] = {}
     for i, trace in enumerate(traces):

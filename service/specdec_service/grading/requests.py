@@ -1,4 +1,4 @@
-"""The body of a distribution grade, stated once as JSON Schema and checked from it.
+"""The bodies of the grading routes, stated once as JSON Schema and checked from them.
 
 :data:`DISTRIBUTION_REQUEST` (JSON Schema draft 2020-12, plain data) is the one statement of
 what :func:`~specdec_service.grading.grade_distribution` and ``POST /v1/grade/distribution``
@@ -22,6 +22,10 @@ path, with a message written from the schema's own keywords (:func:`expectation`
 is never restated in prose. ``tests/test_distribution_contract.py`` proves that the published
 contract and this parser accept the same bodies.
 
+:data:`GRADE_BATCH` states a batch of traces (``{"traces": [...]}``, ``POST /v1/grade``) the same
+way: :func:`check_batch` checks its top level, ``validate_trace`` each trace, and the contract's
+``GradeBatchIn`` is produced from it.
+
 No Flask and no marshmallow here: the grading package is usable in process.
 """
 
@@ -34,7 +38,7 @@ import jsonschema_rs
 
 from ..engine import COUNTER_NAMES, Fault, InvalidInput
 from ..engine.bounds import (
-    MAX_CELLS, MAX_COUNTER, MAX_LABEL, MAX_LIMIT, MAX_M, MAX_SAFE_INTEGER, MAX_SAMPLES, MIN_LABEL,
+    MAX_CELLS, MAX_COUNTER, MAX_LABEL, MAX_LIMIT, MAX_M, MAX_SAFE_INTEGER, MAX_SAMPLES, MAX_TRACES, MIN_LABEL,
 )
 
 DEFAULT_ALPHA = 0.001
@@ -95,12 +99,23 @@ DISTRIBUTION_REQUEST: dict = {
     "additionalProperties": False,
 }
 """The body of a distribution grade (see the module docstring)."""
+GRADE_BATCH: dict = {
+    "$defs": {"trace": {"description": "A `specdec-trace/1` trace, checked by validate_trace."}},
+    "type": "object",
+    "description": f"A batch of 1 to {MAX_TRACES} traces to grade.",
+    "properties": {"traces": {"type": "array", "title": "traces", "minItems": 1, "maxItems": MAX_TRACES,
+                              "items": {"$ref": "#/$defs/trace"}}},
+    "required": ["traces"],
+    "additionalProperties": False,
+}
+"""The body of ``POST /v1/grade`` with a batch, ``{"traces": [...]}``; each trace is checked by
+:func:`~specdec_service.grading.validate_trace` (the contract's ``GradeTraceIn``)."""
 
 
-def _top_level(schema: dict) -> dict:
-    """``schema`` without the per-entry ``items`` of ``samples`` and ``counts``."""
+def _without_items(schema: dict, *fields: str) -> dict:
+    """``schema`` without the per-entry ``items`` of its array ``fields``."""
     top = copy.deepcopy(schema)
-    for key in ("samples", "counts"):
+    for key in fields:
         top["properties"][key].pop("items")
     return top
 
@@ -124,7 +139,7 @@ def checker(schema: dict) -> Callable[..., None]:
     return check
 
 
-TOP_LEVEL = _top_level(DISTRIBUTION_REQUEST)
+TOP_LEVEL = _without_items(DISTRIBUTION_REQUEST, "samples", "counts")
 """What :func:`check_request` validates: :data:`DISTRIBUTION_REQUEST` less the entries' ``items``."""
 check_request = checker(TOP_LEVEL)
 """The top-level check of a distribution request (``check_request(payload)``)."""
@@ -132,6 +147,9 @@ check_sample = checker(SAMPLE)
 """The check of one sampled output (``check_sample(sample, ("samples", i))``)."""
 check_prefix_count = checker(PREFIX_COUNT)
 """The check of one count entry (``check_prefix_count(entry, ("counts", i))``)."""
+check_batch = checker(_without_items(GRADE_BATCH, "traces"))
+"""The top-level check of a batch of traces (``check_batch({"traces": [...]})``); the traces
+themselves are validated one by one by the grader."""
 
 
 def _faults(schema: dict, payload: Any, errors: Iterable[tuple[tuple, tuple]]) -> list[Fault]:
