@@ -120,7 +120,7 @@ def parse_trace_config(trace: Any) -> Config:
     if "config" not in trace:
         raise InvalidInput.at(("config",), "is required: the trace's session settings")
     config = trace["config"]
-    if isinstance(config, Mapping):
+    if isinstance(config, Mapping) and not (type(config.get("target")) is str and type(config.get("draft")) is str):
         config = {key: _decimals(value) if key in ("target", "draft") else value for key, value in config.items()}
     try:
         return parse_config(config)
