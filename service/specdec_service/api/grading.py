@@ -297,11 +297,15 @@ def _trace_examples() -> dict:
 def grade_traces():
     """A trace -> its report; ``{"traces": [...]}`` -> ``{"reports", "summary"}``."""
     with cycle_collection_paused():
-        body = read_grading_json()
-        if isinstance(body, dict) and "traces" in body and "format" not in body:
-            check_batch(body)
-            return json_response(grade_many(body["traces"]))
-        return json_response(grade(body))
+        return _graded(read_grading_json())  # the body and the reports die before the collector is back
+
+
+def _graded(body: Any):
+    """The response to a grading body: one trace's report, or a batch's reports and summary."""
+    if isinstance(body, dict) and "traces" in body and "format" not in body:
+        check_batch(body)
+        return json_response(grade_many(body["traces"]))
+    return json_response(grade(body))
 
 
 @contextmanager
@@ -312,8 +316,10 @@ def cycle_collection_paused() -> Iterator[None]:
     Why: the collector runs after every few hundred container allocations, and each of its full
     collections scans every live container. An 8 MiB body of 1000 traces is about 100,000 live
     containers while its traces are graded, and reading and grading it allocate enough to set
-    off several full collections: they took about half of the CPU time of such a request
-    (docs/bench-grading.md). Nothing is lost by the pause: a JSON document cannot hold a cycle,
+    off one or two full collections and about 200 younger ones: a quarter to a third of the CPU
+    time of such a request (docs/bench-grading.md). The route returns from inside the pause, so
+    the body and the reports are freed before the collector is back (else its first collection
+    would scan them all). Nothing is lost by the pause: a JSON document cannot hold a cycle,
     the grader creates none (``tests/test_grading_grader.py`` collects after grading and finds
     nothing), and reference counting frees everything else at once; the few cycles of the
     request's own objects wait for the next collection. The worker is single-threaded
