@@ -142,14 +142,15 @@ def distribution_cost(vocab: int, length: int, entries: Any, *, counts: bool) ->
 
 def _cell(tokens: list, config: Config, vocab: dict, length: int, path: tuple, exact: bool) -> tuple[int, ...]:
     """The cell of an output (``exact=False``: its first tokens) or of a given prefix (a list
-    of labels, already checked against its schema)."""
+    of labels, already checked against its schema); every token must be a label of the
+    vocabulary, those past the cell too."""
+    for i, label in enumerate(tokens):
+        if label not in vocab:
+            raise InvalidInput.at(path + (i,), f"{label!r} is not a token of the vocabulary")
     cell: list[int] = []
     for i, label in enumerate(tokens[:length] if not exact else tokens):
-        index = vocab.get(label)
-        if index is None:
-            raise InvalidInput.at(path + (i,), f"{label!r} is not a token of the vocabulary")
-        cell.append(index)
-        if index == config.eos:
+        cell.append(vocab[label])
+        if cell[-1] == config.eos:
             if exact and i != len(tokens) - 1:
                 raise InvalidInput.at(path, "has tokens after the EOS token")
             return tuple(cell)
@@ -166,11 +167,11 @@ def _count_samples(samples: list, config: Config, vocab: dict, length: int) -> C
     eos, token_of = config.eos, vocab.__getitem__
     for i, sample in enumerate(samples):
         # Fast path, accepting only what the full check accepts: a list of 1 to MAX_OUTPUT
-        # tokens whose first `length` are known labels, or fewer ending in the EOS; anything
-        # else is checked in full.
+        # labels of the vocabulary, at least `length` of them or ending in the EOS within
+        # them; anything else is checked in full.
         if isinstance(sample, list) and 0 < len(sample) <= MAX_OUTPUT:
             try:
-                cell = tuple(map(token_of, sample[:length]))
+                cell = tuple(map(token_of, sample))[:length]
             except (KeyError, TypeError):
                 cell = None
             if cell is not None:
