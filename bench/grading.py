@@ -7,11 +7,13 @@ width 3, seeds 0..count-1, round-tripped through JSON like a parsed request: eve
 distinct, so the reference cache never hits), the same number drawn from 20 configs (the cache
 hits, as when a class submits traces for a few assigned settings), ``grade_many`` on
 the same batch, ``POST /v1/grade`` with the same batch through Flask's test client (the body
-read under the JSON rule, graded and written: the request's work without the socket), and failing
-traces (every catalogue mistake over the same seeds) with and without the diagnosis. Over HTTP: the service under gunicorn with one sync worker on a free local port,
-one ``POST /v1/grade`` with the whole batch, and single-trace requests on a keep-alive session.
+read under the JSON rule, graded and written: the request's work without the socket), and
+failing traces (every catalogue mistake over the same seeds) with and without the diagnosis.
+Over HTTP: the service under gunicorn with one sync worker on a free local port, one
+``POST /v1/grade`` with the whole batch, and single-trace requests on a keep-alive session.
 Also distribution grading of 10^6 samples given as counts (m = 4) and of 10^5 sampled outputs.
-Target (issue 5): at least 1000 eight-token traces per second on one core in-process.
+Targets: at least 1000 eight-token traces per second on one core in-process (issue 5); at least
+6,000 correct traces per second, line ``grade, correct traces`` (issue 10).
 Record results in docs/bench-grading.md.
 """
 
