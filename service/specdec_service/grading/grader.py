@@ -12,9 +12,9 @@ fields exactly, probabilities within :data:`~.compare.TOLERANCE`). A failing tra
   same config, reproduces the submission exactly; otherwise the one(s) whose trace agrees
   with it on the longest prefix, if longer than the reference's agreement.
 
-Speed: a trace that serialises to exactly the reference's bytes costs one engine run (the
-reference, cached as its bytes for recent configs) and two ``orjson.dumps``: it is the
-reference, so it needs no schema validation; any other trace costs its schema validation (about
+Speed: a trace that serialises to exactly the reference's bytes (or to them as a request body
+is read: :func:`_read_as_float64`) costs one engine run (the reference, cached as its bytes for
+recent configs) and two ``orjson.dumps``: it is the reference, so it needs no schema validation; any other trace costs its schema validation (about
 0.03 ms with ``jsonschema_rs``) and one C-level ``==``; only failing traces are compared field
 by field, checked and diagnosed. :func:`grade_many` takes the same path for each trace of a
 batch (docs/bench-grading.md).
