@@ -20,6 +20,7 @@ contract test excuses them (tests/test_openapi.py).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -224,6 +225,17 @@ def test_every_top_level_fault_is_named_at_once():
         ("#/extra", "unknown field: the fields are alpha, config, counters, counts, m, samples"),
     ]
 
+
+
+@pytest.mark.parametrize("body", [[BASE], "x", 5, None, True])
+def test_a_body_that_is_not_an_object_gets_one_fault(body):
+    """Nothing about the content of a value of the wrong type (here the whole body)."""
+    assert not contract_accepts(body)
+    fault = ("#", "must be an object with config, m and samples or counts")
+    assert parser_faults(body) == [fault]
+    response = APP.test_client().post("/v1/grade/distribution", data=json.dumps(body), content_type="application/json")
+    problem = response.get_json()
+    assert problem["status"] == 422 and problem["errors"] == [{"pointer": fault[0], "detail": fault[1]}]
 
 EOS_CONFIG = {"draft": "biased", "seed": 0, "eos": "C"}
 

@@ -154,15 +154,15 @@ themselves are validated one by one by the grader."""
 
 def _faults(schema: dict, payload: Any, errors: Iterable[tuple[tuple, tuple]]) -> list[Fault]:
     """The faults of ``errors`` (instance path, schema path), one per path: a value of the
-    wrong type gets that fault only."""
+    wrong type gets that fault only (nothing about its content)."""
+    errors = list(errors)
+    wrong_type = {path for path, where in errors if where[-1] == "type"}
     faults: dict[tuple, Fault] = {}
-    wrong_type = set()
     for path, where in errors:
         keyword, subschema = where[-1], _at(schema, where[:-1])
         if keyword == "type":
-            wrong_type.add(path)
             faults[path] = Fault(path, expectation(subschema))
-        elif path not in wrong_type:
+        elif not any(path[:len(wrong)] == wrong for wrong in wrong_type):
             for fault in _keyword_faults(keyword, subschema, path, _at(payload, path)):
                 faults.setdefault(fault.path, fault)
     order = list(schema.get("properties", ()))
