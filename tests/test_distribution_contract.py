@@ -6,7 +6,8 @@ from it. These tests hold the two ends against each other:
 
 - a hypothesis property: bodies whose top-level fields are drawn within the bounds the
   contract states (read from the published document) or are arbitrary JSON, boundary numbers
-  among them, present or absent, with unknown fields now and then, are accepted by the
+  among them, present or absent, with unknown fields and entries the contract refuses (a
+  sample or count entry of the wrong shape) now and then, are accepted by the
   contract (``jsonschema_rs`` on the whole published document) exactly when ``grade_distribution``
   accepts them (``hypothesis-jsonschema`` 0.23 cannot draw objects under hypothesis 6.170);
 - each bound, on both sides of it, over HTTP: accepted (200), or refused (422) with the
@@ -92,6 +93,19 @@ def _stated(name: str):
     return _integer(schema)
 
 
+BAD_ENTRIES = {
+    "samples": st.one_of(
+        st.none(), st.integers(), st.text(max_size=2), st.just([]), st.just(["A", ""]), st.just(["A" * 17]),
+        st.lists(st.integers(), min_size=1, max_size=2), st.just([["A"]]), st.just(["A"] * (MAX_OUTPUT + 1)),
+        st.just(["A", "B", "C", "A", 5]), st.just(["A", "B", "C", "A", ""])),
+    "counts": st.one_of(
+        st.none(), st.text(max_size=2), st.just({}), st.just({"prefix": ["A"]}), st.just({"count": 1}),
+        st.fixed_dictionaries({"prefix": st.just(["A"]), "count": st.one_of(
+            st.integers(max_value=-1), st.integers(min_value=MAX_SAMPLES + 1), st.booleans(), st.just(0.5), st.none())}),
+        st.just({"prefix": [], "count": 1}), st.just({"prefix": ["A"] * (MAX_M + 1), "count": 1}),
+        st.just({"prefix": [1], "count": 1}), st.just({"prefix": ["A"], "count": 1, "n": 0})),
+}
+"""Entries the contract refuses (its ``SAMPLE`` and ``PrefixCountIn``): the parser must refuse them too."""
 FIELDS = {
     "config": st.sampled_from(CONFIGS),
     "m": _stated("m"),
@@ -111,7 +125,8 @@ def _field(draw, strategy, how: str):
 def bodies(draw):
     """A body with each top-level field stated by the contract, any JSON value, or absent
     (required fields are mostly there, optional ones often absent), one of samples and counts
-    mostly, both or neither sometimes, and an unknown field now and then."""
+    mostly, both or neither sometimes, now and then an entry the contract refuses among them,
+    and an unknown field now and then."""
     body = {}
     for key, strategy in FIELDS.items():
         how = draw(st.sampled_from(OFTEN if key in ("config", "m") else SOMETIMES))
@@ -128,6 +143,8 @@ def bodies(draw):
     }
     for key in draw(st.sampled_from([("samples",), ("counts",)] * 4 + [("samples", "counts"), ()])):
         body[key] = _field(draw, entries[key], draw(st.sampled_from(OFTEN[:-1])))
+        if isinstance(body[key], list) and draw(st.integers(0, 3)) == 0:  # one entry the contract refuses
+            body[key].insert(draw(st.integers(0, len(body[key]))), draw(BAD_ENTRIES[key]))
     if draw(st.integers(0, 5)) == 0:
         body[draw(st.sampled_from(["x", "M", "sample", "count", "alpha "]))] = draw(JUNK)
     return body
@@ -136,6 +153,36 @@ def bodies(draw):
 @given(bodies())
 @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
 def test_the_contract_accepts_a_body_exactly_when_the_parser_does(body):
+    faults = parser_faults(body)
+    note(f"parser faults: {faults}; contract errors: {[e.message for e in CONTRACT.iter_errors(body)]}")
+    assert contract_accepts(body) == (not faults)
+
+
+@st.composite
+def entry_bodies(draw):
+    """A valid top level whose samples or counts hold, half of the time, one entry the
+    contract refuses."""
+    config = draw(st.sampled_from(CONFIGS))
+    m = draw(_stated("m"))
+    length = min(m, config.get("limit", 8))
+    if draw(st.booleans()):
+        key = "samples"
+        entries = draw(st.lists(st.lists(st.sampled_from(LABELS), min_size=length, max_size=length + 3),
+                                min_size=1, max_size=4))
+    else:
+        key = "counts"
+        prefixes = draw(st.lists(st.tuples(*[st.sampled_from(LABELS)] * length), unique=True, min_size=1, max_size=4))
+        entries = [{"prefix": list(p), "count": draw(st.integers(1, 50))} for p in prefixes]
+    if draw(st.booleans()):
+        entries.insert(draw(st.integers(0, len(entries))), draw(BAD_ENTRIES[key]))
+    return {"config": config, "m": m, key: entries}
+
+
+@given(entry_bodies())
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+def test_the_contract_accepts_the_entries_exactly_when_the_parser_does(body):
+    """The entries' fast path and full check refuse every entry the contract refuses (and,
+    with labels of the vocabulary and min(m, limit) tokens, accept the rest)."""
     faults = parser_faults(body)
     note(f"parser faults: {faults}; contract errors: {[e.message for e in CONTRACT.iter_errors(body)]}")
     assert contract_accepts(body) == (not faults)
