@@ -121,8 +121,8 @@ def resolve_model(value: Any, role: str) -> Model:
 
 MODEL_MEMO_SIZE = 32
 """How many custom models :func:`parse_model` keeps (least recently used
-first out). A 64-label model takes about 0.4 MB (its exact rows 0.32 MB, its
-key 0.09 MB; ``docs/bench-engine.md``), so the memo stays under about 13 MB a
+first out). A 64-label model takes about 0.32 MB with its key and its kept JSON
+(``tracemalloc``, ``docs/bench-engine.md``), so the memo stays under about 10 MB a
 process."""
 
 
