@@ -2,6 +2,7 @@
 
 import copy
 import json
+import math
 
 import pytest
 
@@ -348,3 +349,54 @@ def test_grading_creates_no_reference_cycles():
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+# ---------------------------------------------------------------- in-process values JSON cannot hold
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, "fresh nan"])
+def test_a_non_finite_number_where_the_reference_has_null_is_refused(bad):
+    """orjson writes a NaN or infinity as null, and jsonschema_rs reads one as null: a trace
+    with one where its reference has null (here a block's missing bonus) once had the
+    reference's bytes and passed. Only an in-process caller can pass one."""
+    from specdec_service.grading import grade_many
+
+    trace = json.loads(json.dumps(run(parse_config({"draft": "biased", "seed": 1, "limit": 4}))))
+    assert trace["blocks"][0]["bonus"] is None
+    # math.nan is shared (marshal flags it as referenced); a fresh NaN is held by the trace alone
+    trace["blocks"][0]["bonus"] = float("nan") if bad == "fresh nan" else bad
+    with pytest.raises(InvalidInput) as caught:
+        grade(trace)
+    assert [(f.path, "finite" in f.message) for f in caught.value.faults] == [(("blocks", 0, "bonus"), True)]
+    with pytest.raises(InvalidInput) as caught:
+        grade_many([trace])
+    assert caught.value.faults[0].path == ("traces", 0, "blocks", 0, "bonus")
+
+
+def test_a_lone_surrogate_label_is_graded_in_process():
+    """A label holding a lone surrogate (the service refuses one with a 400; an in-process
+    caller can pass one): the trace is graded, not a TypeError or UnicodeEncodeError."""
+    table = {"vocab": ["A", "\ud800"], "start": [0.5, 0.5], "next": {"A": [0.5, 0.5], "\ud800": [0.25, 0.75]}}
+    trace = json.loads(json.dumps(run(parse_config({"target": table, "draft": table, "seed": 1, "limit": 4}))))
+    assert grade(trace)["passed"] is True
+    first = trace["blocks"][0]["committed"]
+    first[0] = "A" if first[0] != "A" else "\ud800"
+    report = grade(trace)
+    assert report["passed"] is False
+    assert report["first_divergence"]["path"] == "#/blocks/0/committed/0"
+
+
+def test_a_shared_nan_in_a_greedy_trace_is_refused():
+    """The same NaN object in two places (marshal writes it once, flagged as referenced), where
+    a greedy trace's ratios are null."""
+    trace = json.loads(json.dumps(run(parse_config({"draft": "biased", "seed": 1, "limit": 4, "mode": "greedy"}))))
+    nan = float("nan")
+    first = trace["blocks"][0]["verification"][0]
+    assert first["ratio"] is None
+    second = trace["blocks"][1]["verification"][0]
+    assert second["ratio"] is None
+    first["ratio"] = second["ratio"] = nan
+    with pytest.raises(InvalidInput) as caught:
+        grade(trace)
+    assert {f.path for f in caught.value.faults} == {("blocks", 0, "verification", 0, "ratio"),
+                                                     ("blocks", 1, "verification", 0, "ratio")}

@@ -20,7 +20,8 @@ __version__ = "0.1.0"
 
 from .client import DEFAULT_URL, Client, make_retry
 from .errors import (
-    APIError, BadRequest, ConnectionFailed, FieldError, InvalidInput, InvalidResponse, InvalidSettings,
+    APIError, BadRequest, ConnectionFailed, FieldError, InvalidInput, InvalidRequestBody, InvalidResponse,
+    InvalidSettings,
     MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimedOut, ServerError, SessionDone, SpecdecError,
     TraceFormatError, UnsupportedMediaType,
 )
@@ -45,7 +46,7 @@ __all__ = [
     "GradeBatch", "GradeReport", "GradeSummary", "ImpossiblePrefix", "Reference", "Suite", "SuiteConfig",
     "SuiteSummary", "Transport",
     "APIError", "BadRequest", "Block", "Bonus", "Client", "Config", "ConnectionFailed", "Correction", "Counters",
-    "DEFAULT_URL", "Divergence", "DraftStep", "Draw", "FieldError", "Health", "InvalidInput", "InvalidResponse",
+    "DEFAULT_URL", "Divergence", "DraftStep", "Draw", "FieldError", "Health", "InvalidInput", "InvalidRequestBody", "InvalidResponse",
     "InvalidSettings", "MISSING", "MethodNotAllowed", "ModelInfo", "NotFound", "PayloadTooLarge", "Proposal",
     "ReplayReport", "RequestTimedOut", "ServerError", "Session", "SessionDone", "SpecdecError", "State", "StepResult",
     "TRACE_FORMAT", "TargetSample", "Trace", "TraceFormatError", "UnsupportedMediaType", "VerificationStep",

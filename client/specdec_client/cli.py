@@ -41,7 +41,7 @@ from .argtypes import integer, positive_number
 from .client import DEFAULT_URL, Client
 from .errors import APIError, ConnectionFailed, SpecdecError, TraceFormatError
 from .render import Renderer, Style, can_encode, use_color, vocab_of
-from .traces import load_trace, save_trace
+from .traces import load_trace, loads_json, save_trace
 from .types import Config
 
 EXIT_OK, EXIT_DIVERGED, EXIT_ERROR = 0, 1, 2
@@ -81,7 +81,7 @@ def model_arg(value: str) -> Any:
     path = value[1:]
     with open(path, encoding="utf-8") as f:
         try:
-            return json.load(f)
+            return loads_json(f.read())
         except ValueError as error:
             raise TraceFormatError(f"{path}: not JSON ({error})") from None
 

@@ -15,6 +15,7 @@
     ├── ConnectionFailed         the service could not be reached (after the retries)
     ├── RequestTimedOut          no answer within the timeout
     ├── InvalidResponse          the service answered something that is not the expected JSON
+    ├── InvalidRequestBody       a request not sent: its body cannot be JSON (a NaN; also a ValueError)
     ├── InvalidSettings          settings not sent: draft/seed missing or an unknown name (also a TypeError)
     └── TraceFormatError         a trace file that is not ``specdec-trace/1``
 
@@ -188,6 +189,19 @@ class InvalidResponse(SpecdecError):
         self.url = url
         self.reason = reason
         super().__init__(f"unexpected answer from {url}: {reason}")
+
+
+class InvalidRequestBody(SpecdecError, ValueError):
+    """A request the SDK could not write as JSON, so nothing was sent: a NaN or an infinity
+    (RFC 8259 has neither; Python's ``json`` reads and writes them by default, so a trace
+    file or a program's output may hold one) or a value JSON cannot hold. ``url`` and
+    ``reason``. Also a ``ValueError``."""
+
+    def __init__(self, url: str, reason: str):
+        self.url = url
+        self.reason = reason
+        super().__init__(f"not sent to {url}: the request body is not JSON ({reason}); RFC 8259 has no NaN or "
+                         "Infinity")
 
 
 class InvalidSettings(SpecdecError, TypeError):

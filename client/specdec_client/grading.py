@@ -44,7 +44,7 @@ from .argtypes import integer, positive_number
 from .harness import (
     MAX_JOBS, MAX_TIMEOUT, SCORE_UNIT, Row, divergence_lines, grade_program, grade_rows, gradescope_results,
 )
-from .traces import MAX_TRACE_BYTES
+from .traces import MAX_TRACE_BYTES, loads_json
 
 MAX_BATCH = 1000
 """The service grades at most this many traces in one request."""
@@ -102,7 +102,7 @@ def read_file(name: str) -> Row:
         return row
     with open(name, encoding="utf-8") as f:
         try:
-            row.trace = json.load(f)
+            row.trace = loads_json(f.read())
         except ValueError as error:
             row.malformed = f"not JSON ({error})"
     return row

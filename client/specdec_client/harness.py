@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from .errors import InvalidInput
+from .traces import loads_json
 
 MAX_JOBS = 64
 """At most this many runs of a program at once (``--jobs``)."""
@@ -313,7 +314,7 @@ def check_output(test: ProgramTest, result: RunResult, timeout: float) -> None:
                         f"reads on standard input, as one JSON object.{shown}")
         return
     try:
-        trace = json.loads(text)
+        trace = loads_json(text)
     except ValueError as error:
         extra = (" Print only the trace on standard output; write any other messages to standard error."
                  if "{" in text else "")

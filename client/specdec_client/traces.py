@@ -83,10 +83,22 @@ def load_trace(source: Union[str, os.PathLike, Any]) -> Trace:
     if len(text) > MAX_TRACE_BYTES:
         raise TraceFormatError(f"{name}: larger than {MAX_TRACE_BYTES} bytes")
     try:
-        data = json.loads(text)
+        data = loads_json(text)
     except ValueError as error:
         raise TraceFormatError(f"{name}: not JSON ({error})") from None
     return trace_from(data, name)
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number (RFC 8259 has no NaN or Infinity; Python's json.dumps "
+                     "writes them unless allow_nan=False)")
+
+
+def loads_json(text: str) -> Any:
+    """``json.loads`` of a trace's text as RFC 8259 has it: ``NaN``, ``Infinity`` and
+    ``-Infinity`` (which Python's ``json`` reads and writes by default) are refused with a
+    ``ValueError`` saying so, since the service cannot be sent them."""
+    return json.loads(text, parse_constant=_no_constant)
 
 
 def source_name(source: Any) -> str:

@@ -33,7 +33,9 @@ from requests.adapters import HTTPAdapter
 from urllib3.exceptions import ReadTimeoutError
 from urllib3.util.retry import Retry
 
-from .errors import APIError, ConnectionFailed, FieldError, InvalidResponse, RequestTimedOut, error_class
+from .errors import (
+    APIError, ConnectionFailed, FieldError, InvalidRequestBody, InvalidResponse, RequestTimedOut, error_class,
+)
 
 T = TypeVar("T")
 
@@ -105,6 +107,8 @@ class Transport:
         url = self.base_url + path
         try:
             response = self.http.request(method, url, json=json, params=params, timeout=self.timeout)
+        except requests.exceptions.InvalidJSONError as error:  # a NaN: requests writes JSON with allow_nan=False
+            raise InvalidRequestBody(url, str(error)) from None
         except requests.exceptions.Timeout:
             raise RequestTimedOut(url, self.timeout) from None
         except requests.exceptions.ConnectionError as error:

@@ -13,7 +13,8 @@ import requests
 from responses import matchers
 
 from specdec_client import (
-    APIError, BadRequest, Client, Config, ConnectionFailed, InvalidInput, InvalidResponse, InvalidSettings,
+    APIError, BadRequest, Client, Config, ConnectionFailed, InvalidInput, InvalidRequestBody, InvalidResponse,
+    InvalidSettings,
     MethodNotAllowed, NotFound, PayloadTooLarge, RequestTimedOut, ServerError, SessionDone, SpecdecError, State,
     UnsupportedMediaType, make_retry,
 )
@@ -401,3 +402,12 @@ def test_a_silent_server_times_out():
         with pytest.raises(RequestTimedOut) as info:
             Client(url, timeout=0.2).health()
     assert info.value.url == f"{url}/health" and info.value.timeout == 0.2
+
+
+def test_a_body_json_cannot_hold_is_not_sent(rsps, client):
+    """A NaN in a trace (Python's json reads and writes one by default) is refused before
+    anything is sent, as what it is, not as a connection failure."""
+    with pytest.raises(InvalidRequestBody, match="not JSON .*NaN") as info:
+        client.grade({"format": "specdec-trace/1", "ratio": float("nan")})
+    assert isinstance(info.value, ValueError)
+    assert len(rsps.calls) == 0

@@ -37,6 +37,8 @@ def test_save_then_load_round_trips(tmp_path):
     ("{not json", "not JSON"),
     ("[1, 2]", "a trace is a JSON object, not a list"),
     ('{"format": "specdec-trace/1"}', "missing config, blocks, output, counters, position, done"),
+    ('{"format": "specdec-trace/1", "ratio": NaN}', "NaN is not a JSON number"),  # Python's json.dumps writes it
+    ('{"format": "specdec-trace/1", "ratio": -Infinity}', "-Infinity is not a JSON number"),
 ])
 def test_unreadable_traces(tmp_path, text, message):
     path = tmp_path / "bad.json"

@@ -388,7 +388,8 @@ def _approximate(numerator: int, denominator: int) -> str:
 class Table(dict):
     """A custom model's table as configs and traces echo it (:attr:`Model.spec`): a ``dict``
     of plain JSON values that also keeps its compact JSON text, :attr:`json` (orjson's
-    bytes, or ``None`` without orjson), written once when the model is read; the service
+    bytes; ``None`` without orjson, or for a label orjson cannot write, a lone surrogate),
+    written once when the model is read; the service
     writes a response that echoes the table (every ``POST /v1/step`` of a custom session)
     with that text instead of writing its numbers again (``api.problems.dumps``). Treat it
     as read-only, as the model that holds it."""
@@ -397,7 +398,12 @@ class Table(dict):
 
     def __init__(self, table: dict) -> None:
         super().__init__(table)
-        self.json: Optional[bytes] = None if orjson is None else orjson.dumps(self)
+        self.json: Optional[bytes] = None
+        if orjson is not None:
+            try:
+                self.json = orjson.dumps(self)
+            except TypeError:  # a lone surrogate in a label (in process only: the service refuses one)
+                pass
 
 
 def _plain(value: Any) -> Any:

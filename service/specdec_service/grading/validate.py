@@ -64,23 +64,35 @@ def _inline(node: Any, defs: dict) -> Any:
 def _validator():
     """A compiled validator of :func:`grading_schema`: ``jsonschema_rs`` (Rust, about 0.1 ms
     for an eight-token trace) when installed, else ``jsonschema`` on the inlined schema (about
-    9 ms). Both yield errors with a path and a message."""
+    9 ms). Both yield errors with a path and a message. ``jsonschema_rs`` cannot read a string
+    holding a lone surrogate (which only an in-process caller can pass: the service refuses
+    one with a 400), so such a trace is checked by ``jsonschema``."""
     schema = grading_schema()
+    python = _python_validator(schema)
     try:
         import jsonschema_rs
     except ImportError:
-        from jsonschema import Draft202012Validator
-
-        Draft202012Validator.check_schema(schema)
-        validator = Draft202012Validator(_inline(schema, schema["$defs"]))
-        return lambda instance: [(tuple(e.absolute_path), _message(e)) for e in validator.iter_errors(instance)]
+        return python
     validator = jsonschema_rs.Draft202012Validator(schema)
 
     def errors(instance):
-        if validator.is_valid(instance):
-            return []
-        return [_rs_fault(e) for e in validator.iter_errors(instance)]
+        try:
+            if validator.is_valid(instance):
+                return []
+            return [_rs_fault(e) for e in validator.iter_errors(instance)]
+        except UnicodeEncodeError:
+            return python(instance)
     return errors
+
+
+def _python_validator(schema: dict):
+    """``jsonschema``'s validator of ``schema`` (inlined) as a function of an instance giving
+    ``(path, message)`` pairs."""
+    from jsonschema import Draft202012Validator
+
+    Draft202012Validator.check_schema(schema)
+    validator = Draft202012Validator(_inline(schema, schema["$defs"]))
+    return lambda instance: [(tuple(e.absolute_path), _message(e)) for e in validator.iter_errors(instance)]
 
 
 def _rs_fault(error) -> tuple[tuple, str]:
@@ -142,10 +154,30 @@ def _decimals(value: Any) -> Any:
 
 def validate_trace(trace: Any) -> None:
     """Raise :class:`InvalidInput` listing up to :data:`MAX_ERRORS` schema faults of ``trace``
-    (with their paths), or return when it matches the grading schema."""
-    errors = sorted(_validator()(trace), key=lambda e: (len(e[0]), list(map(str, e[0]))))
+    (with their paths), or return when it matches the grading schema. A NaN or infinity (which
+    only an in-process caller can pass) is refused first, at its path."""
+    errors = _non_finite(trace)  # first: jsonschema_rs would read a NaN as null and say so
+    if not errors:
+        errors = sorted(_validator()(trace), key=lambda e: (len(e[0]), list(map(str, e[0]))))
     if errors:
         raise InvalidInput(Fault(path, message) for path, message in errors[:MAX_ERRORS])
+
+
+def _non_finite(trace: Any) -> list[tuple[tuple, str]]:
+    """``(path, message)`` of every NaN or infinity in ``trace`` (JSON has none; only an
+    in-process caller can pass one, and the Rust validator would read it as ``null``)."""
+    faults, stack = [], [((), trace)]
+    while stack:
+        path, node = stack.pop()
+        kind = type(node)
+        if kind is float or isinstance(node, float):
+            if not math.isfinite(node):
+                faults.append((path, f"{node!r} is not a JSON number: a number must be finite"))
+        elif isinstance(node, dict):
+            stack.extend((path + (key,), value) for key, value in node.items())
+        elif isinstance(node, (list, tuple)):
+            stack.extend((path + (i,), value) for i, value in enumerate(node))
+    return faults
 
 
 def _message(error) -> str:
