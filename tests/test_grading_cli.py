@@ -155,3 +155,34 @@ def test_a_batch_over_the_work_budget_is_split_in_halves(service, files, capsys,
     assert out[-1] == "2/4 passed"
     sizes = [len(json.loads(call.request.body)["traces"]) for call in service.calls]
     assert sizes == [4, 2, 2]  # the four together cost two failing traces: halves of one each
+
+
+@pytest.mark.parametrize("text, kind", [("[1, 2]", "a list"), ("[[1, 2]]", "a list"), ('"str"', "a string"),
+                                        ("null", "null"), ("5", "a number"), ('{"ratio": NaN}', None)])
+def test_a_file_that_is_not_a_trace_object_is_one_malformed_row(service, files, capsys, tmp_path, text, kind):
+    """Not a crash of the whole command: the file is a malformed row, the others are graded."""
+    (tmp_path / "odd.json").write_text(text, encoding="utf-8")
+    assert main(["grade", "odd.json", files["good"], "--url", BASE]) == 1
+    out = capsys.readouterr().out.splitlines()
+    odd = next(line for line in out if line.startswith("odd.json"))
+    assert "malformed" in odd
+    assert (f"a trace is a JSON object, not {kind}" if kind else "NaN is not a JSON number") in odd
+    assert next(line for line in out if line.startswith(files["good"])).split()[1] == "pass"
+    assert out[-1] == "1/2 passed"
+
+
+def test_a_batch_over_the_body_size_is_split_in_halves(service, files, capsys, monkeypatch):
+    """A 413 (the batch's body over the grading routes' size limit) splits the batch as an
+    over-budget one does; a single trace still too large is a malformed row."""
+    from specdec_service.api import grading as grading_api
+
+    one = len(open(files["good"], "rb").read())
+    monkeypatch.setattr(grading_api, "GRADE_MAX_BODY_BYTES", 2 * one + 200)  # two traces fit, not three
+    names = [files["good"], files["good"], files["good"], files["good"]]
+    assert main(["grade", *names, "--url", BASE, "--batch", "4"]) == 0
+    sizes = [len(json.loads(call.request.body)["traces"]) for call in service.calls]
+    assert sizes == [4, 2, 2]
+    monkeypatch.setattr(grading_api, "GRADE_MAX_BODY_BYTES", 100)
+    assert main(["grade", files["good"], "--url", BASE]) == 1
+    out = capsys.readouterr().out
+    assert "too large for the service" in out

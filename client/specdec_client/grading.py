@@ -44,7 +44,7 @@ from .argtypes import integer, positive_number
 from .harness import (
     MAX_JOBS, MAX_TIMEOUT, SCORE_UNIT, Row, divergence_lines, grade_program, grade_rows, gradescope_results,
 )
-from .traces import MAX_TRACE_BYTES, loads_json
+from .traces import MAX_TRACE_BYTES, json_kind, loads_json
 
 MAX_BATCH = 1000
 """The service grades at most this many traces in one request."""
@@ -102,9 +102,14 @@ def read_file(name: str) -> Row:
         return row
     with open(name, encoding="utf-8") as f:
         try:
-            row.trace = loads_json(f.read())
+            trace = loads_json(f.read())
         except ValueError as error:
             row.malformed = f"not JSON ({error})"
+            return row
+    if isinstance(trace, dict):
+        row.trace = trace
+    else:
+        row.malformed = f"a trace is a JSON object, not {json_kind(trace)}"
     return row
 
 

@@ -35,8 +35,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
-from .errors import InvalidInput
-from .traces import loads_json
+from .errors import InvalidInput, PayloadTooLarge
+from .traces import json_kind, loads_json
 
 MAX_JOBS = 64
 """At most this many runs of a program at once (``--jobs``)."""
@@ -80,13 +80,21 @@ def grade_rows(rows: Sequence[Row], client: Any, batch: int = 100) -> None:
     """Grade the readable rows with ``client.grade_many`` in batches, filling ``report``; a
     trace the service refuses (422 pointing at ``#/traces/<i>``) is marked malformed and the
     rest of its batch is sent again; a batch over the service's work budget (422 of type
-    :data:`OVER_BUDGET`) is split in two halves, each sent on its own. Other errors propagate."""
+    :data:`OVER_BUDGET`) or over its body size (413) is split in two halves, each sent on its
+    own, and a single trace over the body size is marked malformed. Other errors propagate."""
     pending = [r for r in rows if r.malformed is None]
     work = [pending[start:start + batch] for start in range(0, len(pending), batch)]
     while work:
         chunk = work.pop(0)
         try:
             answer = client.grade_many([r.trace for r in chunk])
+        except PayloadTooLarge as error:
+            if len(chunk) > 1:
+                half = len(chunk) // 2
+                work[:0] = [chunk[:half], chunk[half:]]
+            else:
+                chunk[0].malformed = f"too large for the service: {error.detail}"
+            continue
         except InvalidInput as error:
             if error.type == OVER_BUDGET and len(chunk) > 1:
                 half = len(chunk) // 2
@@ -298,7 +306,8 @@ def check_output(test: ProgramTest, result: RunResult, timeout: float) -> None:
     stderr = _stderr_tail(result.stderr)
     shown = f"\nThe last lines of its standard error:\n{stderr}" if stderr else " It wrote nothing on standard error."
     if result.timed_out:
-        test.problem = f"the program did not finish within {timeout:g} seconds and was stopped.{shown}"
+        unit = "second" if timeout == 1 else "seconds"
+        test.problem = f"the program did not finish within {timeout:g} {unit} and was stopped.{shown}"
         return
     if result.overflow:
         test.problem = f"the program printed more than {MAX_OUTPUT_BYTES} bytes on standard output and was stopped."
@@ -322,7 +331,7 @@ def check_output(test: ProgramTest, result: RunResult, timeout: float) -> None:
                         f"{_compact(text[:80])}.{extra}")
         return
     if not isinstance(trace, dict):
-        test.problem = f"the program printed JSON, but not a trace object: it printed a {type(trace).__name__}."
+        test.problem = f"the program printed JSON, but not a trace object: it printed {json_kind(trace)}."
         return
     mismatch = config_mismatch(test.config, trace.get("config"))
     if mismatch:

@@ -139,7 +139,9 @@ _TRACE = ("object", (("config", ("object", ())), ("blocks", ("list", _BLOCK)), (
                      ("counters", ("object", ())), ("position", "any")))
 
 
-def _kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """What a JSON value is, in words for a message: ``null``, ``a boolean``, ``a number``,
+    ``a string``, ``a list`` or ``an object``."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -169,14 +171,14 @@ def shape_fault(value: Any, shape: Any = _TRACE, path: str = "") -> Optional[str
         kind = "object"
     if kind == "list":
         if not isinstance(value, list):
-            return f"{where} must be a list, not {_kind(value)}"
+            return f"{where} must be a list, not {json_kind(value)}"
         for i, item in enumerate(value):
             fault = shape_fault(item, inner, f"{path}[{i}]")
             if fault:
                 return fault
         return None
     if not isinstance(value, Mapping):
-        return f"{where} must be an object, not {_kind(value)}"
+        return f"{where} must be an object, not {json_kind(value)}"
     for key, sub in inner:
         optional = key.endswith("?")
         key = key.rstrip("?")
@@ -197,7 +199,7 @@ def trace_from(data: Any, name: Any = "trace") -> Trace:
     if isinstance(data, Trace):
         return data
     if not isinstance(data, Mapping):
-        raise TraceFormatError(f"{name}: a trace is a JSON object, not {_kind(data)}")
+        raise TraceFormatError(f"{name}: a trace is a JSON object, not {json_kind(data)}")
     missing = [k for k in TRACE_KEYS if k not in data]
     if missing:
         raise TraceFormatError(f"{name}: not a {TRACE_FORMAT} trace (missing {', '.join(missing)})")

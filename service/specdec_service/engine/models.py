@@ -260,9 +260,7 @@ def _parse_row(row: Any, size: int, path: tuple, faults: list[Fault]) -> Optiona
         elif ratio[0] * ROW_TOLERANCE.denominator > ratio[1] * (ROW_TOLERANCE.denominator + ROW_TOLERANCE.numerator):
             faults.append(Fault(path + (i,), "must not exceed 1: it is a probability"))
         elif type(entry) is Decimal and not _carried_by_float(entry):
-            faults.append(Fault(path + (i,), f"{entry} is not exactly a float64's shortest decimal, and traces echo "
-                                             "every probability as float64: write it with at most 15 significant "
-                                             "digits, not below 1e-300"))
+            faults.append(Fault(path + (i,), _not_carried(entry)))
         else:
             ratios.append(ratio)
     if len(ratios) != size:
@@ -362,6 +360,19 @@ def digits_fault(value: Any) -> Optional[str]:
     return (f"has {digits:,} significant digits, so it is not exactly a float64's shortest decimal (at most "
             f"{MAX_SIGNIFICANT_DIGITS} digits), and every number is echoed as float64: write it with at most 15 "
             "significant digits")
+
+
+def _not_carried(value: Decimal) -> str:
+    """Why a row entry that is not its float64's shortest decimal is refused, with the
+    decimal to write instead."""
+    written = str(value).replace("E", "e")
+    try:
+        instead = repr(float(value))
+    except OverflowError:  # pragma: no cover - refused as "must not exceed 1" first
+        instead = "a smaller number"
+    return (f"{written} is not exactly a float64's shortest decimal, and traces echo every probability as "
+            f"float64: write {instead} (its float64's shortest decimal, as Python's repr and JavaScript print "
+            "it; any decimal of at most 15 significant digits above 1e-300 is one)")
 
 
 def _carried_by_float(value: Decimal) -> bool:
