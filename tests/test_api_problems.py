@@ -464,3 +464,18 @@ def test_about_blank_titles_do_not_depend_on_the_python_version():
     assert STATUS_TITLES[413] == "Request Entity Too Large"
     assert STATUS_TITLES[422] == "Unprocessable Entity"
     assert problem(414, "too long").get_json()["title"] == "Request-URI Too Long"
+
+
+def test_a_pointer_is_a_uri_fragment_with_labels_percent_encoded():
+    """RFC 6901 section 6 (the contract says "as a URI fragment"): a label with a space, a
+    non-ASCII letter, a '#', a '%', a '~' or a '/' is encoded, so the pointer is one fragment."""
+    from specdec_service import create_app
+    from specdec_service.engine import pointer
+
+    assert pointer(("config", "target", "next", "sp ace")) == "#/config/target/next/sp%20ace"
+    assert pointer(("é#", "b%", "a/b~c", "x?y:z@")) == "#/%C3%A9%23/b%25/a~1b~0c/x?y:z@"
+    table = {"vocab": ["sp ace", "é#"], "start": [0.5, 0.5], "next": {"sp ace": [0.5, 0.5]}}
+    response = create_app().test_client().post("/v1/step", json={"config": {"target": table, "draft": table, "seed": 1}})
+    assert response.status_code == 422
+    assert {e["pointer"] for e in response.get_json()["errors"]} == {"#/config/target/next/%C3%A9%23",
+                                                                     "#/config/draft/next/%C3%A9%23"}

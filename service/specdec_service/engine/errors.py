@@ -9,6 +9,7 @@ without knowing anything about the rules.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import quote
 from typing import Iterable, Sequence, Union
 
 PathPart = Union[str, int]
@@ -61,7 +62,15 @@ class SessionDone(SpecdecError):
         super().__init__(f"the session is done: {why} (SPEC section 6); start a new session")
 
 
+_FRAGMENT_SAFE = "!$&'()*+,;=:@-._~"
+"""What RFC 3986's ``fragment`` allows unencoded besides letters, digits and ``/`` and ``?``
+(``unreserved``, ``sub-delims``, ``:`` and ``@``); ``/`` separates the tokens."""
+
+
 def pointer(path: Sequence[PathPart]) -> str:
-    """The RFC 6901 JSON Pointer of ``path`` as a URI fragment, e.g. ``#/config/width``."""
-    escaped = (str(p).replace("~", "~0").replace("/", "~1") for p in path)
+    """The RFC 6901 JSON Pointer of ``path`` as a URI fragment (section 6), e.g.
+    ``#/config/width``: ``~`` and ``/`` in a token as ``~0`` and ``~1``, then every character
+    a fragment does not allow percent-encoded as UTF-8 (a label ``"sp ace"`` is ``sp%20ace``,
+    ``"é"`` is ``%C3%A9``, ``"%"`` is ``%25``)."""
+    escaped = (quote(str(p).replace("~", "~0").replace("/", "~1"), safe=_FRAGMENT_SAFE + "?") for p in path)
     return "#/" + "/".join(escaped) if path else "#"
