@@ -148,3 +148,26 @@ def test_a_target_with_one_possible_prefix_is_conclusive():
     result = grade_distribution({"config": config, "m": 2, "samples": [["a", "a", "a"]] * 10})
     assert result["conclusive"] and result["passed"] and result["dof"] == 0
     assert not grade_distribution({"config": config, "m": 2, "samples": [["a", "b", "b"]] * 10})["passed"]
+
+
+@pytest.mark.parametrize("m, n, pooled, expected", [
+    (1, 2, "only cell", 2.0),                                  # nothing expects 5 samples
+    (2, 80, "own cell", 11.6),                                 # the pool expects >= 5: tested as a cell
+    (2, 100, "merged into the smallest tested cell", 4.5),     # the pool expects < 5
+    (1, 300, None, 0.0),                                       # every cell tested one by one
+])
+def test_pooled_cells_says_how_the_pool_entered_the_test(m, n, pooled, expected):
+    """The cells of the toy target with draft biased (P(A) = 1/2, P(AB) = 0.3, ...): every
+    cell expecting fewer than 5 of n samples is pooled; the report says how the pool was tested
+    (values of grading.distribution.POOLED, the contract's enum) and how many samples it expects."""
+    import collections
+
+    from specdec_service.grading.distribution import POOLED
+
+    counts = collections.Counter(tuple(run(parse_config({"draft": "biased", "seed": s, "limit": m}))["output"])
+                                 for s in range(n))
+    result = grade_distribution({"config": {"draft": "biased", "seed": 0}, "m": m,
+                                 "counts": [{"prefix": list(k), "count": v} for k, v in counts.items()]})
+    assert result["pooled_cells"] == pooled and (pooled is None or pooled in POOLED)
+    assert result["pooled_expected"] == pytest.approx(expected, abs=0.05)
+    assert result["conclusive"] is (pooled != "only cell")

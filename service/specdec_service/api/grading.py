@@ -41,6 +41,7 @@ from ..engine import COUNTER_NAMES, parse_config, run
 from ..engine.bounds import MAX_CELLS, MAX_M, MAX_SAMPLES, MAX_TRACES
 from ..grading import BY_ID, CHECKS, DEFAULT_ALPHA, DISTRIBUTION_REQUEST, GRADE_BATCH, TOLERANCE
 from ..grading import check_batch, faulty_run, grade, grade_distribution, grade_many
+from ..grading.distribution import POOLED
 from ..grading.suites import EXERCISES, UnknownSuite, suite, suites
 from .bodies import read_json
 from .problems import PROBLEM_MIMETYPE, ApiProblem, json_response
@@ -251,8 +252,12 @@ class DistributionOut(StrictSchema):
     total_variation = fields.Float(required=True)
     cells = fields.Integer(required=True)
     tested_cells = fields.Integer(required=True)
-    pooled_cells = fields.String(required=True, allow_none=True)
-    pooled_expected = fields.Float(required=True)
+    pooled_cells = fields.String(required=True, allow_none=True, validate=validate.OneOf(POOLED), metadata={
+        "description": "How the pooled cell (every cell expecting fewer than 5 samples) entered the test: "
+                       "`own cell` (tested as one more cell), `merged into the smallest tested cell` (too small for "
+                       "that), `only cell` (nothing expects 5 samples: not conclusive); null when nothing is pooled."})
+    pooled_expected = fields.Float(required=True, metadata={
+        "description": "The samples the pooled cell expects (0 when nothing is pooled)."})
     min_expected = fields.Float(required=True)
     impossible = fields.List(fields.Nested(ImpossibleOut), required=True)
     over_represented = fields.List(fields.Nested(CellOut), required=True)

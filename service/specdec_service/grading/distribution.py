@@ -53,6 +53,11 @@ MIN_EXPECTED = 5.0
 """Cells expecting fewer samples than this are pooled (the usual rule for chi-square)."""
 TOP = 5
 """How many over- and under-represented cells are reported."""
+POOLED = ("own cell", "merged into the smallest tested cell", "only cell")
+"""How the pooled cell (every cell expecting fewer than 5 samples) entered the test, the
+report's ``pooled_cells``: tested as one more cell; too small for that, merged into the
+smallest tested cell; or the only cell (nothing expects 5 samples: the test is not
+conclusive). ``None`` when nothing is pooled."""
 _CHUNK = 8192
 
 
@@ -286,10 +291,11 @@ def _test(config: Config, m: int, counts: Counter, n: int, alpha: float) -> dict
     impossible = sorted((c for c, p in other_probs.items() if p == 0.0), key=lambda c: -others[c])
     pooled_observed = sum(k for c, k in others.items() if other_probs[c] > 0)
     pooled_expected = n * pooled_mass
-    pooled_cells = "merged" if pooled_expected >= MIN_EXPECTED else None
+    pooled_cells = None  # one of POOLED: how the pooled cell entered the test
     if pooled_expected >= MIN_EXPECTED:
         observed.append(pooled_observed)
         expected.append(pooled_expected)
+        pooled_cells = "own cell"
     elif pooled_expected > 1e-9 * n or pooled_observed:
         if expected:  # merge the small pool into the smallest tested cell
             observed[-1] += pooled_observed
@@ -297,6 +303,7 @@ def _test(config: Config, m: int, counts: Counter, n: int, alpha: float) -> dict
             pooled_cells = "merged into the smallest tested cell"
         else:
             observed, expected = [pooled_observed], [pooled_expected]
+            pooled_cells = "only cell"
     obs = np.array(observed, dtype=np.float64)
     exp = np.array(expected, dtype=np.float64)
     if exp.sum() > 0:
