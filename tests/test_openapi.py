@@ -87,7 +87,7 @@ EXCUSES = (
     Excuse("a submitted trace's vocabulary labels are distinct (SPEC section 1)",
            "stated (uniqueItems) on the session routes, left out of the grading schema: schemathesis 4.32's "
            "negative generation fails on it there (InvalidArgument: 2 unique items drawn from one value)", 422,
-           r"^duplicate label .*: labels must be distinct$"),
+           r"is listed twice: the token labels must be distinct$"),
     Excuse("a request's work is within its budget (docs/service.md)", "a product of several sizes", 422,
            type=OVER_BUDGET),
     Excuse("a session is done when its prefix reached the limit or ends in EOS (SPEC section 6)",

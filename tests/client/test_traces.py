@@ -206,10 +206,10 @@ def test_an_invalid_config_is_reported_once_not_per_block(service, client):
     trace["config"]["width"] = 99  # every block would be refused (422) at #/config/width
     report = client.replay(trace)
     assert [(d.block, d.path, d.got) for d in report.divergences] == [(None, "config.width", 99)]
-    assert report.divergences[0].expected == "refused: Must be greater than or equal to 1 and less than or equal to 16."
+    assert report.divergences[0].expected == "refused: must be an integer from 1 to 16"
     assert len(calls_to(service, "/v1/step")) == 1  # the first refusal ends the replay
     assert str(report).splitlines()[1] == ('  config.width: the trace has 99, the service gives '
-                                           '"refused: Must be greater than or equal to 1 and less than or equal to 16."')
+                                           '"refused: must be an integer from 1 to 16"')
 
 
 def test_blocks_that_do_not_join_up(service, client):

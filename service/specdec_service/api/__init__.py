@@ -12,14 +12,17 @@ How to add a route
    :meth:`.routes.ApiBlueprint.operation`::
 
        @blueprint.operation("POST", "/v1/analysis", summary="...", description="...",
-                            body=AnalysisIn, ok=AnalysisOut, ok_description="...",
+                            body="AnalysisIn", ok=AnalysisOut, ok_description="...",
                             problems=(400, 413, 415, 422),
                             examples=lambda: {...}, ok_examples=lambda: {...})
        def analysis():
-           body = load(_ANALYSIS_IN, read_json())   # 415/413/400, then 422 with pointers
+           config, depth, widths, draft_cost = parse_analysis(read_json())  # 415/413/400, then 422
            return json_response(...)
 
-   ``body``/``ok`` are marshmallow schemas (or raw JSON Schema dicts);
+   A request body is stated once, as JSON Schema, where its parser lives
+   (``engine/requests.py``, ``grading/requests.py``): the parser checks it and the
+   contract's component is produced from it (``body`` names that component).
+   ``body``/``ok`` are component names, marshmallow schemas or raw JSON Schema dicts;
    ``problems`` names the shared error responses by status
    (:data:`.routes.ERROR_RESPONSES`); examples are functions (they run the
    engine once, when the document is built). Extra named schemas go in

@@ -1,59 +1,29 @@
 """``POST /v1/analysis``: the exact analysis of a configuration over all sessions at once.
 
 Thin HTTP layer over :mod:`specdec_service.engine.analysis` (issue 12, docs/analysis.md): the
-body is checked by :class:`AnalysisIn`, the config by the engine, the work by the route's
+body is read by :func:`~specdec_service.engine.analysis.parse_analysis` (its one statement,
+``engine/requests.py`` ``ANALYSIS``, is the contract's ``AnalysisIn``), the work by the route's
 budget (``BUDGETS["POST /v1/analysis"]``, cost :func:`~specdec_service.engine.analysis.analysis_cost`)
 before any of it is done.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from marshmallow import fields, validate
 
 from ..budget import BUDGETS
-from ..engine import COUNTER_NAMES, InvalidInput
-from ..engine.analysis import (
-    DEFAULT_WIDTHS, MAX_DEPTH, MAX_DRAFT_COST, MIN_DEPTH, analysis_cost, analyze, check_request, default_depth,
-    parse_analysis_config,
-)
-from ..engine.bounds import MAX_SEED
-from ..engine.models import exact_number
-from ..engine.state import MAX_WIDTH, MIN_WIDTH
-from .bodies import load, read_json
+from ..engine import COUNTER_NAMES
+from ..engine.analysis import analysis_cost, analyze, parse_analysis
+from ..engine.bounds import MAX_DEPTH, MAX_WIDTH, MIN_DEPTH, MIN_WIDTH
+from .bodies import read_json
 from .problems import json_response
 from .routes import ApiBlueprint, example
-from .schemas import (
-    ConfigIn, ConfigOut, ExactNumber, Label, Probabilities, StrictSchema,
-)
+from .schemas import ConfigOut, Label, Probabilities, StrictSchema
 
 blueprint = ApiBlueprint("analysis", __name__, tag="analysis",
                          description="Exact analysis of a configuration over all sessions (issue 12).")
-
-# ---------------------------------------------------------------- request
-
-
-class AnalysisConfigIn(ConfigIn):
-    """Session settings as for ``POST /v1/runs``; ``seed`` may be left out and is
-    ignored (nothing in an analysis is random)."""
-
-    seed = fields.Integer(strict=True, validate=validate.Range(0, MAX_SEED),
-                          metadata={"description": "Ignored: an analysis covers every seed."})
-
-
-class AnalysisIn(StrictSchema):
-    """``POST /v1/analysis``: a config and what to compute about it."""
-
-    config = fields.Nested(AnalysisConfigIn, required=True)
-    depth = fields.Integer(strict=True, validate=validate.Range(MIN_DEPTH, MAX_DEPTH), metadata={
-        "description": "The output distribution is over the first `depth` committed tokens (at most `limit`; "
-                       "default min(limit, 3))."})
-    widths = fields.List(fields.Integer(strict=True, validate=validate.Range(MIN_WIDTH, MAX_WIDTH)),
-                         validate=validate.Length(1, MAX_WIDTH), metadata={
-                             "description": "The distinct widths to sweep (default 1-8).", "uniqueItems": True})
-    draft_cost = ExactNumber(validate=validate.Range(0, MAX_DRAFT_COST), metadata={
-        "description": "The cost of one draft step in target passes, read as the decimal it is written as "
-                       "(default 0).", "minimum": 0, "maximum": MAX_DRAFT_COST})
-
 
 # ---------------------------------------------------------------- response
 
@@ -185,21 +155,14 @@ class AnalysisOut(StrictSchema):
 
 # ---------------------------------------------------------------- view
 
-_ANALYSIS = AnalysisIn()
 _BUDGET = BUDGETS["POST /v1/analysis"]
 _EXAMPLE = {"config": {"draft": "biased"}, "depth": 1, "widths": [1, 2, 3, 4, 5, 6, 7, 8], "draft_cost": 0.05}
 
 
-def _analyze(body: dict) -> dict:
-    """The analysis of a loaded body; raises ``InvalidInput`` or ``OverBudget``."""
-    try:
-        config = parse_analysis_config(body["config"])
-    except InvalidInput as error:
-        raise error.prefixed("config") from None
-    depth = body.get("depth", default_depth(config))
-    widths = body.get("widths", list(DEFAULT_WIDTHS))
-    draft_cost = exact_number(body.get("draft_cost", 0))
-    check_request(config, depth, widths, draft_cost)
+def _analyze(body: Any) -> dict:
+    """The analysis of a body (:func:`~specdec_service.engine.analysis.parse_analysis`);
+    raises ``InvalidInput`` or ``OverBudget``."""
+    config, depth, widths, draft_cost = parse_analysis(body)
     _BUDGET.check(analysis_cost(config, depth, widths))
     return analyze(config, depth, widths, draft_cost)
 
@@ -213,11 +176,11 @@ def _analyze(body: dict) -> dict:
                 "with their total variation (exactly 0 for speculative and autoregressive), and the naive rule's. "
                 "Computed by dynamic programming, within a work budget: a request whose cost (docs/analysis.md) is "
                 "over it is a 422 of type `tag:specdec,2026:problem/over-budget` with `cost` and `budget`.",
-    body=AnalysisIn, examples=lambda: {"biased": example("The toy with the biased draft, depth 1, draft cost 0.05",
+    body="AnalysisIn", examples=lambda: {"biased": example("The toy with the biased draft, depth 1, draft cost 0.05",
                                                          _EXAMPLE)},
     ok=AnalysisOut, ok_description="The analysis.", problems=(400, 413, 415, 422),
     ok_examples=lambda: {"biased": example("alpha 7/10 at the empty prefix; the naive rule gives A 13/20: tv 3/20",
-                                           _analyze(load(_ANALYSIS, _EXAMPLE)))})
+                                           _analyze(_EXAMPLE))})
 def analysis():
     """The analysis of ``{"config", "depth", "widths", "draft_cost"}``."""
-    return json_response(_analyze(load(_ANALYSIS, read_json())))
+    return json_response(_analyze(read_json()))

@@ -28,14 +28,11 @@ One JSON rule for every route (RFC 8259), in one place, :func:`parse_json`:
   alike, see :func:`read_body`).
 - :func:`load` checks a parsed body with a marshmallow schema and raises a
   422 :class:`~.problems.ApiProblem` whose ``errors`` point at each bad field.
-- :func:`parse_with` runs the engine's own parser first and consults the
-  schema only when the engine rejects the body (the hot path of
-  ``POST /v1/step``, see its docstring).
 - :func:`read_with` reads a body for an engine parser that takes float64s by
   their shortest decimal (a session state): it tries :func:`parse_json_shortest`
   first (orjson, no Decimal per number, so a 64-label custom state costs about
   0.4 ms instead of 5 ms) and otherwise, or when the engine refuses what it
-  read, takes the exact path (:func:`parse_json`, :func:`parse_with`). What the
+  read, takes the exact path (:func:`parse_json`). What the
   fast reading vouches for reads as the same state, and every refusal comes
   from the exact path, so the rule and its messages are one.
 - :func:`load_query` does the same for a query string (``errors`` name the
@@ -511,33 +508,14 @@ def load(schema: Schema, data: Any) -> dict:
                        for f in marshmallow_faults(error.messages)]) from None
 
 
-def parse_with(schema: Schema, data: Any, parse: Callable[[Any], T]) -> T:
-    """``parse(data)`` (an engine parser such as ``parse_state``), with the
-    schema's structural errors reported first when the body is invalid.
-
-    The engine's parsers check every rule the schema states (types, bounds,
-    required and unknown fields) and more, so for a body the engine accepts
-    the schema's ``load`` would only repeat the work (it costs as much as
-    the block itself); ``tests/test_api_problems.py`` checks that whatever
-    the engine accepts the schema accepts too. When the engine rejects the
-    body, :func:`load` runs first, so a structural fault is reported with
-    the schema's message; otherwise the engine's faults are.
-    """
-    try:
-        return parse(data)
-    except InvalidInput:
-        load(schema, data)
-        raise
-
-
-def read_with(schema: Schema, parse: Callable[[Any], T]) -> T:
+def read_with(parse: Callable[[Any], T]) -> T:
     """The request body (:func:`read_json`'s checks and cap) read by an engine parser that
     takes float64s by their shortest decimal, such as ``parse_state``: ``parse`` of
     :func:`parse_json_shortest`'s value when it vouches for the body and ``parse`` accepts
-    it; otherwise :func:`parse_with` on :func:`parse_json`'s exact value, so that every
-    refusal (400, 422) and its message come from the one exact path.
+    it; otherwise ``parse`` of :func:`parse_json`'s exact value, so that every refusal (400,
+    422) and its message come from the one exact path.
 
-    Raises what :func:`read_json` and :func:`parse_with` raise.
+    Raises what :func:`read_json` and ``parse`` raise.
     """
     data = _checked_body()
     fast = parse_json_shortest(data)
@@ -546,7 +524,7 @@ def read_with(schema: Schema, parse: Callable[[Any], T]) -> T:
             return parse(fast)
         except InvalidInput:
             pass  # the exact path names the fault
-    return parse_with(schema, parse_json(data), parse)
+    return parse(parse_json(data))
 
 
 def load_query(schema: Schema) -> dict:

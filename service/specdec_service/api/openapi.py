@@ -33,8 +33,8 @@ from marshmallow import fields
 from .. import __version__
 from .problems import INVALID_INPUT, MALFORMED_JSON, PROBLEM_MIMETYPE, SESSION_DONE
 from .routes import EDGE_RESPONSE, HEADERS, NO_SNIFF, ApiBlueprint, example, openapi_path
-from .schemas import ModelTableIn, ModelTableOut, ProblemOut
-from .trace_components import trace_components, trace_ref_attribute
+from .schemas import ModelTableOut, ProblemOut
+from .trace_components import request_components, trace_components, trace_ref_attribute
 
 OPENAPI_VERSION = "3.1.0"
 REGENERATE = "specdec-service openapi --write"
@@ -114,7 +114,8 @@ def _register_components(spec: APISpec) -> None:
     for name, header in HEADERS.items():
         spec.components.header(name, header)
     spec.components.schema("ProblemOut", schema=ProblemOut)
-    spec.components.schema("ModelTableIn", schema=ModelTableIn)
+    for name, component in request_components().items():
+        spec.components.schema(name, component=component)
     spec.components.schema("ModelTableOut", schema=ModelTableOut)
     for name, component in trace_components().items():
         spec.components.schema(name, component=component)
@@ -149,9 +150,8 @@ def _register_components(spec: APISpec) -> None:
         "The body is well formed but invalid: `errors` names each bad field by its JSON Pointer and says why.",
         {"width": example("A width above 16", {
             "type": INVALID_INPUT, "title": "Invalid input", "status": 422,
-            "detail": "1 field is invalid: #/config/width: Must be greater than or equal to 1 and less than or equal to 16.",
-            "errors": [{"pointer": "#/config/width",
-                        "detail": "Must be greater than or equal to 1 and less than or equal to 16."}]}),
+            "detail": "1 field is invalid: #/config/width: must be an integer from 1 to 16",
+            "errors": [{"pointer": "#/config/width", "detail": "must be an integer from 1 to 16"}]}),
          "row": example("A custom draft row that does not sum to 1", {
              "type": INVALID_INPUT, "title": "Invalid input", "status": 422,
              "detail": "1 field is invalid: #/config/draft/start: must sum to 1 within 1e-9, not 0.9",

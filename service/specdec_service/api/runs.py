@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from ..engine import InvalidInput, parse_config, run
-from .bodies import load, read_json
+from ..engine import parse_config, run
+from ..engine.state import parse_run
+from .bodies import read_json
 from .problems import json_response
 from .routes import ApiBlueprint, example
-from .schemas import RunIn
 from .trace_components import ref
 
 blueprint = ApiBlueprint("runs", __name__, tag="runs",
                          description="A whole session from the empty prefix to its end, as a trace.")
-_RUN = RunIn()
 _EXAMPLE = {"draft": "biased", "seed": 1, "limit": 4}
 
 
@@ -20,16 +19,11 @@ _EXAMPLE = {"draft": "biased", "seed": 1, "limit": 4}
     description="Decodes blocks from the empty prefix until the session ends (limit or EOS, SPEC section 6) "
                 "and returns the trace (`specdec-trace/1`, docs/trace-format.md): every block, the output, "
                 "the total counters, the final position.",
-    body=RunIn, examples=lambda: {"seed1": example("The worked example with limit 4", {"config": _EXAMPLE})},
+    body="RunIn", examples=lambda: {"seed1": example("The worked example with limit 4", {"config": _EXAMPLE})},
     ok=ref(), ok_description="The trace.", problems=(400, 413, 415, 422),
     ok_examples=lambda: {"seed1": example("Two blocks: A C, then three more tokens capped at the limit",
                                           run(parse_config(_EXAMPLE)))})
 def runs():
     """``{"config": {...}}`` in, the ``specdec-trace/1`` trace out (at most
     ``limit`` <= 256 blocks)."""
-    body = load(_RUN, read_json())
-    try:
-        config = parse_config(body["config"])
-    except InvalidInput as error:
-        raise error.prefixed("config") from None
-    return json_response(run(config))
+    return json_response(run(parse_run(read_json())))

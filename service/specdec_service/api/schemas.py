@@ -1,14 +1,9 @@
-"""Marshmallow schemas of every request and response body of the API.
+"""Marshmallow schemas of the response bodies and the query string of the API.
 
-Request schemas (``*In``) check the *structure* of a body: types, required
-fields, bounds that the JSON document can state (``width`` 1-16, ``limit``
-1-256, ``seed`` 0..2^53-1, vocabularies of 2-64 labels of 1-16 characters,
-...) and they reject unknown fields. The *rules* that need the whole body
-(each row sums to 1, target and draft share a vocabulary, tokens are in the
-vocabulary, the committed prefix fits the limit, EOS only last, a proposal
-token has positive draft probability) are the engine's
-(:func:`~specdec_service.engine.parse_state`, :func:`~specdec_service.engine.verify`),
-which reports them with the same JSON pointers.
+The request bodies the engine reads (state, config, model table, verify, run, analysis) are
+not here: each is stated once as JSON Schema in :mod:`specdec_service.engine.requests`, which
+the engine's parsers check and from which the contract's ``*In`` components are produced
+(:func:`.trace_components.request_components`). ``DrawsQuery`` checks ``GET /v1/draws``' query.
 
 Response schemas (``*Out``) describe what the engine returns, field by field,
 for the OpenAPI document; the parts of a trace (block, config, counters,
@@ -24,17 +19,14 @@ rules cannot drift (``tests/test_bounds.py``).
 
 from __future__ import annotations
 
-import math
-from decimal import Decimal
+from marshmallow import RAISE, Schema, fields, validate
 
-from marshmallow import RAISE, Schema, ValidationError, fields, validate
-
-from ..engine import COUNTER_NAMES, MODES
+from ..engine import MODES
 from ..engine.bounds import (
     MAX_COUNTER, MAX_DRAWS_SLICE, MAX_LABEL, MAX_LIMIT, MAX_POSITION, MAX_SEED, MAX_VOCAB, MAX_WIDTH, MIN_LABEL,
     MIN_LIMIT, MIN_VOCAB, MIN_WIDTH,
 )
-from ..engine.models import BUILTIN_DRAFTS, BUILTIN_TARGETS, digits_fault
+from ..engine.models import BUILTIN_DRAFTS, BUILTIN_TARGETS
 from .trace_components import TraceRef
 
 
@@ -53,28 +45,6 @@ class StrictSchema(Schema):
 def Label(**kwargs) -> fields.String:
     """A token label: a string of 1-16 characters (SPEC section 1)."""
     return fields.String(validate=validate.Length(MIN_LABEL, MAX_LABEL), **kwargs)
-
-
-class ExactNumber(fields.Decimal):
-    """A JSON number kept exactly as the caller wrote it.
-
-    The service parses JSON floats as :class:`decimal.Decimal`, so ``0.1``
-    stays 1/10 (SPEC section 1). Accepts ``int``, ``Decimal`` and finite
-    ``float`` and returns it unchanged; rejects strings, booleans, NaN and
-    infinities (documented as ``type: number``), and a decimal of more than
-    17 significant digits before any arithmetic on it
-    (:func:`~specdec_service.engine.models.digits_fault`, issue 9).
-    """
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
-            raise self.make_error("invalid")
-        if isinstance(value, Decimal) and not value.is_finite() or isinstance(value, float) and not math.isfinite(value):
-            raise self.make_error("special")
-        too_long = digits_fault(value)
-        if too_long:
-            raise ValidationError(too_long)
-        return value
 
 
 def Probabilities(**kwargs) -> fields.List:
@@ -110,114 +80,6 @@ QUERY_DIGITS = 32
 def Count(**kwargs) -> fields.Integer:
     """A non-negative integer of at most 2^53-1 (safe in every JSON parser)."""
     return fields.Integer(strict=True, validate=validate.Range(0, MAX_COUNTER), **kwargs)
-
-
-# ---------------------------------------------------------------- models
-
-
-PROBABILITY = {"minimum": 0, "maximum": 1, "description": "A probability, read exactly as written."}
-"""Documented bounds of a custom row entry; the engine enforces them (with the row sum)."""
-
-
-class ModelTableIn(StrictSchema):
-    """A custom bigram model (SPEC section 1): the ``start`` row and one row
-    after each token, each a distribution in vocabulary order that sums to 1
-    within 1e-9 (the engine checks the sums and normalises exactly)."""
-
-    vocab = fields.List(Label(), required=True, validate=validate.Length(MIN_VOCAB, MAX_VOCAB),
-                        metadata={"description": "The distinct token labels, in order.", "uniqueItems": True})
-    start = fields.List(ExactNumber(metadata=PROBABILITY), required=True, validate=validate.Length(MIN_VOCAB, MAX_VOCAB),
-                        metadata={"description": "The distribution after the empty prefix."})
-    next = fields.Dict(keys=Label(), values=fields.List(ExactNumber(metadata=PROBABILITY),
-                                                        validate=validate.Length(MIN_VOCAB, MAX_VOCAB)),
-                       required=True,
-                       metadata={"description": "The distribution after a prefix ending in each token, by label "
-                                                "(one row per vocabulary token).",
-                                 "minProperties": MIN_VOCAB, "maxProperties": MAX_VOCAB})
-
-
-def _model_doc(role: str, names) -> dict:
-    return {
-        "description": f"The {role} model: a built-in name or a custom table.",
-        "oneOf": [{"type": "string", "enum": sorted(names)}, {"$ref": "#/components/schemas/ModelTableIn"}],
-    }
-
-
-class ModelField(fields.Field):
-    """A model in a config: a built-in name (a string, checked by the
-    engine) or a custom table (checked by :class:`ModelTableIn`)."""
-
-    default_error_messages = {"invalid": "Must be a built-in model name or a custom model object."}
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        if isinstance(value, str):
-            return value
-        if isinstance(value, dict):
-            return ModelTableIn().load(value)
-        raise self.make_error("invalid")
-
-
-class ConfigIn(StrictSchema):
-    """Session settings (SPEC section 8). ``draft`` and ``seed`` are
-    required; the others take the defaults shown."""
-
-    target = ModelField(load_default="toy", metadata=_model_doc("target", BUILTIN_TARGETS) | {"default": "toy"})
-    draft = ModelField(required=True, metadata=_model_doc("draft", BUILTIN_DRAFTS))
-    mode = fields.String(load_default="speculative", validate=validate.OneOf(MODES),
-                         metadata={"description": "speculative (SPEC 4), greedy or autoregressive (SPEC 5)."})
-    width = fields.Integer(strict=True, load_default=3, validate=validate.Range(MIN_WIDTH, MAX_WIDTH),
-                           metadata={"description": "Draft width: proposals per block."})
-    seed = fields.Integer(strict=True, required=True, validate=validate.Range(0, MAX_SEED),
-                          metadata={"description": "Seed of the SplitMix64 draw stream (SPEC section 2)."})
-    limit = fields.Integer(strict=True, load_default=8, validate=validate.Range(MIN_LIMIT, MAX_LIMIT),
-                           metadata={"description": "Output tokens after which the session ends (SPEC 6)."})
-    eos = Label(load_default=None, allow_none=True,
-                metadata={"description": "End-of-sequence token of the vocabulary, or null (SPEC 6)."})
-
-
-class CountersIn(StrictSchema):
-    """Cumulative work counters (SPEC section 7); omitted ones are 0."""
-
-    target_passes = Count()
-    draft_steps = Count()
-    accepted = Count()
-    rejected = Count()
-    discarded = Count()
-    bonus_tokens = Count()
-    committed = Count()
-    draws = Count()
-
-
-class StateIn(StrictSchema):
-    """A session between blocks, exactly as a previous response returned it
-    (or a fresh one: only ``config`` is required)."""
-
-    config = fields.Nested(ConfigIn, required=True)
-    committed = fields.List(Label(), load_default=list, validate=validate.Length(0, MAX_LIMIT),
-                            metadata={"description": "The committed prefix; at most `limit` tokens."})
-    position = fields.Integer(strict=True, load_default=0, validate=validate.Range(0, MAX_POSITION),
-                              metadata={"description": "Index of the next unused draw (SPEC section 2)."})
-    counters = fields.Nested(CountersIn, load_default=dict)
-
-
-class ProposalIn(StrictSchema):
-    """The proposal to verify: 1..min(width, limit - committed) tokens
-    (none in mode autoregressive)."""
-
-    tokens = fields.List(Label(), required=True, validate=validate.Length(0, MAX_WIDTH))
-
-
-class VerifyIn(StrictSchema):
-    """``POST /v1/verify``: a state and the proposal to verify in it."""
-
-    state = fields.Nested(StateIn, required=True)
-    proposal = fields.Nested(ProposalIn, required=True)
-
-
-class RunIn(StrictSchema):
-    """``POST /v1/runs``: the settings of the session to run to its end."""
-
-    config = fields.Nested(ConfigIn, required=True)
 
 
 class DrawsQuery(StrictSchema):

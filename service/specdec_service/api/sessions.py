@@ -11,17 +11,16 @@ from functools import lru_cache
 
 from .. import engine
 from ..engine import InvalidInput, parse_state
-from .bodies import load, read_json, read_with
+from ..engine.state import parse_verify
+from .bodies import read_json, read_with
 from .problems import json_response
 from .routes import ApiBlueprint, example
-from .schemas import StateIn, StepOut, VerifyIn
+from .schemas import StepOut
 from .trace_components import ref
 
 blueprint = ApiBlueprint(
     "sessions", __name__, tag="sessions",
     description="One block at a time: the caller sends the whole state and gets the next one back (SPEC 4-8).")
-_STATE = StateIn()
-_VERIFY = VerifyIn()
 _PROBLEMS = (400, 409, 413, 415, 422)
 
 SEED1 = {"config": {"draft": "biased", "seed": 1}}
@@ -48,7 +47,7 @@ def _examples() -> dict:
 
 
 def _state_from_body() -> engine.State:
-    return read_with(_STATE, parse_state)
+    return read_with(parse_state)
 
 
 @blueprint.operation(
@@ -56,7 +55,7 @@ def _state_from_body() -> engine.State:
     description="The body is a session state. Returns the uncommitted proposal of the next block: up to "
                 "min(width, limit - committed) draft tokens, each with its context, draft row q and draw "
                 "(SPEC section 4.1). Nothing is committed; the position does not move.",
-    body=StateIn, examples=lambda: _examples()["state"], ok=ref("proposal"),
+    body="StateIn", examples=lambda: _examples()["state"], ok=ref("proposal"),
     ok_description="The proposal.", problems=_PROBLEMS,
     ok_examples=lambda: {"seed1": example("Draws 0.5666, 0.7458, 0.9710 propose A, A, C", _examples()["proposal"])})
 def draft():
@@ -72,7 +71,7 @@ def draft():
                 "probability in its context; empty in mode autoregressive) against the target and commits the "
                 "block (SPEC sections 4.2-4.4). The draft draws are used as if drafted, so verifying the "
                 "proposal of `POST /v1/draft` equals `POST /v1/step`. Faults point under `#/state` or `#/proposal`.",
-    body=VerifyIn,
+    body="VerifyIn",
     examples=lambda: {"seed1": example("The worked example's own proposal",
                                        {"state": SEED1, "proposal": {"tokens": _examples()["proposal"]["tokens"]}})},
     ok=StepOut, ok_description="The block, the next state and whether the session is done.",
@@ -81,13 +80,9 @@ def verify():
     """Verify a caller's proposal in a state and commit the block:
     ``{"block", "state", "done"}``. Faults point under ``#/state`` or
     ``#/proposal``."""
-    body = load(_VERIFY, read_json())
+    state, tokens = parse_verify(read_json())
     try:
-        state = parse_state(body["state"])
-    except InvalidInput as error:
-        raise error.prefixed("state") from None
-    try:
-        result = engine.verify(state, body["proposal"]["tokens"])
+        result = engine.verify(state, tokens)
     except InvalidInput as error:
         raise InvalidInput(
             type(f)(("proposal" if f.path[:1] == ("tokens",) else "state",) + f.path, f.message)
@@ -101,7 +96,7 @@ def verify():
                 "`counters` zeros may be left out). Drafts, verifies and commits one block (SPEC sections 4-6) "
                 "and returns it with every row, draw and decision, and the next state, which can be sent back "
                 "unchanged. A finished session (`done` not null) is a 409.",
-    body=StateIn, examples=lambda: _examples()["state"], ok=StepOut,
+    body="StateIn", examples=lambda: _examples()["state"], ok=StepOut,
     ok_description="The block, the next state and whether the session is done.",
     problems=_PROBLEMS, ok_examples=lambda: _examples()["step"])
 def step():

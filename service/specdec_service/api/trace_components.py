@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional
 from marshmallow import fields
 
 from ..engine import trace_schema
+from ..engine.requests import COMPONENTS as REQUEST_COMPONENTS, DEFS as REQUEST_DEFS
 
 COMPONENTS = "#/components/schemas/"
 ROOT = "Trace"
@@ -62,6 +63,15 @@ def trace_components() -> dict[str, dict]:
     components = {ROOT: _rewrite({k: v for k, v in schema.items() if k not in ("$schema", "$id", "$defs")})}
     components.update((component_name(name), _rewrite(d)) for name, d in schema["$defs"].items())
     return components
+
+
+def request_components() -> dict[str, dict]:
+    """``{component name: JSON Schema}`` of the request bodies the engine reads, produced
+    from their one statement (:data:`specdec_service.engine.requests.DEFS`, the schemas the
+    parsers check): ``ConfigIn``, ``StateIn``, ``VerifyIn``, ``RunIn``, ``AnalysisIn``, ...,
+    every ``#/$defs/x`` reference pointing at the component of ``x``."""
+    return {REQUEST_COMPONENTS[name]: components_of_defs(schema, REQUEST_COMPONENTS.__getitem__)
+            for name, schema in REQUEST_DEFS.items()}
 
 
 class TraceRef(fields.Raw):

@@ -42,19 +42,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from math import lcm
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from .distributions import Dist, residual, to_float
+from .bounds import MAX_DEPTH, MAX_DRAFT_COST, MIN_DEPTH  # noqa: F401  (re-exported)
 from .errors import Fault, InvalidInput
+from .models import digits_fault, exact_number
+from .requests import ANALYSIS, ANALYSIS_CONFIG, checker, expectation, shallow
 from .rules import AUTOREGRESSIVE, MODE_RULES, NAIVE, RuleSet, at_limit, room
-from .state import COUNTER_NAMES, MAX_WIDTH, MIN_WIDTH, Config, parse_config
+from .state import COUNTER_NAMES, Config, parse_around, parse_config
 
-MIN_DEPTH, MAX_DEPTH = 1, 8
-"""Bounds of ``depth``: the output distribution is over the first 1-8 tokens."""
 DEFAULT_WIDTHS = tuple(range(1, 9))
 """Widths swept when the caller names none."""
-MAX_DRAFT_COST = 100
-"""The largest ``draft_cost`` (a draft step costs at most 100 target passes)."""
 
 ZERO, ONE = Fraction(0), Fraction(1)
 Context = Optional[int]
@@ -541,25 +540,51 @@ def _counters_json(counters: dict[str, Fraction], draft_cost: Fraction) -> dict:
     return body
 
 
+check_values = checker(shallow(ANALYSIS, config={"description": "Read by parse_analysis_config."}))
+"""What :func:`parse_analysis` checks with JSON Schema: :data:`.requests.ANALYSIS`, its config
+read by :func:`parse_analysis_config`."""
+_DRAFT_COST = ANALYSIS["properties"]["draft_cost"]
+
+
 def check_request(config: Config, depth: int, widths: Sequence[int], draft_cost: Fraction) -> None:
-    """The rules of an analysis request beyond its config: ``depth`` 1-8 and at
-    most ``limit``; 1-16 distinct widths, each 1-16; ``draft_cost`` 0-100.
-    Raises :class:`InvalidInput` naming each bad field."""
+    """The rules of an analysis request beyond its config, as :data:`.requests.ANALYSIS` states
+    them (``depth``, distinct ``widths``, ``draft_cost`` in its bounds, read exactly), and the
+    one it cannot: ``depth`` at most ``limit``. Raises :class:`InvalidInput` naming each bad
+    field."""
     faults = []
-    if not MIN_DEPTH <= depth <= min(MAX_DEPTH, config.limit):
-        faults.append(Fault(("depth",), f"must be an integer from {MIN_DEPTH} to min({MAX_DEPTH}, limit) = "
-                                        f"{min(MAX_DEPTH, config.limit)}"))
-    if not 1 <= len(widths) <= MAX_WIDTH:
-        faults.append(Fault(("widths",), f"must list 1 to {MAX_WIDTH} widths"))
-    for i, w in enumerate(widths):
-        if not MIN_WIDTH <= w <= MAX_WIDTH:
-            faults.append(Fault(("widths", i), f"must be an integer from {MIN_WIDTH} to {MAX_WIDTH}"))
-        elif w in widths[:i]:
-            faults.append(Fault(("widths", i), f"width {w} is listed twice"))
-    if not 0 <= draft_cost <= MAX_DRAFT_COST:
-        faults.append(Fault(("draft_cost",), f"must be a number from 0 to {MAX_DRAFT_COST}"))
+    try:
+        check_values({"config": {}, "depth": depth, "widths": list(widths)})
+    except InvalidInput as error:
+        faults.extend(error.faults)
+    else:  # JSON Schema counts 3.0 an integer; in process, only an int is one
+        properties = ANALYSIS["properties"]
+        if type(depth) is not int:
+            faults.append(Fault(("depth",), expectation(properties["depth"])))
+        elif depth > config.limit:
+            faults.append(Fault(("depth",), f"must be an integer from {MIN_DEPTH} to min({MAX_DEPTH}, limit) = "
+                                            f"{min(MAX_DEPTH, config.limit)}"))
+        faults.extend(Fault(("widths", i), expectation(properties["widths"]["items"]))
+                      for i, w in enumerate(widths) if type(w) is not int)
+    if not _DRAFT_COST["minimum"] <= draft_cost <= _DRAFT_COST["maximum"]:
+        faults.append(Fault(("draft_cost",), expectation(_DRAFT_COST)))
     if faults:
         raise InvalidInput(faults)
+
+
+def parse_analysis(obj: Any) -> tuple[Config, int, list[int], Fraction]:
+    """``(config, depth, widths, draft_cost)`` of a ``POST /v1/analysis`` body
+    (:data:`.requests.ANALYSIS`), defaults filled in: ``depth`` :func:`default_depth`,
+    ``widths`` :data:`DEFAULT_WIDTHS`, ``draft_cost`` 0 (read exactly, as written). Raises
+    :class:`InvalidInput` with paths relative to the body."""
+    config = parse_around(check_values, obj, "config", parse_analysis_config)
+    depth = obj.get("depth", default_depth(config))
+    widths = obj.get("widths", list(DEFAULT_WIDTHS))
+    too_long = digits_fault(obj.get("draft_cost"))  # before any exact arithmetic on it (issue 9)
+    if too_long:
+        raise InvalidInput.at(("draft_cost",), too_long)
+    draft_cost = exact_number(obj.get("draft_cost", 0))
+    check_request(config, depth, widths, draft_cost)
+    return config, depth, widths, draft_cost
 
 
 def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] = DEFAULT_WIDTHS,
@@ -633,9 +658,14 @@ ANALYSIS_SEED = 0
 """The seed put into a config that has none: nothing in an analysis is random."""
 
 
+check_analysis_config = checker(shallow(ANALYSIS_CONFIG, target={}, draft={}))
+
+
 def parse_analysis_config(obj) -> Config:
-    """A config for an analysis: as :func:`~.state.parse_config`, but ``seed``
-    may be left out (it is ignored). Raises :class:`InvalidInput`."""
-    if isinstance(obj, dict) and "seed" not in obj:
+    """A config for an analysis (:data:`.requests.ANALYSIS_CONFIG`): as
+    :func:`~.state.parse_config`, but ``seed`` may be left out (it is ignored). Raises
+    :class:`InvalidInput`."""
+    check_analysis_config(obj)
+    if "seed" not in obj:
         obj = {**obj, "seed": ANALYSIS_SEED}
     return parse_config(obj)

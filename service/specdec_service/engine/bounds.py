@@ -45,6 +45,10 @@ MAX_M = 4
 """Longest output prefix a distribution grade compares (``m``)."""
 MAX_CELLS = 100_000
 """Entries of ``counts`` in one distribution grade."""
+MIN_DEPTH, MAX_DEPTH = 1, 8
+"""Bounds of an analysis' ``depth``: the output distribution is over the first 1-8 tokens."""
+MAX_DRAFT_COST = 100
+"""The largest ``draft_cost`` of an analysis (a draft step costs at most 100 target passes)."""
 
 
 def int_in(value: Any, low: int, high: int) -> bool:

@@ -29,9 +29,9 @@ try:  # a dependency of the service; without it the memo keys on repr
 except ImportError:  # pragma: no cover
     orjson = None
 
-from .bounds import MAX_LABEL, MAX_VOCAB, MIN_LABEL, MIN_VOCAB
 from .distributions import Dist
 from .errors import Fault, InvalidInput
+from .requests import MODEL_TABLE, checker, shallow
 
 ROW_TOLERANCE = Fraction(1, 10**9)
 """A row must sum to 1 within this (SPEC section 1); it is then normalised exactly."""
@@ -189,56 +189,35 @@ def _memoised(key: _SpecKey) -> Model:
     return _parse_model(spec)
 
 
+check_model_table = checker(shallow(MODEL_TABLE, next={
+    k: v for k, v in MODEL_TABLE["properties"]["next"].items() if k not in ("minProperties", "maxProperties")}))
+"""The structure of a custom table (:data:`.requests.MODEL_TABLE`): fields, label and row sizes,
+distinct labels, entries from 0 to 1; :func:`_parse_model` adds the rules no JSON Schema
+states (a row per token, each as long as the vocabulary, summing to 1, exactly read). The number
+of rows of ``next`` (2 to 64 in the contract) is left to that rule, which names each missing or
+unknown row (a table the contract refuses for it, the rule refuses too)."""
+
+
 def _parse_model(spec: Any) -> Model:
     if not isinstance(spec, Mapping):
         raise InvalidInput.at((), "must be a built-in model name or an object with vocab, start and next")
+    check_model_table(spec)
     faults: list[Fault] = []
-    for key in spec:
-        if key not in ("vocab", "start", "next"):
-            faults.append(Fault((key,), "unknown field: a model has only vocab, start and next"))
-    for key in ("vocab", "start", "next"):
-        if key not in spec:
-            faults.append(Fault((key,), "is required"))
-    if faults:
-        raise InvalidInput(faults)
-
-    vocab = _parse_vocab(spec["vocab"], faults)
-    if faults:
-        raise InvalidInput(faults)
+    vocab = spec["vocab"]
     start = _parse_row(spec["start"], len(vocab), ("start",), faults)
     nexts = spec["next"]
     rows: list[Optional[Dist]] = []
-    if not isinstance(nexts, Mapping):
-        faults.append(Fault(("next",), "must be an object with one row per vocabulary token"))
-    else:
-        for label in nexts:
-            if label not in vocab:
-                faults.append(Fault(("next", label), f"{label!r} is not in the vocabulary"))
-        for label in vocab:
-            if label not in nexts:
-                faults.append(Fault(("next", label), f"missing the row after {label!r}"))
-            else:
-                rows.append(_parse_row(nexts[label], len(vocab), ("next", label), faults))
+    for label in nexts:
+        if label not in vocab:
+            faults.append(Fault(("next", label), f"{label!r} is not in the vocabulary"))
+    for label in vocab:
+        if label not in nexts:
+            faults.append(Fault(("next", label), f"missing the row after {label!r}"))
+        else:
+            rows.append(_parse_row(nexts[label], len(vocab), ("next", label), faults))
     if faults:
         raise InvalidInput(faults)
     return Model(tuple(vocab), start, tuple(rows), name=None, spec=Table(_plain(spec)))
-
-
-def _parse_vocab(vocab: Any, faults: list[Fault]) -> list[str]:
-    if not isinstance(vocab, list):
-        faults.append(Fault(("vocab",), "must be a list of token labels"))
-        return []
-    if not MIN_VOCAB <= len(vocab) <= MAX_VOCAB:
-        faults.append(Fault(("vocab",), f"must hold {MIN_VOCAB} to {MAX_VOCAB} labels, not {len(vocab)}"))
-    seen: set[str] = set()
-    for i, label in enumerate(vocab):
-        if not isinstance(label, str) or not MIN_LABEL <= len(label) <= MAX_LABEL:
-            faults.append(Fault(("vocab", i), f"must be a string of {MIN_LABEL} to {MAX_LABEL} characters"))
-        elif label in seen:
-            faults.append(Fault(("vocab", i), f"duplicate label {label!r}: labels must be distinct"))
-        else:
-            seen.add(label)
-    return list(vocab)
 
 
 def _parse_row(row: Any, size: int, path: tuple, faults: list[Fault]) -> Optional[Dist]:
@@ -353,7 +332,7 @@ def digits_fault(value: Any) -> Optional[str]:
     :data:`MAX_SIGNIFICANT_DIGITS` significant digits), or None (also for any non-Decimal).
     Linear in the digits, so it runs before any exact arithmetic on the value; the message
     does not echo the value. Used for every exact number a request carries (model rows here,
-    ``api.schemas.ExactNumber`` for the others)."""
+    an analysis' ``draft_cost``, :func:`.analysis.parse_analysis`)."""
     if type(value) is not Decimal:
         return None
     digits = significant_digits(value)

@@ -11,18 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import add
-from collections.abc import Mapping
-from typing import Any, NamedTuple, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
-from .bounds import MAX_COUNTER, MAX_LIMIT, MAX_POSITION, MAX_SEED, MAX_WIDTH, MIN_LIMIT, MIN_WIDTH, int_in
+from .bounds import MAX_COUNTER, MAX_LIMIT, MAX_WIDTH, MIN_WIDTH  # noqa: F401  (re-exported)
 from .errors import Fault, InvalidInput
 from .models import Model, resolve_model
-
-MODES = ("speculative", "greedy", "autoregressive")
-"""Decoding modes: SPEC section 4 and the two of section 5."""
-DEFAULTS = {"target": "toy", "mode": "speculative", "width": 3, "limit": 8, "eos": None}
-"""Settings a config may leave out; ``draft`` and ``seed`` are required."""
-CONFIG_KEYS = ("target", "draft", "mode", "width", "seed", "limit", "eos")
+from .requests import (
+    CONFIG, COUNTERS, MODES, RUN, STATE, VERIFY, checker, integer_fields, shallow, strict_integers,  # noqa: F401
+)
+DEFAULTS = {key: schema["default"] for key, schema in CONFIG["properties"].items() if "default" in schema}
+"""Settings a config may leave out (target toy, mode speculative, width 3, limit 8, eos null, as
+:data:`.requests.CONFIG` states them); ``draft`` and ``seed`` are required."""
+CONFIG_KEYS = tuple(CONFIG["properties"])
 """The session settings of SPEC section 8; changing any starts a new session."""
 
 
@@ -56,6 +56,7 @@ class Counters(NamedTuple):
 
 
 COUNTER_NAMES = Counters._fields
+assert COUNTER_NAMES == tuple(COUNTERS["properties"]), "the counters of SPEC section 7, as stated in .requests"
 
 
 @dataclass(frozen=True)
@@ -131,14 +132,6 @@ class State:
         }
 
 
-def _int_in(obj: Mapping, key: str, low: int, high: int, faults: list[Fault], what: str = "") -> Optional[int]:
-    value = obj[key]
-    if not int_in(value, low, high):
-        faults.append(Fault((key,), f"must be an integer from {low} to {what or high}"))
-        return None
-    return value
-
-
 def parse_config(obj: Any) -> Config:
     """Read a config (SPEC section 8) from its JSON form.
 
@@ -166,32 +159,25 @@ def _parse_scalar_config(items: tuple) -> Config:
     return _parse_config({k: v for k, _, v in items})
 
 
-def _parse_config(obj: Any) -> Config:
-    if not isinstance(obj, Mapping):
-        raise InvalidInput.at((), "must be an object with the session settings")
-    faults: list[Fault] = []
-    for key in obj:
-        if key not in CONFIG_KEYS:
-            faults.append(Fault((key,), f"unknown setting: the settings are {', '.join(CONFIG_KEYS)}"))
-    for key in ("draft", "seed"):
-        if key not in obj:
-            faults.append(Fault((key,), "is required"))
-    if faults:
-        raise InvalidInput(faults)
-    obj = {**DEFAULTS, **obj}
+_MODEL = {"description": "A built-in name or a custom table: read by resolve_model."}
+CONFIG_CHECK = shallow(CONFIG, target=_MODEL, draft=_MODEL)
+"""What :func:`parse_config` checks with JSON Schema: :data:`.requests.CONFIG`, its models
+read by :func:`~.models.resolve_model`."""
+check_config = checker(CONFIG_CHECK)
+_CONFIG_INTEGERS = integer_fields(CONFIG)
 
+
+def _parse_config(obj: Any) -> Config:
+    check_config(obj)
+    strict_integers(obj, _CONFIG_INTEGERS, CONFIG)
+    obj = {**DEFAULTS, **obj}
+    faults: list[Fault] = []
     models = {}
     for role in ("target", "draft"):
         try:
             models[role] = resolve_model(obj[role], role)
         except InvalidInput as error:
             faults.extend(error.prefixed(role).faults)
-    mode = obj["mode"]
-    if mode not in MODES:
-        faults.append(Fault(("mode",), f"must be one of {', '.join(MODES)}"))
-    width = _int_in(obj, "width", MIN_WIDTH, MAX_WIDTH, faults)
-    limit = _int_in(obj, "limit", MIN_LIMIT, MAX_LIMIT, faults)
-    seed = _int_in(obj, "seed", 0, MAX_SEED, faults, "2^53-1")
     if faults:
         raise InvalidInput(faults)
 
@@ -203,7 +189,7 @@ def _parse_config(obj: Any) -> Config:
         if eos not in target.vocab:
             raise InvalidInput.at(("eos",), "must be null or a token of the vocabulary")
         eos = target.vocab.index(eos)
-    return Config(target, draft, seed, mode, width, limit, eos)
+    return Config(target, draft, obj["seed"], obj["mode"], obj["width"], obj["limit"], eos)
 
 
 def parse_state(obj: Any) -> State:
@@ -216,31 +202,25 @@ def parse_state(obj: Any) -> State:
 
     Raises :class:`InvalidInput` with paths relative to the state.
     """
-    if not isinstance(obj, Mapping):
-        raise InvalidInput.at((), "must be an object with config, committed, position and counters")
+    config = parse_around(check_state, obj, "config", parse_config)
     faults: list[Fault] = []
-    for key in obj:
-        if key not in ("config", "committed", "position", "counters"):
-            faults.append(Fault((key,), "unknown field: a state has config, committed, position and counters"))
-    if "config" not in obj:
-        faults.append(Fault(("config",), "is required"))
-    if faults:
-        raise InvalidInput(faults)
-    try:
-        config = parse_config(obj["config"])
-    except InvalidInput as error:
-        raise error.prefixed("config") from None
-
+    strict_integers(obj, _STATE_INTEGERS, STATE)
+    counters = obj.get("counters")
+    if counters:
+        strict_integers(counters, COUNTER_NAMES, COUNTERS, ("counters",))
     committed = _parse_tokens(obj.get("committed", []), config, ("committed",), faults)
     if committed is not None and len(committed) > config.limit:
         faults.append(Fault(("committed",), f"holds {len(committed)} tokens, more than the limit ({config.limit})"))
-    position = obj.get("position", 0)
-    if not int_in(position, 0, MAX_POSITION):
-        faults.append(Fault(("position",), "must be an integer from 0 to 2^53-1"))
-    counters = _parse_counters(obj.get("counters", {}), faults)
     if faults:
         raise InvalidInput(faults)
-    return State(config, tuple(committed), position, counters)
+    return State(config, tuple(committed), obj.get("position", 0), Counters(**counters) if counters else Counters())
+
+
+STATE_CHECK = shallow(STATE, config={"description": "Read by parse_config."})
+"""What :func:`parse_state` checks with JSON Schema: :data:`.requests.STATE` (counters,
+position, the committed labels), its config read by :func:`parse_config`."""
+check_state = checker(STATE_CHECK)
+_STATE_INTEGERS = integer_fields(STATE)
 
 
 def parse_tokens(labels: Any, config: Config, path: tuple = ()) -> tuple[int, ...]:
@@ -272,16 +252,39 @@ def _parse_tokens(labels: Any, config: Config, path: tuple, faults: list[Fault])
     return tokens
 
 
-def _parse_counters(obj: Any, faults: list[Fault]) -> Counters:
-    if not isinstance(obj, Mapping):
-        faults.append(Fault(("counters",), "must be an object of counters"))
-        return Counters()
-    values = {}
-    for key, value in obj.items():
-        if key not in COUNTER_NAMES:
-            faults.append(Fault(("counters", key), f"unknown counter: the counters are {', '.join(COUNTER_NAMES)}"))
-        elif not int_in(value, 0, MAX_COUNTER):
-            faults.append(Fault(("counters", key), "must be an integer from 0 to 2^53-1"))
-        else:
-            values[key] = value
-    return Counters(**values)
+def parse_around(check: Callable[..., None], obj: Any, field: str, parse: Callable[[Any], Any]) -> Any:
+    """``parse(obj[field])`` after ``check(obj)`` (the body around it), every fault of both
+    named together, the nested ones under ``field``."""
+    faults: list[Fault] = []
+    try:
+        check(obj)
+    except InvalidInput as error:
+        faults = list(error.faults)
+    value = None
+    if isinstance(obj, dict) and field in obj:
+        try:
+            value = parse(obj[field])
+        except InvalidInput as error:
+            faults[:0] = error.prefixed(field).faults
+    if faults:
+        raise InvalidInput(faults)
+    return value
+
+
+check_run = checker(shallow(RUN, config={"description": "Read by parse_config."}))
+check_verify = checker(shallow(VERIFY, state={"description": "Read by parse_state."}))
+
+
+def parse_run(obj: Any) -> Config:
+    """The config of a ``POST /v1/runs`` body ``{"config": {...}}`` (:data:`.requests.RUN`).
+    Raises :class:`InvalidInput` with paths relative to the body."""
+    return parse_around(check_run, obj, "config", parse_config)
+
+
+def parse_verify(obj: Any) -> tuple[State, list]:
+    """The state and the proposal's token labels of a ``POST /v1/verify`` body
+    ``{"state": {...}, "proposal": {"tokens": [...]}}`` (:data:`.requests.VERIFY`); the
+    proposal's rules beyond its structure (tokens of the vocabulary, room for it) are
+    :func:`~.block.verify`'s. Raises :class:`InvalidInput` with paths relative to the body."""
+    state = parse_around(check_verify, obj, "state", parse_state)
+    return state, obj["proposal"]["tokens"]

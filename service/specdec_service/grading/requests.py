@@ -19,7 +19,8 @@ which are required, that no other field is allowed, and that exactly one of ``sa
 
 A fault is an :class:`~specdec_service.engine.InvalidInput` naming each bad field by its
 path, with a message written from the schema's own keywords (:func:`expectation`), so a bound
-is never restated in prose. ``tests/test_distribution_contract.py`` proves that the published
+is never restated in prose; :func:`checker` and :func:`expectation` are the engine's
+(:mod:`specdec_service.engine.requests`, where the sessions' bodies are stated the same way). ``tests/test_distribution_contract.py`` proves that the published
 contract and this parser accept the same bodies.
 
 :data:`GRADE_BATCH` states a batch of traces (``{"traces": [...]}``, ``POST /v1/grade``) the same
@@ -32,13 +33,11 @@ No Flask and no marshmallow here: the grading package is usable in process.
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Iterable
 
-import jsonschema_rs
-
-from ..engine import COUNTER_NAMES, Fault, InvalidInput
+from ..engine import COUNTER_NAMES
+from ..engine.requests import checker, expectation  # noqa: F401  (expectation: the entries' messages)
 from ..engine.bounds import (
-    MAX_CELLS, MAX_COUNTER, MAX_LABEL, MAX_LIMIT, MAX_M, MAX_SAFE_INTEGER, MAX_SAMPLES, MAX_TRACES, MIN_LABEL,
+    MAX_CELLS, MAX_COUNTER, MAX_LABEL, MAX_LIMIT, MAX_M, MAX_SAMPLES, MAX_TRACES, MIN_LABEL,
 )
 
 DEFAULT_ALPHA = 0.001
@@ -120,25 +119,6 @@ def _without_items(schema: dict, *fields: str) -> dict:
     return top
 
 
-def checker(schema: dict) -> Callable[..., None]:
-    """A check of values against ``schema`` (compiled once with ``jsonschema_rs``):
-    ``check(value, path=())`` returns when ``value`` is valid and otherwise raises
-    :class:`InvalidInput` naming each fault (one per field, in the schema's field order) by its
-    path under ``path``, with a message written from the schema (:func:`expectation`)."""
-    validator = jsonschema_rs.Draft202012Validator(schema)
-
-    def check(value: Any, path: tuple = ()) -> None:
-        try:
-            if validator.is_valid(value):
-                return
-            errors = [(tuple(e.instance_path), tuple(e.schema_path)) for e in validator.iter_errors(value)]
-        except ValueError as error:  # a name that is not a string: only possible in process
-            raise InvalidInput.at(path, f"must be JSON: {error}") from None
-        raise InvalidInput(Fault(path + f.path, f.message) for f in _faults(schema, value, errors))
-
-    return check
-
-
 TOP_LEVEL = _without_items(DISTRIBUTION_REQUEST, "samples", "counts")
 """What :func:`check_request` validates: :data:`DISTRIBUTION_REQUEST` less the entries' ``items``."""
 check_request = checker(TOP_LEVEL)
@@ -150,67 +130,3 @@ check_prefix_count = checker(PREFIX_COUNT)
 check_batch = checker(_without_items(GRADE_BATCH, "traces"))
 """The top-level check of a batch of traces (``check_batch({"traces": [...]})``); the traces
 themselves are validated one by one by the grader."""
-
-
-def _faults(schema: dict, payload: Any, errors: Iterable[tuple[tuple, tuple]]) -> list[Fault]:
-    """The faults of ``errors`` (instance path, schema path), one per path: a value of the
-    wrong type gets that fault only (nothing about its content)."""
-    errors = list(errors)
-    wrong_type = {path for path, where in errors if where[-1] == "type"}
-    faults: dict[tuple, Fault] = {}
-    for path, where in errors:
-        keyword, subschema = where[-1], _at(schema, where[:-1])
-        if keyword == "type":
-            faults[path] = Fault(path, expectation(subschema))
-        elif not any(path[:len(wrong)] == wrong for wrong in wrong_type):
-            for fault in _keyword_faults(keyword, subschema, path, _at(payload, path)):
-                faults.setdefault(fault.path, fault)
-    order = list(schema.get("properties", ()))
-    return sorted(faults.values(), key=lambda f: (order.index(f.path[0]) if f.path and f.path[0] in order
-                                                  else len(order), len(f.path)))
-
-
-def _keyword_faults(keyword: str, schema: dict, path: tuple, value: Any) -> list[Fault]:
-    if keyword == "required":
-        return [Fault(path + (key,), "is required") for key in schema["required"] if key not in value]
-    if keyword == "additionalProperties":
-        fields = ", ".join(sorted(schema["properties"]))
-        return [Fault(path + (key,), f"unknown field: the fields are {fields}")
-                for key in value if key not in schema["properties"]]
-    if keyword == "oneOf":
-        names = [branch["required"][0] for branch in schema["oneOf"]]
-        return [Fault(path + (names[0],), f"give exactly one of {' and '.join(names)}")]
-    return [Fault(path, expectation(schema))]
-
-
-def _at(node: Any, path: tuple) -> Any:
-    for key in path:
-        node = node[int(key) if isinstance(node, list) else key]
-    return node
-
-
-def _number(value: int) -> str:
-    return "2^53-1" if value == MAX_SAFE_INTEGER else str(value)
-
-
-def expectation(schema: dict) -> str:
-    """What a value of ``schema`` must be, in words written from its keywords: ``"must be an
-    integer from 1 to 4"``, ``"must be a number between 0 and 1 (exclusive)"``, ``"must be a
-    list of 1 to 1000000 sampled outputs"`` (its ``title``), ``"must be an object with prefix
-    and count"`` (its required fields), ``"... or null"``."""
-    types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-    kind = next(t for t in types if t != "null")
-    if kind == "integer":
-        text = f"an integer from {_number(schema['minimum'])} to {_number(schema['maximum'])}"
-    elif kind == "number":
-        text = f"a number between {schema['exclusiveMinimum']} and {schema['exclusiveMaximum']} (exclusive)"
-    elif kind == "array":
-        text = f"a list of {schema['minItems']} to {schema['maxItems']} {schema['title']}"
-    elif kind == "string":
-        text = f"a string of {schema['minLength']} to {schema['maxLength']} characters"
-    else:
-        names = list(schema.get("required", ()))
-        if "oneOf" in schema:
-            names.append(" or ".join(branch["required"][0] for branch in schema["oneOf"]))
-        text = "an object" + (" with " + " and ".join(filter(None, [", ".join(names[:-1]), names[-1]])) if names else "")
-    return f"must be {text}" + (" or null" if "null" in types else "")

@@ -37,7 +37,7 @@ def grading_schema() -> dict:
     defs["probability"] = {"type": "number", "description": "Any number: a wrong probability is graded, not refused."}
     defs["verification_step"]["properties"]["ratio"] = {"oneOf": [{"type": "number"}, {"type": "null"}]}
     defs["tokens"]["maxItems"] = MAX_LIMIT + 1
-    # Distinct labels are left to parse_config (a 422 "duplicate label"): schemathesis 4.32's
+    # Distinct labels are left to parse_config (a 422 "is listed twice"): schemathesis 4.32's
     # negative generation fails on uniqueItems here (InvalidArgument: min_size=2 unique
     # elements drawn from one value), which would stop the contract test of /v1/grade.
     defs["model_table"]["properties"]["vocab"].pop("uniqueItems")
