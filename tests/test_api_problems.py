@@ -237,6 +237,9 @@ def test_vocabularies_must_match(client):
     other = {"vocab": ["x", "y"], "start": [0.5, 0.5], "next": {"x": [0.5, 0.5], "y": [0.5, 0.5]}}
     errors = invalid(client, "/v1/step", {"config": {"draft": other, "seed": 1}})
     assert "differs from the target" in errors["#/config/draft/vocab"]
+    # a built-in draft is a name in the body, with no vocab to point at: the name is named
+    errors = invalid(client, "/v1/step", {"config": {"target": other, "draft": "biased", "seed": 1}})
+    assert list(errors) == ["#/config/draft"] and "differs from the target" in errors["#/config/draft"]
 
 
 @pytest.mark.parametrize("state, pointer, says", [

@@ -183,7 +183,10 @@ def _parse_config(obj: Any) -> Config:
 
     target, draft = models["target"], models["draft"]
     if target.vocab != draft.vocab:
-        raise InvalidInput.at(("draft", "vocab"), f"the draft's vocabulary {list(draft.vocab)} differs from the target's {list(target.vocab)}")
+        # a built-in draft is a name: point at it, not at a vocab the body does not hold
+        where = ("draft",) if draft.name is not None else ("draft", "vocab")
+        raise InvalidInput.at(where, f"the draft's vocabulary {list(draft.vocab)} differs from the target's "
+                                     f"{list(target.vocab)}")
     eos = obj["eos"]
     if eos is not None:
         if eos not in target.vocab:
