@@ -94,11 +94,19 @@ def _no_constant(name: str):
                      "writes them unless allow_nan=False)")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text[:40]} is beyond the float64 range (about 1.8e308), which the SDK cannot send")
+    return value
+
+
 def loads_json(text: str) -> Any:
     """``json.loads`` of a trace's text as RFC 8259 has it: ``NaN``, ``Infinity`` and
-    ``-Infinity`` (which Python's ``json`` reads and writes by default) are refused with a
-    ``ValueError`` saying so, since the service cannot be sent them."""
-    return json.loads(text, parse_constant=_no_constant)
+    ``-Infinity`` (which Python's ``json`` reads and writes by default), and a number beyond
+    float64 (``1e999``, which it reads as an infinity), are refused with a ``ValueError``
+    saying so, since the service cannot be sent them."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
 
 
 def source_name(source: Any) -> str:

@@ -39,6 +39,7 @@ def test_save_then_load_round_trips(tmp_path):
     ('{"format": "specdec-trace/1"}', "missing config, blocks, output, counters, position, done"),
     ('{"format": "specdec-trace/1", "ratio": NaN}', "NaN is not a JSON number"),  # Python's json.dumps writes it
     ('{"format": "specdec-trace/1", "ratio": -Infinity}', "-Infinity is not a JSON number"),
+    ('{"format": "specdec-trace/1", "u": 1e999}', "1e999 is beyond the float64 range"),
 ])
 def test_unreadable_traces(tmp_path, text, message):
     path = tmp_path / "bad.json"
