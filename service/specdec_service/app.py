@@ -4,7 +4,8 @@
 ``config``, e.g. in tests), CORS open for ``/v1/*`` and ``/openapi.yaml``,
 one problem-document error handler for everything
 (:mod:`specdec_service.api.problems`), ``X-Content-Type-Options: nosniff`` on
-every response, and every blueprint of :data:`specdec_service.api.BLUEPRINTS`.
+every response, ``204 No Content`` without a content type for every ``OPTIONS``
+request (CORS preflights included), and every blueprint of :data:`specdec_service.api.BLUEPRINTS`.
 Nothing runs at import time.
 
 Extension point: to add routes, see "How to add a route" in
@@ -19,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional
 
-from flask import Flask
+from flask import Flask, request
 from flask_cors import CORS
 
 from .api import BLUEPRINTS
@@ -56,6 +57,19 @@ def _no_sniff(response):
     return response
 
 
+def _options_without_content(response):
+    """An ``OPTIONS`` answer (Flask's automatic one, which flask-cors completes for a CORS
+    preflight) has no body: ``204 No Content`` and no ``Content-Type``, where Flask would
+    send 200 with ``text/html; charset=utf-8`` (its default mimetype) and an empty body.
+    The ``Allow`` and ``Access-Control-*`` headers stay; any 2xx status satisfies a browser's
+    preflight (Fetch standard, "CORS-preflight fetch": an ok status)."""
+    if (request.method == "OPTIONS" and response.status_code == 200 and not response.is_streamed
+            and not response.get_data()):
+        response.status_code = 204
+        del response.headers["Content-Type"]
+    return response
+
+
 def create_app(config: Optional[Mapping[str, Any]] = None) -> Flask:
     """Build the WSGI app. ``config`` overrides :data:`DEFAULTS` (Flask
     config keys, e.g. ``{"TESTING": True}`` or ``MAX_CONTENT_LENGTH``)."""
@@ -67,6 +81,7 @@ def create_app(config: Optional[Mapping[str, Any]] = None) -> Flask:
     CORS(app, resources=CORS_RESOURCES)
     register_error_handlers(app)
     app.after_request(_no_sniff)
+    app.after_request(_options_without_content)
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)
     return app
