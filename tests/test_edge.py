@@ -216,7 +216,7 @@ def test_every_page_nginx_has_is_a_problem_of_the_service_format():
 def test_the_contract_lists_the_edge_errors_on_every_operation():
     """Every operation documents each status of EDGE_STATUSES: the shared EdgeError
     response, or its own 400/413 response whose examples include the edge's."""
-    assert set(EDGE_STATUSES) == {400, 408, 413, 414, 431, 502, 503, 504}
+    assert set(EDGE_STATUSES) == {400, 408, 413, 414, 431, 501, 502, 503, 504, 505}
     document = yaml.safe_load((ROOT / "openapi.yaml").read_text())
     responses = document["components"]["responses"]
     assert set(responses["EdgeError"]["content"][PROBLEM]["examples"]) == {
