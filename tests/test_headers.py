@@ -111,6 +111,15 @@ def test_options_answers_204_without_a_content_type(client, path, preflight):
                                                               response.headers.get("Access-Control-Allow-Origin", "") else None)
 
 
+@pytest.mark.parametrize("method,path", [("get", "/v1//models"), ("get", "/v1/models//"), ("post", "/v1//step"),
+                                         ("get", "/v1/grade//suites"), ("get", "/static//inspector/api.js")])
+def test_a_doubled_slash_is_the_404_problem_not_a_redirect_page(client, method, path):
+    """werkzeug would redirect (308) with an HTML "Redirecting..." page; the paths are exact."""
+    response = getattr(client, method)(path)
+    assert response.status_code == 404 and response.headers["Content-Type"] == "application/problem+json"
+    assert "Location" not in response.headers and response.get_json()["status"] == 404
+
+
 def test_the_contract_documents_the_headers():
     document = yaml.safe_load(contract())
     headers = document["components"]["headers"]
