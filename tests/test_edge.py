@@ -151,6 +151,7 @@ def assert_edge_problem(answer: bytes, status: int, cors: bool) -> dict:
     assert re.fullmatch(r"[0-9a-f]{32}", headers["x-request-id"])
     assert headers.get("access-control-allow-origin") == ("*" if cors else None)
     assert headers["x-content-type-options"] == "nosniff"  # as on the service's own answers
+    assert ("retry-after" in headers) == (status == 503)
     return document
 
 
