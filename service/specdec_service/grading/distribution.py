@@ -404,8 +404,8 @@ def expected_acceptance(config: Config) -> Optional[dict]:
     drafting stops after a drafted EOS (a chain of the draft rows). The width k of a block and
     the no-bonus-at-the-limit rule are the engine's own (:mod:`specdec_service.engine.rules`).
     Floats (rows as nearest float64), O(limit * width * V^2), in one fixed order of operations:
-    the vector-matrix products by :func:`vecmat`, the totals by :func:`math.fsum`, so the result
-    is the same bits on every CPU (no BLAS).
+    the vector-matrix products by :func:`vecmat`, each total one :func:`math.fsum` of all its
+    terms, so the result is the same bits on every CPU (no BLAS).
     """
     if config.mode != "speculative":
         return None
@@ -420,7 +420,8 @@ def expected_acceptance(config: Config) -> Optional[dict]:
     limit = config.limit
     pi = np.zeros((limit + 1, V + 1))
     pi[0, V] = 1.0
-    accepted = drafted = 0.0
+    accepted: list[float] = []    # every term of E[accepted] and E[draft_steps], summed once by fsum
+    drafted: list[float] = []
     for L in range(limit):
         v = pi[L]
         if not v.any():
@@ -429,20 +430,22 @@ def expected_acceptance(config: Config) -> Optional[dict]:
         # Expected draft steps: proposals drafted until k or a drafted EOS.
         u = v.copy()
         for i in range(k):
-            drafted += fsum(u.tolist())
+            drafted += u.tolist()
             u = np.concatenate([vecmat(u, Qd), [0.0]])
         for i in range(1, k + 1):
             # reject at step i: land at L + i with the correction token
             landed = vecmat(v, R)
             _land(pi, landed, L + i, eos, limit)
             nxt = vecmat(v, A)
-            accepted += fsum(nxt.tolist())
+            accepted += nxt.tolist()
             if eos is not None:
                 nxt[eos] = 0.0    # an accepted EOS ends the session
             v = np.concatenate([nxt, [0.0]])
         if not at_limit(SPECULATIVE.bonus, config, L, k):
             _land(pi, vecmat(v, P), L + k + 1, eos, limit)
-    return {"accepted": accepted, "draft_steps": drafted, "rate": accepted / drafted if drafted else None}
+    total_accepted, total_drafted = fsum(accepted), fsum(drafted)
+    return {"accepted": total_accepted, "draft_steps": total_drafted,
+            "rate": total_accepted / total_drafted if total_drafted else None}
 
 
 def vecmat(u: np.ndarray, M: np.ndarray) -> np.ndarray:
