@@ -20,13 +20,13 @@ exact distribution:
   (its extensions are too), so at most ``N / 5`` cells are enumerated, whatever ``vocab^m``;
 - Pearson's **chi-square** test gives the statistic ``sum (O - E)^2 / E`` (plain Python floats,
   summed by :func:`math.fsum`), the degrees of freedom (tested cells - 1) and the p-value
-  (``scipy.special.chdtrc``, the chi-square survival function of one Python float); an observed prefix of probability 0 is listed
-  under ``impossible``; **passed** iff ``p_value > alpha`` (default :data:`DEFAULT_ALPHA`
+  (``scipy.special.chdtrc``, the chi-square survival function of one Python float); an
+  observed prefix of probability 0 is listed under ``impossible``; **passed** iff ``p_value > alpha`` (default :data:`DEFAULT_ALPHA`
   = 0.001), nothing impossible was observed, and the test is ``conclusive`` (at least one
   degree of freedom: too few samples, with every cell pooled into one, never pass);
 - the **total-variation distance** ``(1/2) sum |observed share - P|`` over every cell (unpooled);
 - the most **over- and under-represented** cells by standardised residual ``(O - E)/sqrt(E)``;
-- the **acceptance rate** when counters are given: ``accepted / draft_steps`` against the exact
+- the **acceptance rate** when counters are given: ``accepted / draft_steps`` against the
   expectation ``E[accepted] / E[draft_steps]`` of a session (computed by dynamic programming
   over blocks, :func:`expected_acceptance`) and the first-position rate
   ``sum_x min(p(x), q(x))`` at the empty prefix.
