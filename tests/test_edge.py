@@ -323,7 +323,7 @@ def test_request_id_is_echoed_and_in_both_logs(edge):
     def logged() -> tuple[str, str]:
         return edge.log("access.log"), edge.log("replica-1.log") + edge.log("replica-2.log")
 
-    deadline = time.monotonic() + 5  # nginx and gunicorn write their lines after the answer has left
+    deadline = time.monotonic() + 30  # nginx and gunicorn write their lines after the answer has left
     while time.monotonic() < deadline and not all(rid in log for rid in ids for log in logged()):
         time.sleep(0.1)
     access, replicas = logged()
@@ -537,14 +537,20 @@ def test_one_client_holds_at_most_64_requests(edge):
             sock.sendall(b"POST /v1/step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                          b"Content-Length: 100\r\n\r\n{")
             stalled.append(sock)
-        time.sleep(0.5)
-        answer, _ = raw(edge.port, b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        # nginx counts a connection once it has read its request: ask again until it has read all
+        # 64 (no fixed wait, issue 18; the deadline only keeps a hang from stalling the suite)
+        deadline = time.monotonic() + 30
+        while True:
+            answer, _ = raw(edge.port, b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            if b" 503 " in answer.split(b"\r\n", 1)[0] or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
         assert_edge_problem(answer, 503, True)
         assert parse(answer)[1]["retry-after"] == "1"
     finally:
         for sock in stalled:
             sock.close()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # nginx notices the closed connections on its next read
         if requests.get(f"{edge.url}/v1/models", timeout=5).status_code == 200:
             break
@@ -562,37 +568,40 @@ STALLS = {
 
 
 def test_stalled_clients_cost_no_worker(edge):
-    """Three stalled clients while /health is polled: every poll answers within 1 s, each
-    stalled client is closed within ~10 s (client_header_timeout / client_body_timeout)
-    without an answer (so never HTML), and nginx logs a 408 for each."""
+    """Three stalled clients while /health is polled: every poll is answered (200) while they
+    stall, so a stalled client holds no worker; nginx closes each stalled client
+    (client_header_timeout / client_body_timeout, 10 s) without an answer (so never HTML) and
+    logs a 408 for each. No duration is asserted (issue 18: a loaded machine is slow); the
+    timings are printed, and every timeout below only keeps a hang from stalling the suite."""
     results: dict[str, tuple[bytes, float]] = {}
 
     def stall(name: str) -> None:
-        results[name] = raw(edge.port, STALLS[name], timeout=20)
+        results[name] = raw(edge.port, STALLS[name], timeout=60)
 
     threads = [threading.Thread(target=stall, args=(name,)) for name in STALLS]
     for thread in threads:
         thread.start()
     polls = []
     with requests.Session() as session:
-        started = time.monotonic()
-        while time.monotonic() - started < 12 and len(polls) < 200:
+        while any(thread.is_alive() for thread in threads) and len(polls) < 2000:
             before = time.monotonic()
-            response = session.get(f"{edge.url}/health", timeout=5)
+            response = session.get(f"{edge.url}/health", timeout=30)
             polls.append(time.monotonic() - before)
             assert response.status_code == 200
             time.sleep(0.05)
     for thread in threads:
-        thread.join(timeout=25)
+        thread.join(timeout=90)
     print(f"{len(polls)} polls, slowest {max(polls):.3f} s; stalled clients closed after "
           + ", ".join(f"{name} {seconds:.2f} s" for name, (_, seconds) in results.items()))
-    assert len(polls) >= 20 and max(polls) < 1.0, f"slowest /health poll {max(polls):.2f} s"
-    assert set(results) == set(STALLS)
-    for name, (received, seconds) in results.items():
+    assert polls and set(results) == set(STALLS)
+    for name, (received, _) in results.items():
         assert received == b"", (name, received[:200])
-        assert 9.0 <= seconds <= 13.0, (name, seconds)
-    time.sleep(0.2)
-    timeouts = [line for line in edge.log("access.log").splitlines() if '"POST /v1/step HTTP/1.1" 408 0 ' in line]
+    deadline = time.monotonic() + 30  # nginx writes its log line after closing the connection
+    while True:
+        timeouts = [line for line in edge.log("access.log").splitlines() if '"POST /v1/step HTTP/1.1" 408 0 ' in line]
+        if len(timeouts) >= 3 or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     assert len(timeouts) >= 3
 
 
