@@ -128,6 +128,14 @@ def test_section_9_temperature_rounds_correctly(t):
         assert low ** e.denominator <= p ** e.numerator <= high ** e.denominator
 
 
+@pytest.mark.parametrize("f", [0.75, 0.75 + 2**-53])
+def test_section_9_temperature_ties_go_to_even(f):
+    # p = m^2 for m exactly halfway between f and the next float64 up: T = 2 gives p^(1/2) = m.
+    m = (F(f) + F(R.math.nextafter(f, 1))) / 2
+    even = f if f == 0.75 else 0.75 + 2**-52  # 0.75 = 3 * 2^51 / 2^53 has an even significand
+    assert R.correctly_rounded_power(m * m, F(1, 2)) == F(even)
+
+
 def test_section_9_integer_powers_are_exact():
     assert R.with_temperature((F(1, 2), F(3, 10), F(1, 5)), F(1, 2)) == (F(25, 38), F(9, 38), F(4, 38))
 
@@ -288,7 +296,8 @@ SERVICE_SAMPLINGS = [None]
 """The ``sampling`` settings (SPEC 9) the service takes today (None: the setting left out)."""
 
 SAMPLINGS = [EXAMPLE_9, {"temperature": 0.7, "top_p": 0.9}, {"temperature": 2, "min_p": 0.2},
-             {"temperature": 0, "draft": "raw"}, {"top_k": 1}, {"temperature": 1.3, "draft": "raw"}]
+             {"temperature": 0, "draft": "raw"}, {"top_k": 1}, {"temperature": 1.3, "draft": "raw"}, {}]
+"""SPEC 9 settings for the comparison once the service takes them ({}: nothing processed)."""
 
 NOT_YET = [
     ({"mode": "block"}, "#/config/mode"),
