@@ -34,7 +34,7 @@ import importlib
 import json
 import os
 import sys
-from typing import Any, Callable, Optional, Sequence
+from typing import IO, Any, Callable, Optional, Sequence
 
 from . import __version__
 from .argtypes import integer, positive_number
@@ -53,7 +53,7 @@ EXTENSIONS = ("specdec_client.grading", "specdec_client.analyze")
 # ---------------------------------------------------------------- output helpers
 
 
-def style_for(args: argparse.Namespace, stream=None) -> Style:
+def style_for(args: argparse.Namespace, stream: Optional[IO[str]] = None) -> Style:
     """The :class:`Style` for ``--color`` and the stream's abilities."""
     stream = stream or sys.stdout
     return Style(color=use_color(stream, getattr(args, "color", "auto")), unicode=can_encode(stream))
@@ -101,7 +101,7 @@ def add_config_options(parser: argparse.ArgumentParser, *, seed: bool = True) ->
     parser.add_argument("--eos", help="end-of-sequence token (default: none)")
 
 
-def config_settings(args: argparse.Namespace) -> dict:
+def config_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The settings given by :func:`add_config_options` (``@FILE`` models read)."""
     settings = {"draft": model_arg(args.draft)}
     for key in ("seed", "target", "mode", "width", "limit", "eos"):

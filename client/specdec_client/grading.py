@@ -38,7 +38,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 from .argtypes import integer, positive_number
 from .harness import (
@@ -59,7 +59,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     ``args.handler(args, client)``. Returns the ``grade`` parser."""
     from .cli import common_options  # the SDK's --url, --timeout, --color
 
-    parser = subparsers.add_parser(
+    parser: argparse.ArgumentParser = subparsers.add_parser(
         "grade", parents=[common_options()], help="grade students' trace files (pass/fail, score, first divergence, diagnosis)",
         description="Grade specdec-trace/1 files against the reference (POST /v1/grade), or with --exec a program "
                     "run once per config of an assignment suite. Exit 0 when all pass, 1 otherwise, 2 on error.")
@@ -116,14 +116,14 @@ def read_file(name: str) -> Row:
 # ---------------------------------------------------------------- output
 
 
-def _divergence(report: dict) -> str:
+def _divergence(report: dict[str, Any]) -> str:
     d = report.get("first_divergence")
     if not d:
         return ""
     return f"{d['path']} ({d['check']}): expected {_short(d['expected'])}, got {_short(d['got'])}"
 
 
-def _diagnosis(report: dict) -> str:
+def _diagnosis(report: dict[str, Any]) -> str:
     found = report.get("diagnosis") or []
     if not found:
         return ""
@@ -164,10 +164,10 @@ def _points(units: int) -> float:
     return round(units / SCORE_UNIT, 6)
 
 
-def gradescope(rows: Sequence[Row], points: float = 10.0) -> dict:
+def gradescope(rows: Sequence[Row], points: float = 10.0) -> dict[str, Any]:
     """Gradescope's autograder results: one test per file and check (see the module docstring).
     Scores are in points with at most 6 decimals; ``score`` is the sum of the tests' scores."""
-    tests: list[dict] = []
+    tests: list[dict[str, Any]] = []
     summary: list[str] = []
     total = 0  # millionths of a point
     for row in rows:
@@ -197,7 +197,7 @@ def gradescope(rows: Sequence[Row], points: float = 10.0) -> dict:
             "stdout_visibility": "hidden", "tests": tests}
 
 
-def _summary(name: str, report: dict) -> str:
+def _summary(name: str, report: dict[str, Any]) -> str:
     """A file's grade in plain words (the same text as a failed config of ``--exec``)."""
     if report["passed"]:
         return f"{name}: passed (the trace equals the reference)."

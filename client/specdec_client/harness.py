@@ -24,6 +24,7 @@ one trace marking it malformed and sending the others again) also serves ``specd
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -33,7 +34,7 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import IO, Any, Optional, Sequence
 
 from .errors import InvalidInput, PayloadTooLarge
 from .traces import json_kind, loads_json
@@ -60,9 +61,9 @@ class Row:
 
     name: str
     trace: Any = None
-    report: Optional[dict] = None
+    report: Optional[dict[str, Any]] = None
     malformed: Optional[str] = None
-    errors: list = field(default_factory=list)
+    errors: list[Any] = field(default_factory=list[Any])
 
     @property
     def passed(self) -> bool:
@@ -153,8 +154,9 @@ def run_program(command: str, stdin: bytes, timeout: float, cwd: Optional[str] =
     posix = os.name == "posix"
     proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, cwd=cwd, start_new_session=posix)
+    stdin_pipe, stdout_pipe, stderr_pipe = _pipes(proc)
     out = bytearray()
-    err: deque = deque(maxlen=64)  # the last chunks of stderr
+    err: deque[bytes] = deque(maxlen=64)  # the last chunks of stderr
     overflow = threading.Event()
 
     def kill() -> None:
@@ -168,14 +170,14 @@ def run_program(command: str, stdin: bytes, timeout: float, cwd: Optional[str] =
 
     def feed() -> None:
         try:
-            proc.stdin.write(stdin)
-            proc.stdin.close()
+            stdin_pipe.write(stdin)
+            stdin_pipe.close()
         except (BrokenPipeError, OSError, ValueError):
             pass  # the program does not read its input: its business
 
     def read_out() -> None:
         while True:
-            chunk = proc.stdout.read1(65536)
+            chunk = stdout_pipe.read1(65536)
             if not chunk:
                 return
             if len(out) + len(chunk) > MAX_OUTPUT_BYTES:
@@ -186,7 +188,7 @@ def run_program(command: str, stdin: bytes, timeout: float, cwd: Optional[str] =
 
     def read_err() -> None:
         while True:
-            chunk = proc.stderr.read1(65536)
+            chunk = stderr_pipe.read1(65536)
             if not chunk:
                 return
             err.append(chunk)
@@ -204,11 +206,22 @@ def run_program(command: str, stdin: bytes, timeout: float, cwd: Optional[str] =
     kill()  # children left behind would hold the pipes open
     for t in threads:
         t.join(5)
-    for t, stream in zip(threads[1:], (proc.stdout, proc.stderr)):
+    for t, stream in zip(threads[1:], (stdout_pipe, stderr_pipe)):
         if not t.is_alive():  # a process that left the group may still hold a pipe: leave its reader be
             stream.close()
     tail = b"".join(err).decode("utf-8", "replace")
     return RunResult(proc.returncode, bytes(out), tail, time.monotonic() - started, timed_out, overflow.is_set())
+
+
+def _pipes(proc: subprocess.Popen[bytes]) -> tuple[IO[bytes], io.BufferedReader, io.BufferedReader]:
+    """The standard input, output and error of ``proc``, started with three buffered pipes
+    (``subprocess.PIPE``, the default ``bufsize``); raises ``OSError`` (after killing it)
+    if it has not."""
+    if proc.stdin is None or not isinstance(proc.stdout, io.BufferedReader) \
+            or not isinstance(proc.stderr, io.BufferedReader):
+        proc.kill()
+        raise OSError("the program was started without its three pipes")
+    return proc.stdin, proc.stdout, proc.stderr
 
 
 @dataclass
@@ -219,14 +232,14 @@ class ProgramTest:
     be graded, in plain words) or ``report`` (the service's grade)."""
 
     id: str
-    config: dict
-    exercises: list = field(default_factory=list)
+    config: dict[str, Any]
+    exercises: list[Any] = field(default_factory=list[Any])
     command: str = ""
     suite: str = ""
     run: Optional[RunResult] = None
     trace: Any = None
     problem: Optional[str] = None
-    report: Optional[dict] = None
+    report: Optional[dict[str, Any]] = None
 
     @property
     def passed(self) -> bool:
@@ -247,14 +260,14 @@ class ProgramTest:
         if self.passed:
             lines.append("Passed: your trace equals the reference.")
             return "\n".join(lines)
-        if self.problem is not None:
-            lines.append(f"Failed: {self.problem}")
+        if self.problem is not None or self.report is None:
+            lines.append(f"Failed: {self.problem or 'not run and graded yet.'}")
             return "\n".join(lines)
         lines += divergence_lines(self.report)
         return "\n".join(lines)
 
 
-def divergence_lines(report: dict) -> list[str]:
+def divergence_lines(report: dict[str, Any]) -> list[str]:
     """A failed grade in plain words: where (block, field), expected and got, the rule in one
     sentence, the SPEC rule, the diagnosed mistake(s) with their hints, and the checks that fail."""
     lines = [f"Failed: your trace differs from the reference (checks: {report['score']:.2f} hold)."]
@@ -340,7 +353,7 @@ def check_output(test: ProgramTest, result: RunResult, timeout: float) -> None:
     test.trace = trace
 
 
-def config_mismatch(given: dict, echoed: Any) -> Optional[str]:
+def config_mismatch(given: dict[str, Any], echoed: Any) -> Optional[str]:
     """The first setting where a trace's ``config`` differs from the ``given`` one (in plain
     words), or None. The config must be echoed with every setting (SPEC section 8)."""
     if not isinstance(echoed, dict):
@@ -397,7 +410,7 @@ def grade_traces(client: Any, tests: Sequence[ProgramTest]) -> None:
             test.problem = f"the service could not read the trace as specdec-trace/1: {fields}."
 
 
-def gradescope_results(tests: Sequence[ProgramTest], points: float = 10.0, suite: str = "standard") -> dict:
+def gradescope_results(tests: Sequence[ProgramTest], points: float = 10.0, suite: str = "standard") -> dict[str, Any]:
     """Gradescope's ``results.json``: one test per config (``name``, ``score``, ``max_score``,
     ``status``, ``output`` in plain text with ``output_format`` "text", ``visibility``), the total ``score`` (the sum, no
     float noise) and an ``output`` summary. Each config is worth ``points``; a failed grade

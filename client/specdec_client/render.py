@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import IO, Iterable, Optional, Sequence
+from typing import IO, Any, Iterable, Optional, Sequence
 
 from .types import COUNTER_NAMES, Block, Config, Counters, Draw, ModelInfo, Trace
 
@@ -29,7 +29,7 @@ WRAP = 100
 """Distribution lines wrap before this many columns."""
 
 
-def use_color(stream: IO, choice: str = "auto") -> bool:
+def use_color(stream: IO[str], choice: str = "auto") -> bool:
     """Whether to colour output to ``stream``: ``choice`` ``"always"`` or
     ``"never"``, or ``"auto"``: only when ``stream`` is a terminal, the
     ``NO_COLOR`` environment variable is unset or empty (https://no-color.org)
@@ -44,7 +44,7 @@ def use_color(stream: IO, choice: str = "auto") -> bool:
     return bool(isatty and isatty())
 
 
-def can_encode(stream: IO, text: str = "✓✗∅→≥·") -> bool:
+def can_encode(stream: IO[str], text: str = "✓✗∅→≥·") -> bool:
     """Whether ``stream``'s encoding can write ``text`` (else ASCII symbols are used)."""
     encoding = getattr(stream, "encoding", None) or "ascii"
     try:
@@ -184,7 +184,7 @@ class Renderer:
 
     def header(self, config: Config) -> str:
         """The session's settings on one line."""
-        def model(m) -> str:
+        def model(m: Any) -> str:
             return m if isinstance(m, str) else "custom"
         s = self.style
         parts = [f"target {model(config.target)}", f"draft {model(config.draft)}", f"mode {config.mode}",

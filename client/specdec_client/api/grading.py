@@ -10,7 +10,7 @@ from ..reports import DistributionReport, GradeBatch, GradeReport, Suite, SuiteS
 from ..types import Config, Trace
 from . import ApiGroup
 
-def trace_body(trace: Union[Trace, Mapping]) -> dict:
+def trace_body(trace: Union[Trace, Mapping[str, Any]]) -> dict[str, Any]:
     """The JSON of a trace: a :class:`Trace` as read or built, a mapping as is."""
     return trace.to_dict() if isinstance(trace, Trace) else dict(trace)
 
@@ -18,13 +18,13 @@ def trace_body(trace: Union[Trace, Mapping]) -> dict:
 class GradingApi(ApiGroup):
     """Grading student implementations against the reference traces."""
 
-    def grade(self, trace: Union[Trace, Mapping]) -> GradeReport:
+    def grade(self, trace: Union[Trace, Mapping[str, Any]]) -> GradeReport:
         """``POST /v1/grade`` with one trace: its :class:`GradeReport`
         (``passed``, ``score``, ``checks``, ``first_divergence``,
         ``diagnosis``, ``reference``)."""
         return self.transport.call("POST", "/v1/grade", GradeReport.from_dict, json=trace_body(trace))
 
-    def grade_many(self, traces: Iterable[Union[Trace, Mapping]]) -> GradeBatch:
+    def grade_many(self, traces: Iterable[Union[Trace, Mapping[str, Any]]]) -> GradeBatch:
         """``POST /v1/grade`` with ``{"traces": [...]}`` (1-1000 traces): a
         :class:`GradeBatch` (``reports`` in request order, ``summary``)."""
         return self.transport.call("POST", "/v1/grade", GradeBatch.from_dict,
