@@ -27,6 +27,7 @@ from .api.grading import GradingApi
 from .api.meta import MetaApi
 from .api.runs import RunsApi
 from .api.sessions import SessionsApi, StateLike, state_body
+from .progress import Progress
 from .session import Session
 from .traces import ReplayReport, replay
 from .transport import DEFAULT_URL, RETRY_STATUSES, Transport, excerpt, make_retry, problem_error
@@ -104,7 +105,7 @@ class Client(MetaApi, DrawsApi, SessionsApi, RunsApi, GradingApi, AnalysisApi):
         settings (``draft`` and ``seed`` required), at the empty prefix."""
         return Session(self, as_config(config, **settings))
 
-    def replay(self, trace: Union[Trace, Mapping[str, Any]]) -> ReplayReport:
+    def replay(self, trace: Union[Trace, Mapping[str, Any]], progress: Optional[Progress] = None) -> ReplayReport:
         """Re-run every block of a saved trace on the service and compare:
-        see :func:`specdec_client.traces.replay`."""
-        return replay(self, trace)
+        see :func:`specdec_client.traces.replay` (and for ``progress``)."""
+        return replay(self, trace, progress)

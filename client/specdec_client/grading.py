@@ -28,8 +28,16 @@ the tests' scores (no float noise such as 5.699999999999998).
 with ``--gradescope`` one Gradescope test per config (``--points`` each). ``--timeout`` is then
 also the time limit of each run of the program (default 10 s).
 
-Exit status: 0 when every file (or config) passed, 1 otherwise (a failed or malformed file), 2 on a usage
-error, a connection failure or an error answer from the service.
+``specdec suite [NAME] [--config ID] [--json]`` lists the suites, a suite's configs, or prints
+one config's JSON (the input of a program under ``--exec``).
+
+A progress bar on stderr follows the runs and the grading when stderr is a terminal
+(:mod:`specdec_client.progress`).
+
+Exit status (:mod:`specdec_client.exits`): 0 when every file (or config) passed, 1 otherwise (a
+failed or malformed file), 2 on a usage error (or an unreadable file), 3 when the service cannot be
+reached, 4 when it refuses the request (HTTP 4xx: an unknown suite, a batch it cannot read), 5 on
+its failure (HTTP 5xx).
 """
 
 from __future__ import annotations
@@ -78,9 +86,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "suite", parents=[common_options()], help="list the assignment suites, a suite's configs, or print one config",
         description="Without NAME: the assignment suites. With NAME: its configs and the rules each exercises. With "
                     "--config ID: that config as one line of JSON, ready to pipe into a student's program "
-                    "(specdec suite standard --config ID | python3 sd.py). Exit 2 for an unknown suite or id.")
+                    "(specdec suite standard --config ID | python3 sd.py). Exit 4 for an unknown suite (the "
+                    "service's 404), 2 for an unknown id.")
     suite.add_argument("name", metavar="NAME", nargs="?", help="quick, standard or full")
     suite.add_argument("--config", metavar="ID", help="print only this config's JSON (the input of a program under --exec)")
+    suite.add_argument("--json", action="store_true",
+                       help="print the service's answer as JSON (with --config: that config, indented)")
     suite.set_defaults(handler=run_suite)
     return parser
 
@@ -215,8 +226,11 @@ def run(args: argparse.Namespace, client: Any) -> int:
     if not args.files:
         print("specdec grade: error: give trace files to grade, or --exec CMD to grade a program", file=sys.stderr)
         return EXIT_ERROR
+    from .cli import progress_bars
+
     rows = [read_file(name) for name in args.files]
-    grade_rows(rows, client, args.batch)
+    with progress_bars(args) as bars:
+        grade_rows(rows, client, args.batch, progress=bars)
     if args.json:
         sys.stdout.write(json.dumps([{"file": r.name, "report": r.report, "malformed": r.malformed,
                                       "errors": r.errors} for r in rows], indent=2) + "\n")
@@ -235,7 +249,10 @@ def run_exec(args: argparse.Namespace, client: Any) -> int:
     timeout = min(getattr(args, "timeout", 10.0), MAX_TIMEOUT)
     # --timeout limits each run of the program; the one grading request may take longer on a busy service
     client.transport.timeout = max(client.transport.timeout, SERVICE_TIMEOUT)
-    tests = grade_program(client, args.command, suite=args.suite, timeout=timeout, jobs=args.jobs)
+    from .cli import progress_bars
+
+    with progress_bars(args) as bars:
+        tests = grade_program(client, args.command, suite=args.suite, timeout=timeout, jobs=args.jobs, progress=bars)
     if args.json:
         sys.stdout.write(json.dumps([{"id": t.id, "config": t.config, "exercises": t.exercises, "passed": t.passed,
                                       "score": t.score, "problem": t.problem, "message": t.message(),
@@ -260,23 +277,39 @@ def run_exec(args: argparse.Namespace, client: Any) -> int:
     return EXIT_PASSED if all(t.passed for t in tests) else EXIT_FAILED
 
 
+def _json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
 def run_suite(args: argparse.Namespace, client: Any) -> int:
-    """``specdec suite [NAME] [--config ID]``: the suites, a suite's configs, or one config's JSON."""
+    """``specdec suite [NAME] [--config ID] [--json]``: the suites, a suite's configs, or one config's JSON."""
+    as_json = getattr(args, "json", False)
     if args.name is None:
         if args.config is not None:
             print("specdec suite: error: --config needs the suite's NAME", file=sys.stderr)
             return EXIT_ERROR
-        for s in client.suites():
+        suites = client.suites()
+        if as_json:
+            _json({"suites": [s.to_dict() for s in suites]})
+            return EXIT_PASSED
+        for s in suites:
             sys.stdout.write(f"{s.name:9} {s.count:3} configs  {s.description}\n")
         return EXIT_PASSED
-    configs = client.suite(args.name)["configs"]
+    suite = client.suite(args.name)
+    configs = suite["configs"]
     if args.config is not None:
         found = [c for c in configs if c["id"] == args.config]
         if not found:
             print(f"specdec suite: error: no config {args.config!r} in the {args.name} suite: "
                   f"{', '.join(c['id'] for c in configs)}", file=sys.stderr)
             return EXIT_ERROR
-        sys.stdout.write(json.dumps(found[0]["config"]) + "\n")
+        if as_json:
+            _json(found[0]["config"])
+        else:
+            sys.stdout.write(json.dumps(found[0]["config"]) + "\n")
+        return EXIT_PASSED
+    if as_json:
+        _json(suite.to_dict())
         return EXIT_PASSED
     width = max(len(c["id"]) for c in configs)
     sys.stdout.write(f"{'ID'.ljust(width)}  EXERCISES\n")

@@ -32,11 +32,12 @@ import subprocess
 import threading
 import time
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import IO, Any, Optional, Sequence
 
 from .errors import InvalidInput, PayloadTooLarge
+from .progress import Progress
 from .traces import json_kind, loads_json
 
 MAX_JOBS = 64
@@ -77,15 +78,19 @@ OVER_BUDGET = "tag:specdec,2026:problem/over-budget"
 """The problem type of a request over the service's work budget (a 422 naming ``cost`` and ``budget``)."""
 
 
-def grade_rows(rows: Sequence[Row], client: Any, batch: int = 100) -> None:
+def grade_rows(rows: Sequence[Row], client: Any, batch: int = 100, progress: Optional[Progress] = None) -> None:
     """Grade the readable rows with ``client.grade_many`` in batches, filling ``report``; a
     trace the service refuses (422 pointing at ``#/traces/<i>``) is marked malformed and the
     rest of its batch is sent again; a batch over the service's work budget (422 of type
     :data:`OVER_BUDGET`) or over its body size (413) is split in two halves, each sent on its
-    own, and a single trace over the body size is marked malformed. Other errors propagate."""
+    own, and a single trace over the body size is marked malformed. Other errors propagate.
+    ``progress``, when given, is called as ``progress("grade", rows done, rows)`` at the start
+    and after each request (:data:`specdec_client.progress.Progress`)."""
     pending = [r for r in rows if r.malformed is None]
     work = [pending[start:start + batch] for start in range(0, len(pending), batch)]
     while work:
+        if progress is not None:
+            progress("grade", len(pending) - sum(len(chunk) for chunk in work), len(pending))
         chunk = work.pop(0)
         try:
             answer = client.grade_many([r.trace for r in chunk])
@@ -110,6 +115,8 @@ def grade_rows(rows: Sequence[Row], client: Any, batch: int = 100) -> None:
             continue
         for row, report in zip(chunk, answer["reports"]):
             row.report = report
+    if progress is not None and pending:
+        progress("grade", len(pending), len(pending))
 
 
 def _refused(error: InvalidInput, chunk: Sequence[Row]) -> list[Row]:
@@ -370,10 +377,12 @@ def config_mismatch(given: dict[str, Any], echoed: Any) -> Optional[str]:
 
 
 def grade_program(client: Any, command: str, *, suite: str = "standard", timeout: float = 10.0, jobs: int = 1,
-                  cwd: Optional[str] = None) -> list[ProgramTest]:
+                  cwd: Optional[str] = None, progress: Optional[Progress] = None) -> list[ProgramTest]:
     """Run ``command`` on every config of ``suite`` (at most ``jobs`` at once, each for at most
     ``timeout`` seconds) and grade the traces in one batch with ``client`` (a
-    :class:`specdec_client.Client`). Returns the tests in the suite's order.
+    :class:`specdec_client.Client`). Returns the tests in the suite's order. ``progress``, when
+    given, is called as ``progress("run", runs done, configs)`` as the runs finish, then as
+    :func:`grade_rows` calls it (:data:`specdec_client.progress.Progress`).
 
     Raises ``ValueError`` for a ``timeout`` outside (0, :data:`MAX_TIMEOUT`] or ``jobs``
     outside 1..:data:`MAX_JOBS`, the client's errors when the service cannot be reached or
@@ -391,17 +400,23 @@ def grade_program(client: Any, command: str, *, suite: str = "standard", timeout
         check_output(test, run_program(command, stdin, timeout, cwd), timeout)
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(one, tests))
-    grade_traces(client, [t for t in tests if t.problem is None])
+        futures = [pool.submit(one, test) for test in tests]
+        if progress is not None:
+            progress("run", 0, len(tests))
+        for done, future in enumerate(as_completed(futures), 1):
+            future.result()
+            if progress is not None:
+                progress("run", done, len(tests))
+    grade_traces(client, [t for t in tests if t.problem is None], progress)
     return tests
 
 
-def grade_traces(client: Any, tests: Sequence[ProgramTest]) -> None:
+def grade_traces(client: Any, tests: Sequence[ProgramTest], progress: Optional[Progress] = None) -> None:
     """Grade the tests' traces in one ``POST /v1/grade`` batch; a trace the service refuses
     (422 naming ``#/traces/<i>``) fails its test with the fields and reasons, and the others are
     sent again."""
     rows = [Row(t.id, t.trace) for t in tests]
-    grade_rows(rows, client, batch=max(1, len(rows)))
+    grade_rows(rows, client, batch=max(1, len(rows)), progress=progress)
     for test, row in zip(tests, rows):
         if row.report is not None:
             test.report = row.report

@@ -31,13 +31,17 @@ WRAP = 100
 
 def use_color(stream: IO[str], choice: str = "auto") -> bool:
     """Whether to colour output to ``stream``: ``choice`` ``"always"`` or
-    ``"never"``, or ``"auto"``: only when ``stream`` is a terminal, the
-    ``NO_COLOR`` environment variable is unset or empty (https://no-color.org)
-    and ``TERM`` is not ``dumb``."""
+    ``"never"``, or ``"auto"``: never when the ``NO_COLOR`` environment
+    variable is set to a non-empty value (https://no-color.org), always when
+    ``FORCE_COLOR`` is (https://force-color.org; ``NO_COLOR`` wins when both
+    are), otherwise only when ``stream`` is a terminal and ``TERM`` is not
+    ``dumb``."""
     if choice in ("always", "never"):
         return choice == "always"
     if os.environ.get("NO_COLOR"):
         return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
     if os.environ.get("TERM") == "dumb":
         return False
     isatty = getattr(stream, "isatty", None)

@@ -41,6 +41,7 @@ from typing import Any, Iterable, Iterator, Mapping, NoReturn, Optional, Union
 
 from .api.sessions import SessionsApi
 from .errors import InvalidInput, SessionDone, TraceFormatError
+from .progress import Progress
 from .types import COUNTER_NAMES, TRACE_FORMAT, StepResult, Trace
 
 TRACE_KEYS = ("format",) + tuple(f.name for f in fields(Trace) if f.name not in ("format", "raw"))
@@ -333,7 +334,7 @@ class ReplayReport:
 # ---------------------------------------------------------------- replay
 
 
-def replay(client: SessionsApi, trace: Union[Trace, Mapping[str, Any]]) -> ReplayReport:
+def replay(client: SessionsApi, trace: Union[Trace, Mapping[str, Any]], progress: Optional[Progress] = None) -> ReplayReport:
     """Replay a saved trace against the service (see the module docstring).
 
     ``client``: anything with the block routes (a
@@ -344,7 +345,9 @@ def replay(client: SessionsApi, trace: Union[Trace, Mapping[str, Any]]) -> Repla
     state is invalid, HTTP 422, or the session was already done, HTTP 409)
     is reported as a divergence at ``blocks[i]``, unless its saved start
     already broke the chain (then it is replayed from where the block before
-    ended, see the module docstring). Raises
+    ended, see the module docstring). ``progress``, when given, is called as
+    ``progress("replay", blocks done, blocks)`` before each block and at the end
+    (:data:`specdec_client.progress.Progress`). Raises
     :class:`TraceFormatError` for a document that is not a trace, and the
     client's connection errors.
     """
@@ -365,6 +368,8 @@ def replay(client: SessionsApi, trace: Union[Trace, Mapping[str, Any]]) -> Repla
         found.extend(Divergence(block, path, expected=service, got=saved) for path, saved, service in differences)
 
     for i, saved in enumerate(saved_blocks):
+        if progress is not None:
+            progress("replay", i, len(saved_blocks))
         where = f"blocks[{i}]"  # every saved block is an object: trace_from has read it as a Block
         # the chain: block 0 starts at the empty session, each later block
         # where the saved block before it ended
@@ -406,6 +411,8 @@ def replay(client: SessionsApi, trace: Union[Trace, Mapping[str, Any]]) -> Repla
         position = got.get("next_position")
         done = got.get("done")
 
+    if progress is not None:
+        progress("replay", len(saved_blocks), len(saved_blocks))
     if echoed_config is not None:
         note(None, diff(config, echoed_config, "config"))
     note(None, diff(data["output"], output, "output"))

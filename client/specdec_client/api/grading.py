@@ -6,6 +6,7 @@ from typing import Any, Iterable, Mapping, Optional, Union
 from urllib.parse import quote
 
 from ..harness import ProgramTest, grade_program
+from ..progress import Progress
 from ..reports import DistributionReport, GradeBatch, GradeReport, Suite, SuiteSummary
 from ..types import Config, Trace
 from . import ApiGroup
@@ -48,10 +49,10 @@ class GradingApi(ApiGroup):
         return self.transport.call("GET", "/v1/grade/suites/" + quote(name, safe=""), Suite.from_dict)
 
     def grade_program(self, command: str, *, suite: str = "standard", timeout: float = 10.0, jobs: int = 1,
-                      cwd: Optional[str] = None) -> list[ProgramTest]:
+                      cwd: Optional[str] = None, progress: Optional[Progress] = None) -> list[ProgramTest]:
         """Run the shell ``command`` (a student's program, any language) once per config of
         ``suite``, config JSON on its stdin and one trace on its stdout, and grade the traces in
         one ``POST /v1/grade`` batch: a :class:`~specdec_client.harness.ProgramTest` per config
         (``passed``, ``score``, ``problem``, ``report``, ``message()``). See
-        :func:`specdec_client.harness.grade_program` for the errors."""
-        return grade_program(self, command, suite=suite, timeout=timeout, jobs=jobs, cwd=cwd)
+        :func:`specdec_client.harness.grade_program` for the errors and ``progress``."""
+        return grade_program(self, command, suite=suite, timeout=timeout, jobs=jobs, cwd=cwd, progress=progress)
