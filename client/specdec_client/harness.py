@@ -68,7 +68,7 @@ class Row:
 
     @property
     def passed(self) -> bool:
-        return self.report is not None and self.report["passed"]
+        return self.report is not None and bool(self.report["passed"])
 
 
 # ---------------------------------------------------------------- batches of traces
@@ -251,12 +251,12 @@ class ProgramTest:
     @property
     def passed(self) -> bool:
         """The program's trace equals the reference."""
-        return self.report is not None and self.report["passed"]
+        return self.report is not None and bool(self.report["passed"])
 
     @property
     def score(self) -> float:
         """The share of the grade's checks that hold (0 when the output could not be graded)."""
-        return self.report["score"] if self.report is not None else 0.0
+        return float(self.report["score"]) if self.report is not None else 0.0
 
     def message(self) -> str:
         """The test's result in plain words, several lines (see the module docstring)."""

@@ -40,7 +40,10 @@ class JsonLike:
         return cast(R, _read(cls, d, **cls.convert))
 
     def _json(self) -> Mapping[str, Any]:
-        return self.raw if self.raw is not None else self.to_dict()  # type: ignore[attr-defined]
+        if self.raw is not None:
+            return self.raw
+        to_dict: Callable[[], Mapping[str, Any]] = getattr(self, "to_dict")  # Record's, the other base
+        return to_dict()
 
     def __getitem__(self, key: str) -> Any:
         return copy.deepcopy(self._json()[key])

@@ -30,7 +30,7 @@ def complete(line, tmp_path, shell="bash"):
 
 
 @pytest.mark.parametrize("shell, marks", [("bash", ["complete -o nospace", "_python_argcomplete specdec"]),
-                                          ("zsh", ["#compdef specdec", "compdef _python_argcomplete specdec"])])
+                                          ("zsh", ["compdef _python_argcomplete specdec"])])
 def test_completion_prints_the_shells_script(capsys, shell, marks):
     assert cli.main(["completion", shell]) == 0
     script, err = capsys.readouterr()
