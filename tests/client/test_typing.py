@@ -5,6 +5,7 @@ them). The service is not checked here."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -36,9 +37,12 @@ DELIBERATE = 'user.py:14: error: Incompatible types in assignment (expression ha
 
 
 def mypy(*args: str, cwd: Path, cache: Path) -> subprocess.CompletedProcess[str]:
+    # without PYTHONPATH/MYPYPATH: a user's project sees the SDK only as installed (the python given
+    # by --python-executable inherits the environment, and a PYTHONPATH entry would be read as source)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MYPYPATH")}
     return subprocess.run([sys.executable, "-m", "mypy", "--no-color-output", "--no-error-summary",
                            "--cache-dir", str(cache), *args],
-                          cwd=cwd, capture_output=True, text=True, timeout=600)
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
 def test_the_sdk_passes_mypy_strict(tmp_path):
