@@ -98,14 +98,24 @@ def model_arg(value: str) -> Any:
             raise TraceFormatError(f"{path}: not JSON ({error})") from None
 
 
+def completes(*words: str) -> Callable[..., list[str]]:
+    """An argcomplete completer (an action's ``completer`` attribute) offering ``words``; argcomplete
+    itself is imported only when a shell asks (see :func:`autocomplete`)."""
+    def completer(**_: Any) -> list[str]:
+        return list(words)
+    return completer
+
+
 def add_config_options(parser: argparse.ArgumentParser, *, seed: bool = True) -> None:
     """The session settings as options: ``--draft`` (required), ``--seed`` (required
     when ``seed``), ``--target``, ``--mode``, ``--width``, ``--limit``, ``--eos``."""
-    parser.add_argument("--draft", required=True,
-                        help="draft model: aligned, biased, or @FILE.json with a custom table {vocab, start, next}")
+    draft = parser.add_argument("--draft", required=True,
+                                help="draft model: aligned, biased, or @FILE.json with a custom table {vocab, start, next}")
+    setattr(draft, "completer", completes("aligned", "biased"))  # the built-in drafts (SPEC section 1)
     if seed:
         parser.add_argument("--seed", required=True, type=_nonnegative, help="seed of the draw stream, 0..2^53-1")
-    parser.add_argument("--target", help="target model: toy (default) or @FILE.json with a custom table")
+    target = parser.add_argument("--target", help="target model: toy (default) or @FILE.json with a custom table")
+    setattr(target, "completer", completes("toy"))
     parser.add_argument("--mode", choices=("speculative", "greedy", "autoregressive"),
                         help="decoding procedure (default: speculative)")
     parser.add_argument("--width", type=int, help="draft width, proposals per block, 1-16 (default: 3)")

@@ -54,6 +54,8 @@ from .harness import (
 )
 from .traces import MAX_TRACE_BYTES, json_kind, loads_json
 
+SUITES = ("quick", "standard", "full")
+"""The service's assignment suites (``GET /v1/grade/suites``), offered by shell completion."""
 MAX_BATCH = 1000
 """The service grades at most this many traces in one request."""
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
@@ -65,7 +67,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``grade`` subcommand (handler :func:`run`) and the ``suite`` subcommand (handler
     :func:`run_suite`) to ``subparsers`` (an argparse subparsers object); handlers are called as
     ``args.handler(args, client)``. Returns the ``grade`` parser."""
-    from .cli import common_options  # the SDK's --url, --timeout, --color
+    from .cli import common_options, completes  # the SDK's --url, --timeout, --color
 
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "grade", parents=[common_options()], help="grade students' trace files (pass/fail, score, first divergence, diagnosis)",
@@ -75,7 +77,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--exec", dest="command", metavar="CMD",
                         help="grade a program instead: run the shell command CMD once per config of the suite "
                              "(config JSON on its stdin, one trace on its stdout); --timeout then limits each run (default 10 s)")
-    parser.add_argument("--suite", default="standard", help="with --exec: the suite of configs (quick, standard, full; default standard)")
+    suites = parser.add_argument("--suite", default="standard",
+                                 help="with --exec: the suite of configs (quick, standard, full; default standard)")
+    setattr(suites, "completer", completes(*SUITES))
     parser.add_argument("--jobs", type=integer(1, MAX_JOBS), default=1, help=f"with --exec: runs at once, 1-{MAX_JOBS} (default 1)")
     parser.add_argument("--gradescope", metavar="RESULTS.json", help="also write Gradescope autograder results to this file")
     parser.add_argument("--points", type=positive_number, default=10.0, help="maximum score of one file, or of one config with --exec (default 10)")
@@ -88,7 +92,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                     "--config ID: that config as one line of JSON, ready to pipe into a student's program "
                     "(specdec suite standard --config ID | python3 sd.py). Exit 4 for an unknown suite (the "
                     "service's 404), 2 for an unknown id.")
-    suite.add_argument("name", metavar="NAME", nargs="?", help="quick, standard or full")
+    name = suite.add_argument("name", metavar="NAME", nargs="?", help="quick, standard or full")
+    setattr(name, "completer", completes(*SUITES))
     suite.add_argument("--config", metavar="ID", help="print only this config's JSON (the input of a program under --exec)")
     suite.add_argument("--json", action="store_true",
                        help="print the service's answer as JSON (with --config: that config, indented)")

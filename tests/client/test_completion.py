@@ -77,3 +77,14 @@ def test_the_zsh_script_parses(tmp_path):
     script.write_text(argcomplete.shellcode(["specdec"], shell="zsh"))
     result = subprocess.run(["zsh", "-n", str(script)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+@needs_script
+def test_built_in_models_and_suites_complete(tmp_path):
+    from specdec_service.engine.models import BUILTIN_DRAFTS, BUILTIN_TARGETS
+    from specdec_service.grading.suites import suites
+
+    assert complete("specdec run --draft ", tmp_path) == sorted(BUILTIN_DRAFTS)
+    assert complete("specdec analyze --draft biased --target ", tmp_path) == sorted(BUILTIN_TARGETS)
+    assert complete("specdec grade --exec x --suite ", tmp_path) == list(suites())
+    assert complete("specdec suite st", tmp_path) == ["standard"]
