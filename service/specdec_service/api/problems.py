@@ -56,10 +56,13 @@ say the same whatever Python serves them (3.13 renamed 413, 414 and 422)."""
 MALFORMED_JSON = "tag:specdec,2026:problem/malformed-json"
 INVALID_INPUT = "tag:specdec,2026:problem/invalid-input"
 SESSION_DONE = "tag:specdec,2026:problem/session-done"
+STRUCTURE_BOUND = "tag:specdec,2026:problem/structure-bound"
+"""A body over a bound of its structure: nesting, values, number literals (``api/structure.py``)."""
 PROBLEM_TITLES = {
     MALFORMED_JSON: "Malformed JSON",
     INVALID_INPUT: "Invalid input",
     SESSION_DONE: "Session done",
+    STRUCTURE_BOUND: "Structure bound exceeded",
     OVER_BUDGET: "Over budget",
 }
 
