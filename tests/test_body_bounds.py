@@ -212,3 +212,17 @@ def test_each_odd_name_is_pointed_at_exactly(route, name):
     assert response.status_code == 422, response.data[:300]
     pointers = [e["pointer"] for e in response.get_json()["errors"]]
     assert f"#/config/target/next/{_escaped(name)}" in pointers, pointers
+
+
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_each_odd_name_in_a_graded_trace_is_pointed_at_exactly(name):
+    from specdec_service.engine import parse_config, run
+
+    table = {"vocab": ["a", "b"], "start": [0.5, 0.5], "next": {"a": [0.5, 0.5], "b": [0.5, 0.5]}}
+    trace = json.loads(json.dumps(run(parse_config({"target": table, "draft": table, "seed": 1, "limit": 2}))))
+    trace["config"]["target"]["next"][name] = {}
+    for body, prefix in ((trace, "#"), ({"traces": [trace]}, "#/traces/0")):
+        response = post("/v1/grade", json.dumps(body))
+        assert response.status_code == 422, response.data[:300]
+        pointers = [e["pointer"] for e in response.get_json()["errors"]]
+        assert f"{prefix}/config/target/next/{_escaped(name)}" in pointers, pointers

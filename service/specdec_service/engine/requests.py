@@ -202,7 +202,7 @@ def checker(schema: dict) -> Callable[..., None]:
                 value = _encodable(value)
                 if validator.is_valid(value):
                     return
-            errors = [(_real_path(value, e.instance_path, e.instance), tuple(e.schema_path))
+            errors = [(real_path(value, e.instance_path, e.instance), tuple(e.schema_path))
                       for e in validator.iter_errors(value)]
         except ValueError as error:  # a name that is not a string: only possible in process
             raise InvalidInput.at(path, f"must be JSON: {error}") from None
@@ -263,7 +263,7 @@ def _keyword_faults(keyword: str, schema: dict, path: tuple, value: Any) -> list
     return [Fault(path, expectation(schema))]
 
 
-def _real_path(value: Any, path: Iterable, instance: Any = None) -> tuple:
+def real_path(value: Any, path: Iterable, instance: Any = None) -> tuple:
     """``path`` (``jsonschema_rs``'s instance path) with each name as ``value`` holds it.
 
     ``jsonschema_rs`` hands names over lossily: a name of ASCII digits as an integer
@@ -300,7 +300,7 @@ def _real_path(value: Any, path: Iterable, instance: Any = None) -> tuple:
 
 
 _PATH_CANDIDATES = 64
-"""The most matching paths :func:`_real_path` collects for one error."""
+"""The most matching paths :func:`real_path` collects for one error."""
 
 
 def _matching_names(node: dict, step: Any) -> list:
