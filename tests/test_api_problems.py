@@ -62,7 +62,7 @@ def test_invalid_utf8_is_400(client):
 def test_floats_are_read_as_exact_decimals():
     assert parse_json(b'{"p": [0.1, 1e-2, 3]}') == {"p": [Decimal("0.1"), Decimal("0.01"), 3]}
     assert parse_json(b"[1e-9999, -1e9999, 1E+1001]") == [Decimal("1e-1000"), Decimal("-1e1000"), Decimal("1e1000")]
-    for literal in (b"1e-999999999", b"1e1000000000000000000", b"-0.5E+00001", b"9" * 331):
+    for literal in (b"1e-999999999", b"1e1000000000000000000", b"-0.5E+10000", b"0e-10000", b"9" * 331):
         with pytest.raises(ApiProblem) as caught:  # past the number literal bound (api/structure.py)
             parse_json(b"[0, " + literal + b"]")
         assert caught.value.status == 400 and caught.value.errors[0]["pointer"] == "#/1"

@@ -14,7 +14,7 @@ from specdec_service import create_app
 from specdec_service.api.bodies import BODY_RULES, EXACT, FLOAT64, SESSION_VALUES, SHORTEST, parse_json
 from specdec_service.api.grading import GRADE_MAX_BODY_BYTES
 from specdec_service.api.problems import ApiProblem
-from specdec_service.api.structure import MAX_EXPONENT_DIGITS, MAX_NESTING, MAX_NUMBER_CHARS, check_structure
+from specdec_service.api.structure import MAX_NESTING, MAX_NUMBER_CHARS, NUMBER_DETAIL, check_structure
 
 APP = create_app({"TESTING": True})
 CONTRACT = yaml.safe_load((Path(__file__).resolve().parents[1] / "openapi.yaml").read_text())
@@ -142,6 +142,7 @@ LONG_EXPONENT = '{"config":{"draft":"biased","seed":1e1000000000000000000}}'
     (LONG_EXPONENT, "#/config/seed"),
     ('{"config":{"draft":"biased","seed":1},"unknown":[0, -2.5E-1000000000000000000]}', "#/unknown/1"),
     ('{"config":{"draft":"biased","seed":1},"x":{"a\\"b":"1e123456","~/":1e+12345}}', "#/x/~0~1"),
+    ('{"config":{"draft":"biased","seed":1},"x":[1e-10000]}', "#/x/0"),
     ('{"config":{"draft":"biased","seed":%s}}' % ("1" * (MAX_NUMBER_CHARS + 1)), "#/config/seed"),
 ])
 def test_a_long_number_literal_is_a_400_naming_it(route, text, pointer):
@@ -152,16 +153,29 @@ def test_a_long_number_literal_is_a_400_naming_it(route, text, pointer):
     assert response.status_code == 400, response.data[:300]
     problem = response.get_json()
     assert problem["type"] == STRUCTURE_BOUND
-    assert problem["errors"] == [{"pointer": pointer, "detail": f"a number literal has at most {MAX_NUMBER_CHARS} "
-                                                                f"characters and at most {MAX_EXPONENT_DIGITS} "
-                                                                "exponent digits"}]
+    assert problem["errors"] == [{"pointer": pointer, "detail": NUMBER_DETAIL}]
+    assert NUMBER_DETAIL == "a number literal has at most 330 characters and an exponent of at most 9999 in size"
 
 
-@pytest.mark.parametrize("literal", ["1e9999", "-1E-9999", "0." + "0" * 323 + "5", "-" + "9" * 309 + ".5"])
+@pytest.mark.parametrize("literal", ["1e9999", "-1E-9999", "1e-09999", "0." + "0" * 323 + "5", "-" + "9" * 309 + ".5",
+                                     "0e9999", "1" * MAX_NUMBER_CHARS])
 def test_number_literals_within_the_bound_are_read(literal):
     assert len(literal) <= MAX_NUMBER_CHARS
-    check_structure(f"[{literal}]".encode(), 10)
     parse_json(f"[{literal}]".encode())  # exact decimals, exponents clamped at +-1000
+    try:  # float64: read, or beyond its range (422)
+        parse_json(f"[{literal}]".encode(), exact=False)
+    except ApiProblem as problem:
+        assert problem.status == 422 and "beyond the float64 range" in problem.detail
+
+
+@pytest.mark.parametrize("literal", ["1e10000", "-1E-10000", "0e-10000", "0.5e1000000000000000000", "1" * 331,
+                                     "0." + "0" * 320 + "1e10300", "-1.5e-99999"])
+@pytest.mark.parametrize("exact", [True, False])
+def test_number_literals_beyond_the_bound_are_refused_by_either_reading(literal, exact):
+    with pytest.raises(ApiProblem) as caught:
+        parse_json(f'{{"a": [0, {literal}]}}'.encode(), exact=exact)
+    assert caught.value.status == 400 and caught.value.type == STRUCTURE_BOUND
+    assert caught.value.errors == [{"pointer": "#/a/1", "detail": NUMBER_DETAIL}]
 
 
 def test_too_many_values_is_a_413_stating_the_count():

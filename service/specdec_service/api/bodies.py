@@ -4,7 +4,7 @@ One JSON rule for every route (RFC 8259), in one place, :func:`parse_json`:
 
 - its structure is bounded before anything reads it (:mod:`.structure`): at most 12 levels
   of nesting, at most the route's number of values (:data:`BODY_RULES`), number literals of at
-  most 330 characters and 4 exponent digits (400; 413 for the values);
+  most 330 characters with an exponent of at most 9999 in size (400; 413 for the values);
 - ``Content-Type`` is ``application/json`` (else 415), with no ``charset`` but
   ``utf-8`` (else 415); the body is UTF-8 without a byte order mark (section 8.1;
   else 400);
@@ -44,7 +44,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any, Callable, Optional, TypeVar, Union
 from urllib.parse import unquote_to_bytes
 
@@ -53,8 +53,8 @@ from werkzeug.wsgi import get_content_length
 from marshmallow import Schema, ValidationError
 
 from ..engine import InvalidInput, pointer
-from .problems import MALFORMED_JSON, ApiProblem, invalid, marshmallow_faults
-from .structure import check_structure
+from .problems import MALFORMED_JSON, STRUCTURE_BOUND, ApiProblem, invalid, marshmallow_faults
+from .structure import MAX_NUMBER_CHARS, NUMBER_DETAIL, check_structure, number_fault
 
 try:  # orjson is a dependency of the service; the exact path alone works without it
     import orjson
@@ -130,37 +130,60 @@ def parse_decimal(text: str) -> Union[Decimal, int]:
 
     Only custom model rows hold such numbers, and the engine reads every
     probability above 999 as 1000 and every one finer than 1e-400 as 1e-400.
-    An exponent beyond ±1000 (``1e-999999999``) is therefore read as
-    ±1e±1000: no verdict changes, and no later arithmetic leaves the default
-    decimal context (where such exponents overflow or build 10^999999999).
+    An exponent beyond ±1000 (``1e-9999``) is therefore read as ±1e±1000: no verdict
+    changes, and no later arithmetic leaves the default decimal context (where such
+    exponents overflow or build 10^9999). Raises :class:`_Beyond` for a literal beyond the
+    bound of :mod:`.structure` (more than 330 characters, an exponent beyond 9999: its
+    value's exponent is then beyond ±1000 too, or ``Decimal`` cannot hold it at all).
     """
-    value = Decimal(text)
+    if len(text) > MAX_NUMBER_CHARS:
+        raise _Beyond(text)
+    try:
+        value = Decimal(text)
+    except InvalidOperation:  # an exponent of 10^18 or more
+        raise _Beyond(text) from None
     exponent = value.adjusted()
-    if exponent > EXPONENT_BOUND:
-        value = _HUGE.copy_sign(value)
-    elif exponent < -EXPONENT_BOUND and value:
-        return _TINY.copy_sign(value)
+    if not -EXPONENT_BOUND <= exponent <= EXPONENT_BOUND:
+        if number_fault(text):
+            raise _Beyond(text)
+        if exponent > 0:
+            value = _HUGE.copy_sign(value)
+        elif value:
+            return _TINY.copy_sign(value)
     if exponent >= 0:  # |value| >= 1: an integer if it has no fraction
         return int(value) if value == value.to_integral_value() else value
     return value if value else 0  # below 1 in size: only zero (0.0, -0.0, 0e5) is an integer
 
 
+def parse_integer(text: str) -> int:
+    """A JSON integer; raises :class:`_Beyond` for one of more than 330 characters."""
+    if len(text) > MAX_NUMBER_CHARS:
+        raise _Beyond(text)
+    return int(text)
+
+
 def parse_float64(text: str) -> Union[float, int]:
     """A JSON number with a fraction or exponent as the nearest float64, or the ``int`` when
     that is an integer (as :func:`parse_decimal`). Raises :class:`_OutOfRange` for a number
-    beyond the float64 range (``1e999``), which :func:`parse_json` refuses."""
+    beyond the float64 range (``1e999``), which :func:`parse_json` refuses (422), and
+    :class:`_Beyond` for a literal beyond the bound of :mod:`.structure` (400)."""
+    if len(text) > MAX_NUMBER_CHARS:
+        raise _Beyond(text)
     value = float(text)
     if value.is_integer():
+        if not value and ("e" in text or "E" in text) and number_fault(text):  # 1e-99999 is 0.0
+            raise _Beyond(text)
         return int(value)
     if value in (_INF, _MINUS_INF):
-        raise _OutOfRange(text)
+        raise _Beyond(text) if number_fault(text) else _OutOfRange(text)
     return value
 
 
 def parse_int64(text: str) -> int:
     """A JSON integer; raises :class:`_OutOfRange` when it is beyond the float64 range
-    (309 digits or more), for a route that reads numbers as float64."""
-    value = int(text)
+    (309 digits or more), for a route that reads numbers as float64, and :class:`_Beyond`
+    for one of more than 330 characters."""
+    value = parse_integer(text)
     if len(text) > 308:
         try:
             float(value)
@@ -175,6 +198,11 @@ _INF, _MINUS_INF = float("inf"), float("-inf")
 class _OutOfRange(Exception):
     """A number beyond float64 in a float64 parse: raised while parsing, and kept as a
     marker in the document by the second parse that locates it (:func:`_located_problem`)."""
+
+
+class _Beyond(Exception):
+    """A number literal beyond the bound of :mod:`.structure`: raised while parsing, and kept as
+    a marker like :class:`_OutOfRange`."""
 
 
 class _DuplicateKey(Exception):
@@ -193,7 +221,7 @@ class _Pairs(list):
     """An object as its list of (name, value) pairs (only to locate a repeated name)."""
 
 
-_DECIMAL = json.JSONDecoder(parse_float=parse_decimal, parse_constant=_reject_constant,
+_DECIMAL = json.JSONDecoder(parse_float=parse_decimal, parse_int=parse_integer, parse_constant=_reject_constant,
                             object_pairs_hook=_unique_object)
 _FLOAT64 = json.JSONDecoder(parse_float=parse_float64, parse_int=parse_int64, parse_constant=_reject_constant,
                             object_pairs_hook=_unique_object)
@@ -238,7 +266,7 @@ def _parse(data: bytes, exact: bool) -> Any:
                               "systems is UTF-8 (RFC 8259 section 8.1).", type=MALFORMED_JSON) from None
     try:
         value = (_DECIMAL if exact else _FLOAT64).decode(text)
-    except (_DuplicateKey, _OutOfRange):
+    except (_DuplicateKey, _OutOfRange, _Beyond):
         raise _located_problem(text, exact) from None
     except RecursionError:
         raise ApiProblem(400, "The JSON body is nested too deeply.", type=MALFORMED_JSON) from None
@@ -292,6 +320,9 @@ def parse_json_shortest(data: bytes) -> Optional[Any]:
       decimal of its nearest float64, which orjson's correctly rounded parse gives. This
       admits Python's ``json.dumps``, which writes ``7.7e-05`` where orjson writes
       ``0.000077``.
+
+    Either way no literal beyond the number bound of :mod:`.structure` is vouched for (orjson
+    writes at most 17 digits and 3-digit exponents; the second case refuses both more).
 
     ``tests/test_fast_json.py`` checks these claims against :func:`parse_json` with
     hypothesis. Cost for an 84 KB state of two 64-label models: about 0.4 ms (the exact
@@ -351,23 +382,25 @@ def _repeated_or_beyond(node: Any) -> Optional[tuple[tuple, str]]:
             seen.add(key)
     elif isinstance(node, _OutOfRange):
         return (), "beyond"
+    elif isinstance(node, _Beyond):
+        return (), "long"
     return None
 
 
 def _located_problem(text: str, exact: bool) -> ApiProblem:
-    """The problem of a body whose parse met a repeated name (400) or a number beyond float64
-    (422): parsed again, keeping each object's pairs and marking such numbers, to name the
-    first one by its JSON Pointer (values in the order they start: an object's own repeated
-    name before anything inside it)."""
+    """The problem of a body whose parse met a repeated name (400), a number literal beyond the
+    bound (400) or a number beyond float64 (422): parsed again, keeping each object's pairs and
+    marking such numbers, to name the first one by its JSON Pointer (values in the order they
+    start: an object's own repeated name before anything inside it)."""
     def mark(parse):
         def marked(literal: str):
             try:
                 return parse(literal)
-            except _OutOfRange as beyond:
-                return beyond
+            except (_OutOfRange, _Beyond) as fault:
+                return fault
         return marked
 
-    numbers = {"parse_float": str, "parse_int": str} if exact else \
+    numbers = {"parse_float": mark(parse_decimal), "parse_int": mark(parse_integer)} if exact else \
         {"parse_float": mark(parse_float64), "parse_int": mark(parse_int64)}
     try:
         document = json.JSONDecoder(object_pairs_hook=_Pairs, parse_constant=str, **numbers).decode(text)
@@ -377,6 +410,9 @@ def _located_problem(text: str, exact: bool) -> ApiProblem:
         return ApiProblem(400, f"The body is not valid JSON: {error}.", type=MALFORMED_JSON)
     path, what = _locate(document, _repeated_or_beyond)
     where = pointer(path)
+    if what == "long":
+        return ApiProblem(400, f"The number literal at {where} is beyond the bound: {NUMBER_DETAIL} "
+                               "(docs/service.md).", type=STRUCTURE_BOUND, errors=[{"pointer": where, "detail": NUMBER_DETAIL}])
     if what == "beyond":
         return invalid([{"pointer": where, "detail": "is beyond the float64 range (about 1.8e308): "
                                                      "this route reads numbers as float64"}])

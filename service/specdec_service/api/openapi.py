@@ -35,7 +35,7 @@ from .bodies import BODY_RULES
 from .problems import INVALID_INPUT, MALFORMED_JSON, PROBLEM_MIMETYPE, SESSION_DONE, STRUCTURE_BOUND
 from .routes import EDGE_RESPONSE, HEADERS, NO_SNIFF, ApiBlueprint, example, openapi_path
 from .schemas import ModelTableOut, ProblemOut
-from .structure import MAX_EXPONENT_DIGITS, MAX_NESTING, MAX_NUMBER_CHARS
+from .structure import MAX_EXPONENT, MAX_NESTING, MAX_NUMBER_CHARS
 from .trace_components import request_components, trace_components, trace_ref_attribute
 
 OPENAPI_VERSION = "3.1.0"
@@ -68,7 +68,7 @@ holds a lone surrogate escape such as `"\\ud800"` (a 400 naming it by its
 JSON Pointer); no NaN or Infinity. The structure of a body is bounded before
 anything reads it (problem type `{STRUCTURE_BOUND}`): at most {MAX_NESTING}
 levels of nesting (the deepest valid body, a batch of traces, has 9) and number
-literals of at most {MAX_NUMBER_CHARS} characters with at most {MAX_EXPONENT_DIGITS} exponent digits
+literals of at most {MAX_NUMBER_CHARS} characters with an exponent of at most {MAX_EXPONENT} in size
 (else 400, naming the pointer); at most so many values (array elements and
 object members; an empty array or object counts one): {_by_route("max_values")} (else 413).
 JSON numbers are read, by route: {_by_route("numbers")}. Exact decimals
@@ -142,7 +142,7 @@ def _register_components(spec: APISpec) -> None:
         "repeats a name or a string with a lone surrogate escape (`errors` names it by its JSON Pointer), "
         "NaN/Infinity, ending before its Content-Length, or malformed chunked framing; or past a bound of its "
         f"structure (type `{STRUCTURE_BOUND}`): nested deeper than {MAX_NESTING} levels, or a number literal "
-        f"of more than {MAX_NUMBER_CHARS} characters or {MAX_EXPONENT_DIGITS} exponent digits (`errors` names "
+        f"of more than {MAX_NUMBER_CHARS} characters or with an exponent beyond {MAX_EXPONENT} (`errors` names "
         "its pointer). "
         "For `GET /v1/draws`: a query string that is not percent-encoded UTF-8. Or, from the edge of the "
         "production deployment (see `EdgeError`), the request is not valid HTTP/1.1.",
