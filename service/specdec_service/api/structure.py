@@ -125,22 +125,31 @@ def _locate(data: bytes, depth: int) -> Optional[tuple]:
         if count == SCAN_LIMIT:
             return None
         token = match.group()
-        first = token[:1]
-        if first == b"[" or first == b"{":
-            if len(frames) == depth:
-                return tuple(frame[1] for frame in frames)
-            frames.append([first == b"{", 0, first == b"{"])
-        elif first == b"]" or first == b"}":
-            if frames:
-                frames.pop()
-        elif first == b",":
-            if frames and frames[-1][0]:
-                frames[-1][2] = True
-            elif frames:
-                frames[-1][1] += 1
-        elif frames and frames[-1][0] and frames[-1][2]:
-            frames[-1][1], frames[-1][2] = _name(token), False
+        if token[:1] in _OPENING and len(frames) == depth:
+            return tuple(frame[1] for frame in frames)
+        _follow(frames, token)
     return None
+
+
+_OPENING = (b"[", b"{")
+
+
+def _follow(frames: list[list], token: bytes) -> None:
+    """Update the open containers ``frames`` (see :func:`_locate`) past ``token``."""
+    first = token[:1]
+    if first in _OPENING:
+        frames.append([first == b"{", 0, first == b"{"])
+    elif not frames:
+        return
+    elif first in (b"]", b"}"):
+        frames.pop()
+    elif first == b",":
+        if frames[-1][0]:
+            frames[-1][2] = True
+        else:
+            frames[-1][1] += 1
+    elif frames[-1][0] and frames[-1][2]:
+        frames[-1][1], frames[-1][2] = _name(token), False
 
 
 def _name(token: bytes) -> str:
