@@ -13,6 +13,12 @@ as Decimal, or as float64 for the grading routes), on
 - a whole ``POST /v1/step`` request through the Flask test client, with the rule and with
   ``parse_json`` replaced by the plain parse (rounds alternate; the median of the rounds).
 
+Then the structure check that runs before any parse (``api/structure.py``, issue 18): its own
+cost per body (the bodies above, a 64-label custom state as orjson writes it and a 6 MB
+distribution body of 10^6 samples), and whole requests of ``POST /v1/step`` (the toy state, the
+64-label custom state) with the check and with it replaced by nothing, in alternating rounds, as
+**process CPU time** and the ratio of the medians.
+
 Prints microseconds per call. Record the figures in docs/bench-service.md.
 """
 
@@ -99,6 +105,52 @@ def main() -> None:
     a, b = statistics.median(with_rule), statistics.median(without)
     print(f"POST /v1/step (test client)  rule {a:8.1f} us  plain {b:8.1f} us  ratio {a / b:.3f} "
           f"(round ratios {', '.join(f'{x / y:.3f}' for x, y in zip(with_rule, without))})")
+    structure(client, {"step body": STEP, "returned state": state, "custom 64-label state": custom,
+                       "grade batch, 1000 traces": batch}, rounds)
+
+
+def cpu_per_call(fn, number: int) -> float:
+    """Process CPU time per call in microseconds."""
+    start = time.process_time()
+    for _ in range(number):
+        fn()
+    return (time.process_time() - start) / number * 1e6
+
+
+def structure(client, bodies_by_name: dict, rounds: int) -> None:
+    """The structure check alone on each body, then whole ``POST /v1/step`` requests with and
+    without it (paired rounds, CPU time)."""
+    import orjson
+
+    from specdec_service.api import structure as bounds
+
+    table = custom_model(64, 2)
+    custom_orjson = orjson.dumps({"config": {"target": table, "draft": table, "seed": 1, "width": 16, "limit": 256}})
+    samples = json.dumps({"config": {"draft": "biased", "seed": 0}, "m": 1,
+                          "samples": [["A"]] * 10**6}, separators=(",", ":")).encode()
+    bodies_by_name = {**bodies_by_name, "custom state (orjson)": custom_orjson, "10^6 samples": samples}
+    for name, body in bodies_by_name.items():
+        number = max(1, 2_000_000 // len(body))
+        check = statistics.median(cpu_per_call(lambda: bounds.check_structure(body, 5_000_000), number)
+                                  for _ in range(rounds))
+        print(f"structure check: {name:26s} {len(body):>8} B  {check:10.1f} us")
+    real = bodies.check_structure
+    for name, body, number in [("toy state", STEP, 2000), ("custom 64-label state", bodies_by_name["custom 64-label state"], 40),
+                               ("custom state (orjson)", custom_orjson, 40)]:
+        def step():
+            response = client.post("/v1/step", data=body, content_type="application/json")
+            assert response.status_code == 200
+        with_check, without = [], []
+        for _ in range(rounds):
+            with_check.append(cpu_per_call(step, number))
+            bodies.check_structure = lambda data, max_values: None
+            try:
+                without.append(cpu_per_call(step, number))
+            finally:
+                bodies.check_structure = real
+        a, b = statistics.median(with_check), statistics.median(without)
+        print(f"POST /v1/step, {name:24s} with the check {a:9.1f} us  without {b:9.1f} us  ratio {a / b:.3f} "
+              f"(rounds {', '.join(f'{x / y:.3f}' for x, y in zip(with_check, without))})")
 
 
 if __name__ == "__main__":

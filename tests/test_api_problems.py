@@ -43,10 +43,16 @@ def pointers(body):
 
 
 @pytest.mark.parametrize("text", ['{"config": ', "", "{'config': 1}", '{"config":{"draft":"biased","seed":NaN}}',
-                                  '[1, Infinity]', "[" * 50000 + "]" * 50000, '{"seed": ' + "9" * 5000 + "}"])
+                                  '[1, Infinity]', "[" * 9000, "[" * 5000 + "1"])
 def test_malformed_json_is_400(client, text):
     body = problem_of(client.post("/v1/step", data=text, content_type="application/json"), 400)
     assert body["type"] == "tag:specdec,2026:problem/malformed-json" and body["title"] == "Malformed JSON"
+
+
+@pytest.mark.parametrize("text", ["[" * 50000 + "]" * 50000, '{"seed": ' + "9" * 5000 + "}"])
+def test_a_body_past_a_structure_bound_is_400(client, text):
+    body = problem_of(client.post("/v1/step", data=text, content_type="application/json"), 400)
+    assert body["type"] == "tag:specdec,2026:problem/structure-bound" and body["title"] == "Structure bound exceeded"
 
 
 def test_invalid_utf8_is_400(client):
@@ -55,7 +61,11 @@ def test_invalid_utf8_is_400(client):
 
 def test_floats_are_read_as_exact_decimals():
     assert parse_json(b'{"p": [0.1, 1e-2, 3]}') == {"p": [Decimal("0.1"), Decimal("0.01"), 3]}
-    assert parse_json(b"[1e-999999999, -1e999999999]") == [Decimal("1e-1000"), Decimal("-1e1000")]
+    assert parse_json(b"[1e-9999, -1e9999, 1E+1001]") == [Decimal("1e-1000"), Decimal("-1e1000"), Decimal("1e1000")]
+    for literal in (b"1e-999999999", b"1e1000000000000000000", b"-0.5E+10000", b"0e-10000", b"9" * 331):
+        with pytest.raises(ApiProblem) as caught:  # past the number literal bound (api/structure.py)
+            parse_json(b"[0, " + literal + b"]")
+        assert caught.value.status == 400 and caught.value.errors[0]["pointer"] == "#/1"
     with pytest.raises(ApiProblem):
         parse_json(b"[-Infinity]")
 

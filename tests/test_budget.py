@@ -10,6 +10,7 @@ import pathlib
 import pytest
 
 from specdec_service import create_app
+from specdec_service.api.structure import MAX_NUMBER_CHARS, NUMBER_DETAIL
 from specdec_service.budget import BUDGETS, OVER_BUDGET, OverBudget, block_units, session_units
 from specdec_service.engine import MAX_DRAWS_SLICE, MAX_LIMIT, MAX_WIDTH, parse_config, run
 from specdec_service.engine.bounds import MAX_VOCAB
@@ -162,12 +163,15 @@ def test_over_budget_problem_is_documented_in_the_contract():
     assert {"cost", "budget", "unit"} <= set(problem)
 
 
+@pytest.mark.parametrize("digits", [250_000, 328])
 @pytest.mark.parametrize("route", ["/v1/draft", "/v1/step", "/v1/verify", "/v1/runs"])
 @pytest.mark.parametrize("where", [("target", "start", 0), ("draft", "next", "B", 1)])
-def test_a_decimal_with_too_many_digits_is_refused_before_it_is_converted(client, route, where):
+def test_a_decimal_with_too_many_digits_is_refused_before_it_is_converted(client, route, where, digits):
     # Issue 9: a 250,000-digit decimal in a model row took 2 s before its 422 (the exact ratio
     # was computed first). Its digits are counted first now, and the message does not echo it.
-    literal = "0." + "1" * 250_000
+    # Issue 18: a literal of more than 330 characters is refused while the body is parsed (400,
+    # api/structure.py); one within them by the engine, which counts its digits (422).
+    literal = "0." + "1" * digits
     marker = 0.123456789  # a unique float literal, replaced by the long one in the JSON text
     model = {"vocab": ["A", "B"], "start": [0.5, 0.5], "next": {"A": [0.5, 0.5], "B": [0.5, 0.5]}}
     config = {"target": json.loads(json.dumps(model)), "draft": json.loads(json.dumps(model)), "seed": 1}
@@ -179,25 +183,32 @@ def test_a_decimal_with_too_many_digits_is_refused_before_it_is_converted(client
     body = {"state": state, "proposal": {"tokens": ["A"]}} if route == "/v1/verify" else state
     text = json.dumps(body).replace(repr(marker), literal)
     response = client.post(route, data=text, headers={"Content-Type": "application/json"})
-    assert response.status_code == 422
     problem = response.get_json()
     prefix = "#/state/config/" if route == "/v1/verify" else "#/config/"
     pointer = prefix + "/".join(str(part) for part in where)
-    assert problem["errors"] == [{"pointer": pointer, "detail": TOO_LONG}]
+    if digits > MAX_NUMBER_CHARS:
+        assert response.status_code == 400 and problem["type"] == "tag:specdec,2026:problem/structure-bound"
+        assert problem["errors"] == [{"pointer": pointer, "detail": NUMBER_DETAIL}]
+    else:
+        assert response.status_code == 422
+        assert problem["errors"] == [{"pointer": pointer, "detail": too_long(digits)}]
     assert len(problem["detail"]) < 400
 
 
-TOO_LONG = ("has 250,000 significant digits, so it is not exactly a float64's shortest decimal (at most 17 digits), "
-            "and every number is echoed as float64: write it with at most 15 significant digits")
+def too_long(digits):
+    return (f"has {digits:,} significant digits, so it is not exactly a float64's shortest decimal (at most 17 "
+            "digits), and every number is echoed as float64: write it with at most 15 significant digits")
 
 
 def test_every_exact_number_is_length_checked_first(client):
     # The same kind on the other exact field: /v1/analysis' draft_cost (a 500 before: its exact
     # string had more than 4300 digits).
-    text = '{"config": {"draft": "biased", "seed": 1}, "draft_cost": 0.%s}' % ("1" * 250_000)
-    response = client.post("/v1/analysis", data=text, headers={"Content-Type": "application/json"})
-    assert response.status_code == 422
-    assert response.get_json()["errors"] == [{"pointer": "#/draft_cost", "detail": TOO_LONG}]
+    for digits in (250_000, 328):
+        text = '{"config": {"draft": "biased", "seed": 1}, "draft_cost": 0.%s}' % ("1" * digits)
+        response = client.post("/v1/analysis", data=text, headers={"Content-Type": "application/json"})
+        detail = too_long(digits) if digits < MAX_NUMBER_CHARS else NUMBER_DETAIL
+        assert response.status_code == (422 if digits < MAX_NUMBER_CHARS else 400)
+        assert response.get_json()["errors"] == [{"pointer": "#/draft_cost", "detail": detail}]
 
 
 def test_seventeen_significant_digits_are_read_as_written():

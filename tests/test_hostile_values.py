@@ -9,7 +9,15 @@ parse time naming the string).
 
 Hostile literals are written as JSON text, so they reach the parser exactly as a client could
 send them: integers beyond float64 (10^309, -10^400), 1e999, 1e-999, -0, 1.0 where an integer
-is due, 2^53 + 1, 2^64, lone surrogate escapes, a 10^5-character string, NUL, nested junk.
+is due, 2^53 + 1, 2^64, lone surrogate escapes, a 10^5-character string, NUL, nested junk,
+nesting past the bound (13 to 1000 levels of arrays or objects), exponents of 5 to 19 digits and
+literals longer than the bound (issue 18 section 3).
+
+A third property test renames a member, or adds one, in any object of those bodies (``next``,
+``counters``, a config, the body itself: wherever a name is the caller's data or unknown) to a
+name that is an odd but valid JSON Pointer token: ``"00"``, ``"0"``, ``"-"``, ``"~0"``,
+``"~1"``, ``"/"``, ``""``, ``"1e3"``, numbers as strings (issue 18: ``{"next": {"00": {}}}`` was
+a 500).
 """
 
 import json
@@ -53,6 +61,10 @@ HOSTILE = [
     "true", "false", "null", '""', '"A"', r'"\ud800"', r'"\udfff\ud800"', r'"A\udc00"', r'"\u0000"',
     '"' + "x" * 100_000 + '"', "[]", "{}", "[[[[[[[[1]]]]]]]]", '{"a": {"b": [1, {"c": null}]}}',
     '["A", "B"]', "[1e999]", '{"A": 1}', r'{"\ud800": 1}', "[" + "9" * 400 + "]",
+    # past the structure bounds (api/structure.py)
+    "[" * 13 + "]" * 13, "[" * 255 + "]" * 255, "[" * 1000 + "]" * 1000, '{"a":' * 300 + "1" + "}" * 300,
+    "[" * 300 + "1", "1e1000000000000000000", "-2.5E-1000000000000000000", "1e12345", "1E+99999",
+    "1" * 331, "0." + "0" * 400 + "1", "[1e1000000000000000000]", '{"x": 1e-1000000000000000000}',
 ]
 MARK = "\u0001hostile\u0001"
 
@@ -161,3 +173,69 @@ def test_every_string_and_name_refuses_a_lone_surrogate_at_parse_time(route, i):
             response = client.post(route, data=text, content_type="application/json")
             assert response.status_code == 400, (route, path, response.data[:300])
             assert response.get_json()["errors"][0]["pointer"] == "#/" + "/".join(map(str, path))
+
+
+ODD_NAMES = ["00", "0", "-", "~0", "~1", "/", "", "1e3", "007", "1", "-1", "1.5", " ", "%25", "~01", "a/b~c",
+             "#", "\u00e9", "t0", "A", "next", "config"]
+"""Names that are odd but valid JSON Pointer tokens (RFC 6901: ``~`` and ``/`` escaped, digits
+that an array index would read, the empty name), and names the body already uses."""
+
+
+def objects(node, path=()):
+    """Every path to an object inside ``node``, the root included."""
+    if isinstance(node, dict):
+        yield path
+        for key, value in node.items():
+            yield from objects(value, path + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from objects(value, path + (i,))
+
+
+def renamed(node, path, change):
+    """``node`` with ``change`` applied to the object at ``path`` (a new dict, order kept)."""
+    if not path:
+        return change(node)
+    head, rest = path[0], path[1:]
+    if isinstance(node, dict):
+        return {**node, head: renamed(node[head], rest, change)}
+    return node[:head] + [renamed(node[head], rest, change)] + node[head + 1:]
+
+
+OBJECTS = {(route, i): list(objects(BODIES[route][i])) for route, i in CASES}
+
+
+@st.composite
+def odd_name_requests(draw):
+    route, i = draw(st.sampled_from(CASES))
+    path = draw(st.sampled_from(OBJECTS[(route, i)]))
+    name = draw(st.sampled_from(ODD_NAMES))
+    target = BODIES[route][i]
+    for key in path:
+        target = target[key]
+    rename = bool(target) and draw(st.booleans())
+    if rename:
+        old = draw(st.sampled_from(sorted(target)))
+        change = lambda obj: {(name if k == old else k): v for k, v in obj.items()}  # noqa: E731
+    else:
+        value = json.loads(draw(st.sampled_from(['{}', '[]', '1', '"A"', '[0.5, 0.5]', 'null'])))
+        change = lambda obj: {**obj, name: value}  # noqa: E731
+    return route, path, name, rename, json.dumps(renamed(BODIES[route][i], path, change))
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(odd_name_requests())
+def test_no_odd_name_anywhere_gives_a_5xx(request):
+    """A renamed or added member with an odd name in any object (``next``, ``counters``, a config,
+    a trace's block, the body): a 2xx or a problem document, never a 5xx."""
+    route, path, name, rename, text = request
+    response = APP.test_client().post(route, data=text, content_type="application/json")
+    assert response.status_code < 500, (route, path, name, rename, response.data[:300])
+    if response.status_code >= 400:
+        assert response.mimetype == "application/problem+json"
+        problem = response.get_json()
+        assert problem["status"] == response.status_code and problem["detail"]
+        for error in problem.get("errors", []):
+            assert error["pointer"].startswith("#")
+    else:
+        json.loads(response.data)

@@ -16,9 +16,10 @@ How to add a route
                             problems=(400, 413, 415, 422),
                             examples=lambda: {...}, ok_examples=lambda: {...})
        def analysis():
-           config, depth, widths, draft_cost = parse_analysis(read_json())  # 415/413/400, then 422
+           config, depth, widths, draft_cost = read_json(parse_analysis)  # 415/413/400, then 422
            return json_response(...)
 
+   ``read_json`` reads numbers as the route's entry of ``bodies.BODY_RULES`` says (add one).
    A request body is stated once, as JSON Schema, where its parser lives
    (``engine/requests.py``, ``grading/requests.py``): the parser checks it and the
    contract's component is produced from it (``body`` names that component).

@@ -2,6 +2,9 @@
 
 One JSON rule for every route (RFC 8259), in one place, :func:`parse_json`:
 
+- its structure is bounded before anything reads it (:mod:`.structure`): at most 12 levels
+  of nesting, at most the route's number of values (:data:`BODY_RULES`), number literals of at
+  most 330 characters with an exponent of at most 9999 in size (400; 413 for the values);
 - ``Content-Type`` is ``application/json`` (else 415), with no ``charset`` but
   ``utf-8`` (else 415); the body is UTF-8 without a byte order mark (section 8.1;
   else 400);
@@ -11,41 +14,37 @@ One JSON rule for every route (RFC 8259), in one place, :func:`parse_json`:
 - no string (key or value) holds a lone surrogate escape such as ``"\\ud800"``
   (section 8.2: not a Unicode scalar value; nothing downstream can encode it):
   400 naming it; a query string must be UTF-8 too (400);
-- ``NaN``/``Infinity`` literals, integers of more than 4300 digits and nesting
-  too deep for the parser are 400;
-- numbers: on every route but the grading routes a number with a fraction or
-  exponent is a :class:`decimal.Decimal`, exactly as written, so a custom
-  model's ``0.1`` is exactly 1/10 (SPEC section 1; exponents beyond ±1000 are
-  clamped, see :func:`parse_decimal`); the grading routes read float64 and
-  refuse a number beyond its range (``1e999``, an integer of 309 digits) with a
-  422 naming it. A number whose value is an integer is read as that ``int``
-  however it is written (``9.0``, ``9e0``), as JSON Schema counts it an
-  integer: an integer field takes it, and echoes the integer.
+- ``NaN``/``Infinity`` literals are 400;
+- numbers are read as the route's entry of :data:`BODY_RULES` says, one of three readings:
+  :data:`EXACT` (a number with a fraction or exponent is a :class:`decimal.Decimal`, exactly
+  as written, so a custom model's ``0.1`` is exactly 1/10, SPEC section 1; exponents beyond
+  ±1000 are clamped, see :func:`parse_decimal`), :data:`FLOAT64` (the grading routes: the
+  nearest float64, and a number beyond its range, ``1e999``, an integer of 309 digits, is a
+  422 naming it) and :data:`SHORTEST` (the session routes that read a whole state: float64
+  where :func:`parse_json_shortest` vouches that each float's shortest decimal is the number
+  written, so the engine reads the same numbers as :data:`EXACT`, else :data:`EXACT`). A number
+  whose value is an integer is read as that ``int`` however it is written (``9.0``, ``9e0``),
+  as JSON Schema counts it an integer: an integer field takes it, and echoes the integer.
 
 - :func:`read_json` reads the body: the size is capped by the request's
   ``max_content_length`` (the app's ``MAX_CONTENT_LENGTH``, or the route's own
   cap; a 413 problem, for a declared ``Content-Length`` and a chunked body
-  alike, see :func:`read_body`).
+  alike, see :func:`read_body`), its structure checked, its numbers read as the route's
+  :data:`BODY_RULES` entry says, and the value passed to the view's parser.
 - :func:`load` checks a parsed body with a marshmallow schema and raises a
   422 :class:`~.problems.ApiProblem` whose ``errors`` point at each bad field.
-- :func:`read_with` reads a body for an engine parser that takes float64s by
-  their shortest decimal (a session state): it tries :func:`parse_json_shortest`
-  first (orjson, no Decimal per number, so a 64-label custom state costs about
-  0.4 ms instead of 5 ms) and otherwise, or when the engine refuses what it
-  read, takes the exact path (:func:`parse_json`). What the
-  fast reading vouches for reads as the same state, and every refusal comes
-  from the exact path, so the rule and its messages are one.
 - :func:`load_query` does the same for a query string (``errors`` name the
-  ``parameter``); a repeated parameter is an error too.
+  ``parameter``); a repeated parameter is an error too. A query string is flat (no nesting)
+  and bounded by the request line (4094 bytes); its numbers are decimal integers read by
+  their schema (a 422 otherwise).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import threading
-from collections import OrderedDict
-from decimal import Decimal
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from typing import Any, Callable, Optional, TypeVar, Union
 from urllib.parse import unquote_to_bytes
 
@@ -54,7 +53,8 @@ from werkzeug.wsgi import get_content_length
 from marshmallow import Schema, ValidationError
 
 from ..engine import InvalidInput, pointer
-from .problems import MALFORMED_JSON, ApiProblem, invalid, marshmallow_faults
+from .problems import MALFORMED_JSON, STRUCTURE_BOUND, ApiProblem, invalid, marshmallow_faults
+from .structure import MAX_NUMBER_CHARS, NUMBER_DETAIL, check_structure, number_fault
 
 try:  # orjson is a dependency of the service; the exact path alone works without it
     import orjson
@@ -62,6 +62,55 @@ except ImportError:  # pragma: no cover
     orjson = None
 
 T = TypeVar("T")
+
+EXACT = "exact decimals"
+"""Numbers with a fraction or exponent as :class:`~decimal.Decimal`, exactly as written."""
+FLOAT64 = "float64"
+"""Numbers with a fraction or exponent as the nearest float64; beyond its range a 422."""
+SHORTEST = "shortest decimals"
+"""float64 where each float's shortest decimal is the number written (:func:`parse_json_shortest`
+vouches for it), else :data:`EXACT`: the same numbers for a parser that reads a float by its
+shortest decimal (``engine.models.exact_ratio``), read without a Decimal per number."""
+
+
+@dataclass(frozen=True)
+class BodyRule:
+    """How a route reads its JSON body: ``numbers`` (:data:`EXACT`, :data:`FLOAT64` or
+    :data:`SHORTEST`) and ``max_values``, the most values a body may hold (array elements and
+    object members, an empty array or object counting one; :mod:`.structure`)."""
+
+    numbers: str
+    max_values: int
+
+
+SESSION_VALUES = 10_000
+"""Values of a body of the session, run and analysis routes: the most a valid one holds is
+8,876 (a ``POST /v1/verify`` of two 64-label custom models, a committed prefix of 256 tokens and
+a proposal of 16), derived from the contract by ``tests/test_body_bounds.py``."""
+BODY_RULES = {
+    "/v1/draft": BodyRule(SHORTEST, SESSION_VALUES),
+    "/v1/step": BodyRule(SHORTEST, SESSION_VALUES),
+    "/v1/verify": BodyRule(EXACT, SESSION_VALUES),
+    "/v1/runs": BodyRule(EXACT, SESSION_VALUES),
+    "/v1/analysis": BodyRule(EXACT, SESSION_VALUES),
+    # 8 MiB / 2: a trace's rows of 0s take 2 bytes a value ("0,"), so the byte limit is the bound
+    "/v1/grade": BodyRule(FLOAT64, 4_194_304),
+    # 10^6 samples of one 1-character label (6 bytes each) and the rest of 8 MiB as more labels
+    # (4 bytes each): about 2,597,000 values
+    "/v1/grade/distribution": BodyRule(FLOAT64, 2_700_000),
+}
+"""The one place that says how each route reads its body (docs/service.md, "Numbers by
+route"): the views only name their parser (:func:`read_json`). A route not listed reads as
+:data:`DEFAULT_RULE`."""
+DEFAULT_RULE = BodyRule(EXACT, SESSION_VALUES)
+MAX_VALUES = max(rule.max_values for rule in BODY_RULES.values())
+"""The values bound of :func:`parse_json` called outside a request."""
+
+
+def body_rule() -> BodyRule:
+    """The :data:`BODY_RULES` entry of the current request's route (:data:`DEFAULT_RULE` if none)."""
+    rule = request.url_rule
+    return BODY_RULES.get(rule.rule if rule is not None else "", DEFAULT_RULE)
 
 
 def _reject_constant(name: str):
@@ -81,37 +130,60 @@ def parse_decimal(text: str) -> Union[Decimal, int]:
 
     Only custom model rows hold such numbers, and the engine reads every
     probability above 999 as 1000 and every one finer than 1e-400 as 1e-400.
-    An exponent beyond ±1000 (``1e-999999999``) is therefore read as
-    ±1e±1000: no verdict changes, and no later arithmetic leaves the default
-    decimal context (where such exponents overflow or build 10^999999999).
+    An exponent beyond ±1000 (``1e-9999``) is therefore read as ±1e±1000: no verdict
+    changes, and no later arithmetic leaves the default decimal context (where such
+    exponents overflow or build 10^9999). Raises :class:`_Beyond` for a literal beyond the
+    bound of :mod:`.structure` (more than 330 characters, an exponent beyond 9999: its
+    value's exponent is then beyond ±1000 too, or ``Decimal`` cannot hold it at all).
     """
-    value = Decimal(text)
+    if len(text) > MAX_NUMBER_CHARS:
+        raise _Beyond(text)
+    try:
+        value = Decimal(text)
+    except InvalidOperation:  # an exponent of 10^18 or more
+        raise _Beyond(text) from None
     exponent = value.adjusted()
-    if exponent > EXPONENT_BOUND:
-        value = _HUGE.copy_sign(value)
-    elif exponent < -EXPONENT_BOUND and value:
-        return _TINY.copy_sign(value)
+    if not -EXPONENT_BOUND <= exponent <= EXPONENT_BOUND:
+        if number_fault(text):
+            raise _Beyond(text)
+        if exponent > 0:
+            value = _HUGE.copy_sign(value)
+        elif value:
+            return _TINY.copy_sign(value)
     if exponent >= 0:  # |value| >= 1: an integer if it has no fraction
         return int(value) if value == value.to_integral_value() else value
     return value if value else 0  # below 1 in size: only zero (0.0, -0.0, 0e5) is an integer
 
 
+def parse_integer(text: str) -> int:
+    """A JSON integer; raises :class:`_Beyond` for one of more than 330 characters."""
+    if len(text) > MAX_NUMBER_CHARS:
+        raise _Beyond(text)
+    return int(text)
+
+
 def parse_float64(text: str) -> Union[float, int]:
     """A JSON number with a fraction or exponent as the nearest float64, or the ``int`` when
     that is an integer (as :func:`parse_decimal`). Raises :class:`_OutOfRange` for a number
-    beyond the float64 range (``1e999``), which :func:`parse_json` refuses."""
+    beyond the float64 range (``1e999``), which :func:`parse_json` refuses (422), and
+    :class:`_Beyond` for a literal beyond the bound of :mod:`.structure` (400)."""
+    if len(text) > MAX_NUMBER_CHARS:
+        raise _Beyond(text)
     value = float(text)
     if value.is_integer():
+        if not value and ("e" in text or "E" in text) and number_fault(text):  # 1e-99999 is 0.0
+            raise _Beyond(text)
         return int(value)
     if value in (_INF, _MINUS_INF):
-        raise _OutOfRange(text)
+        raise _Beyond(text) if number_fault(text) else _OutOfRange(text)
     return value
 
 
 def parse_int64(text: str) -> int:
     """A JSON integer; raises :class:`_OutOfRange` when it is beyond the float64 range
-    (309 digits or more), for a route that reads numbers as float64."""
-    value = int(text)
+    (309 digits or more), for a route that reads numbers as float64, and :class:`_Beyond`
+    for one of more than 330 characters."""
+    value = parse_integer(text)
     if len(text) > 308:
         try:
             float(value)
@@ -126,6 +198,11 @@ _INF, _MINUS_INF = float("inf"), float("-inf")
 class _OutOfRange(Exception):
     """A number beyond float64 in a float64 parse: raised while parsing, and kept as a
     marker in the document by the second parse that locates it (:func:`_located_problem`)."""
+
+
+class _Beyond(Exception):
+    """A number literal beyond the bound of :mod:`.structure`: raised while parsing, and kept as
+    a marker like :class:`_OutOfRange`."""
 
 
 class _DuplicateKey(Exception):
@@ -144,7 +221,7 @@ class _Pairs(list):
     """An object as its list of (name, value) pairs (only to locate a repeated name)."""
 
 
-_DECIMAL = json.JSONDecoder(parse_float=parse_decimal, parse_constant=_reject_constant,
+_DECIMAL = json.JSONDecoder(parse_float=parse_decimal, parse_int=parse_integer, parse_constant=_reject_constant,
                             object_pairs_hook=_unique_object)
 _FLOAT64 = json.JSONDecoder(parse_float=parse_float64, parse_int=parse_int64, parse_constant=_reject_constant,
                             object_pairs_hook=_unique_object)
@@ -153,9 +230,11 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 BOM = b"\xef\xbb\xbf"
 
 
-def parse_json(data: bytes, exact: bool = True) -> Any:
+def parse_json(data: bytes, exact: bool = True, max_values: int = MAX_VALUES) -> Any:
     """Parse ``data`` under the one JSON rule of every route (RFC 8259; the module docstring).
 
+    - first its structure (:func:`.structure.check_structure`): nesting, at most ``max_values``
+      values, number literals (400, 413);
     - UTF-8 without a byte order mark (RFC 8259 section 8.1), else 400;
     - no ``NaN``/``Infinity``, no object with a repeated name (section 4 leaves its meaning
       to the parser, a known request-smuggling vector), no lone surrogate escape such as
@@ -165,13 +244,18 @@ def parse_json(data: bytes, exact: bool = True) -> Any:
     - ``exact`` (every route but the grading routes): other numbers with a fraction or
       exponent as :class:`~decimal.Decimal`, exponents beyond ±1000 clamped
       (:func:`parse_decimal`); otherwise as float64 (:func:`parse_float64`), and a number
-      beyond the float64 range (``1e999``, an integer of 309 digits) is a 422 naming it;
-    - integers of more than 4300 digits and nesting deeper than the parser allows: 400.
+      beyond the float64 range (``1e999``, an integer of 309 digits) is a 422 naming it.
 
-    Raises :class:`ApiProblem` (400, 422). The checks cost little on a body that breaks
+    Raises :class:`ApiProblem` (400, 413, 422). The checks cost little on a body that breaks
     none of them: one ``dict`` per object (about 1 us a ``POST /v1/step``), a substring
     search; a faulty body is parsed a second time to name the fault.
     """
+    check_structure(data, max_values)
+    return _parse(data, exact)
+
+
+def _parse(data: bytes, exact: bool) -> Any:
+    """:func:`parse_json` of a body whose structure was checked."""
     if data[:3] == BOM:
         raise ApiProblem(400, "The body starts with a byte order mark: JSON between systems is UTF-8 "
                               "without one (RFC 8259 section 8.1).", type=MALFORMED_JSON)
@@ -182,7 +266,7 @@ def parse_json(data: bytes, exact: bool = True) -> Any:
                               "systems is UTF-8 (RFC 8259 section 8.1).", type=MALFORMED_JSON) from None
     try:
         value = (_DECIMAL if exact else _FLOAT64).decode(text)
-    except (_DuplicateKey, _OutOfRange):
+    except (_DuplicateKey, _OutOfRange, _Beyond):
         raise _located_problem(text, exact) from None
     except RecursionError:
         raise ApiProblem(400, "The JSON body is nested too deeply.", type=MALFORMED_JSON) from None
@@ -216,8 +300,10 @@ def parse_json_shortest(data: bytes) -> Optional[Any]:
     :class:`~decimal.Decimal`, or the equal ``int`` for an integral one (``1.0``). The
     engine reads a float by its shortest decimal (``engine.models.exact_ratio``), writes an
     integral one back as an integer, and refuses a float where it wants an integer (then
-    :func:`read_with` asks the exact path); so both read as the same numbers. It returns
-    ``None`` for every body :func:`parse_json` refuses, and for a body it cannot vouch for:
+    :func:`read_json` asks the exact path); so both read as the same numbers. It returns
+    ``None`` for every body within the structure bounds (:mod:`.structure`, which
+    :func:`read_json` checks first) that :func:`parse_json` refuses, and for a body it cannot
+    vouch for:
     orjson (RFC 8259, UTF-8, no NaN, no lone surrogate) parses ``data`` and writes the
     value back compactly, and the value is vouched for when either
 
@@ -235,35 +321,20 @@ def parse_json_shortest(data: bytes) -> Optional[Any]:
       admits Python's ``json.dumps``, which writes ``7.7e-05`` where orjson writes
       ``0.000077``.
 
+    Either way no literal beyond the number bound of :mod:`.structure` is vouched for (orjson
+    writes at most 17 digits and 3-digit exponents; the second case refuses both more).
+
     ``tests/test_fast_json.py`` checks these claims against :func:`parse_json` with
     hypothesis. Cost for an 84 KB state of two 64-label models: about 0.4 ms (the exact
     reading: about 5 ms, a Decimal per number).
-
-    A large first member written as orjson writes it (a session's config with its tables, as
-    the service echoes it and JavaScript's ``JSON.stringify`` or orjson send it back) is
-    remembered by its bytes (:func:`_remembered_first_member`): a later body that starts with
-    the same bytes reads only the rest (about 0.05 ms instead of 0.4). The value returned
-    then shares that member with earlier values: treat values as read-only.
     """
     if orjson is None or data[:3] == BOM:
         return None
-    if len(data) >= FIRST_MEMBER_MIN:
-        value = _remembered_first_member(data)
-        if value is not None:
-            return value
-    value = _shortest(data)
-    if value is not None and len(data) >= FIRST_MEMBER_MIN:
-        _remember_first_member(data, value)
-    return value
-
-
-def _shortest(data: bytes) -> Optional[Any]:
-    """:func:`parse_json_shortest` without the memo of first members."""
     try:
         value = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        written = orjson.dumps(value)
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # not JSON; nested past orjson's limits
         return None
-    written = orjson.dumps(value)
     if data == written or data.translate(None, _WHITESPACE) == written.translate(None, _WHITESPACE):
         return value
     if b"\\" in data or data.count(b":") != written.count(b":"):
@@ -272,62 +343,6 @@ def _shortest(data: bytes) -> Optional[Any]:
     if b"d" * 16 in shape or b"eddd" in shape:
         return None
     return value
-
-
-FIRST_MEMBER_MIN = 4096
-"""Bodies of at least this many bytes have their first member remembered; its first
-:data:`FIRST_MEMBER_MIN` bytes are the key it is found by."""
-FIRST_MEMBER_MEMO_SIZE = 8
-"""How many first members :func:`parse_json_shortest` remembers (least recently used first
-out). Each holds its bytes and its parsed value, about 4 times as large (a config of two
-64-label tables: 76 KB and 0.29 MB, ``tracemalloc``): about 3 MB for eight such configs, at
-most about 10 MB a process for eight bodies at the 256 KiB cap."""
-_first_members: "OrderedDict[bytes, tuple[bytes, str, Any]]" = OrderedDict()
-_first_members_lock = threading.Lock()
-
-
-def _remember_first_member(data: bytes, value: Any) -> None:
-    """Remember the first member of the vouched-for ``value`` read from ``data`` when ``data``
-    starts with it written as orjson writes it (``{"name":`` and the value's compact text,
-    then ``,`` or ``}``), and that text is at least :data:`FIRST_MEMBER_MIN` bytes."""
-    if type(value) is not dict or not value:
-        return
-    name, member = next(iter(value.items()))
-    head = b"{" + orjson.dumps(name) + b":" + orjson.dumps(member)
-    if len(head) < FIRST_MEMBER_MIN or not data.startswith(head) or data[len(head):len(head) + 1] not in (b",", b"}"):
-        return
-    with _first_members_lock:
-        _first_members[data[:FIRST_MEMBER_MIN]] = (head, name, member)
-        _first_members.move_to_end(data[:FIRST_MEMBER_MIN])
-        while len(_first_members) > FIRST_MEMBER_MEMO_SIZE:
-            _first_members.popitem(last=False)
-
-
-def _remembered_first_member(data: bytes) -> Optional[Any]:
-    """The value of ``data`` when it starts with a remembered first member's bytes, reading only
-    the rest; else ``None``. The same bytes read as the same value, and were vouched for (no
-    long literal, no repeated name inside them); the rest is read as any body is
-    (:func:`_shortest`), and must not repeat the first member's name."""
-    key = data[:FIRST_MEMBER_MIN]
-    with _first_members_lock:
-        found = _first_members.get(key)
-        if found is None:
-            return None
-        _first_members.move_to_end(key)
-    head, name, member = found
-    if not data.startswith(head):
-        return None
-    rest = data[len(head):]
-    if rest[:1] == b",":
-        rest = b"{" + rest[1:]
-    elif rest[:1] == b"}":
-        rest = b"{" + rest
-    else:
-        return None
-    others = _shortest(rest)
-    if type(others) is not dict or name in others:
-        return None
-    return {name: member, **others}
 
 
 def _lone_surrogate(node: Any) -> Optional[tuple[tuple, str]]:
@@ -367,23 +382,25 @@ def _repeated_or_beyond(node: Any) -> Optional[tuple[tuple, str]]:
             seen.add(key)
     elif isinstance(node, _OutOfRange):
         return (), "beyond"
+    elif isinstance(node, _Beyond):
+        return (), "long"
     return None
 
 
 def _located_problem(text: str, exact: bool) -> ApiProblem:
-    """The problem of a body whose parse met a repeated name (400) or a number beyond float64
-    (422): parsed again, keeping each object's pairs and marking such numbers, to name the
-    first one by its JSON Pointer (values in the order they start: an object's own repeated
-    name before anything inside it)."""
+    """The problem of a body whose parse met a repeated name (400), a number literal beyond the
+    bound (400) or a number beyond float64 (422): parsed again, keeping each object's pairs and
+    marking such numbers, to name the first one by its JSON Pointer (values in the order they
+    start: an object's own repeated name before anything inside it)."""
     def mark(parse):
         def marked(literal: str):
             try:
                 return parse(literal)
-            except _OutOfRange as beyond:
-                return beyond
+            except (_OutOfRange, _Beyond) as fault:
+                return fault
         return marked
 
-    numbers = {"parse_float": str, "parse_int": str} if exact else \
+    numbers = {"parse_float": mark(parse_decimal), "parse_int": mark(parse_integer)} if exact else \
         {"parse_float": mark(parse_float64), "parse_int": mark(parse_int64)}
     try:
         document = json.JSONDecoder(object_pairs_hook=_Pairs, parse_constant=str, **numbers).decode(text)
@@ -393,6 +410,9 @@ def _located_problem(text: str, exact: bool) -> ApiProblem:
         return ApiProblem(400, f"The body is not valid JSON: {error}.", type=MALFORMED_JSON)
     path, what = _locate(document, _repeated_or_beyond)
     where = pointer(path)
+    if what == "long":
+        return ApiProblem(400, f"The number literal at {where} is beyond the bound: {NUMBER_DETAIL} "
+                               "(docs/service.md).", type=STRUCTURE_BOUND, errors=[{"pointer": where, "detail": NUMBER_DETAIL}])
     if what == "beyond":
         return invalid([{"pointer": where, "detail": "is beyond the float64 range (about 1.8e308): "
                                                      "this route reads numbers as float64"}])
@@ -468,15 +488,32 @@ def _read(stream, size: Optional[int], chunk: int) -> bytes:
 JSON_MIMETYPE = "application/json"
 
 
-def read_json(max_bytes: Optional[int] = None, exact: bool = True) -> Any:
-    """The request body as JSON under the one JSON rule (:func:`parse_json`).
+def read_json(parse: Callable[[Any], T] = lambda value: value, max_bytes: Optional[int] = None) -> T:
+    """``parse`` of the request body read as JSON under the one JSON rule (:func:`parse_json`),
+    its numbers read as the route's entry of :data:`BODY_RULES` says (:func:`body_rule`).
 
     ``Content-Type`` must be ``application/json`` (parameters and case aside), with no
     ``charset`` but ``utf-8``; ``max_bytes`` (default: the request's ``max_content_length``,
-    the app's ``MAX_CONTENT_LENGTH``) caps the body; ``exact``: see :func:`parse_json`.
-    Raises :class:`ApiProblem` (415; 413 over the cap, see :func:`read_body`; 400; 422).
+    the app's ``MAX_CONTENT_LENGTH``) caps the body. With :data:`SHORTEST`, ``parse`` (an
+    engine parser that takes float64s by their shortest decimal, such as ``parse_state``) reads
+    :func:`parse_json_shortest`'s value when it vouches for the body and ``parse`` accepts it;
+    otherwise the exact value, so that every refusal (400, 422) and its message come from the
+    one exact path.
+
+    Raises :class:`ApiProblem` (415; 413 over the cap, see :func:`read_body`, or over the
+    route's values; 400; 422) and what ``parse`` raises.
     """
-    return parse_json(_checked_body(max_bytes), exact)
+    rule = body_rule()
+    data = _checked_body(max_bytes)
+    check_structure(data, rule.max_values)
+    if rule.numbers == SHORTEST:
+        fast = parse_json_shortest(data)
+        if fast is not None:
+            try:
+                return parse(fast)
+            except InvalidInput:
+                pass  # the exact path names the fault
+    return parse(_parse(data, exact=rule.numbers != FLOAT64))
 
 
 def _checked_body(max_bytes: Optional[int] = None) -> bytes:
@@ -506,25 +543,6 @@ def load(schema: Schema, data: Any) -> dict:
     except ValidationError as error:
         raise invalid([{"pointer": pointer(f.path), "detail": f.message}
                        for f in marshmallow_faults(error.messages)]) from None
-
-
-def read_with(parse: Callable[[Any], T]) -> T:
-    """The request body (:func:`read_json`'s checks and cap) read by an engine parser that
-    takes float64s by their shortest decimal, such as ``parse_state``: ``parse`` of
-    :func:`parse_json_shortest`'s value when it vouches for the body and ``parse`` accepts
-    it; otherwise ``parse`` of :func:`parse_json`'s exact value, so that every refusal (400,
-    422) and its message come from the one exact path.
-
-    Raises what :func:`read_json` and ``parse`` raise.
-    """
-    data = _checked_body()
-    fast = parse_json_shortest(data)
-    if fast is not None:
-        try:
-            return parse(fast)
-        except InvalidInput:
-            pass  # the exact path names the fault
-    return parse(parse_json(data))
 
 
 def load_query(schema: Schema) -> dict:

@@ -60,14 +60,15 @@ blueprint = ApiBlueprint("grading", __name__, tag="grading",
 
 
 def read_grading_json() -> Any:
-    """The body as JSON with numbers as float64 (see the module docstring) under the one JSON
-    rule of every route (:func:`.bodies.parse_json`; a number beyond float64 is a 422).
+    """The body as JSON with numbers as float64 (see the module docstring; the reading of
+    :data:`.bodies.BODY_RULES`) under the one JSON rule of every route (:func:`.bodies.parse_json`;
+    a number beyond float64 is a 422).
 
     Raises :class:`ApiProblem`: 415 (not ``application/json``, a charset other than utf-8),
     413 (larger than :data:`GRADE_MAX_BODY_BYTES`), 400 (not UTF-8 JSON, a repeated name, a
     lone surrogate, ...), 422 (a number beyond float64).
     """
-    return read_json(GRADE_MAX_BODY_BYTES, exact=False)
+    return read_json(max_bytes=GRADE_MAX_BODY_BYTES)
 
 
 # ---------------------------------------------------------------- schemas

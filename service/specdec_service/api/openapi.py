@@ -31,16 +31,27 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from marshmallow import fields
 
 from .. import __version__
-from .problems import INVALID_INPUT, MALFORMED_JSON, PROBLEM_MIMETYPE, SESSION_DONE
+from .bodies import BODY_RULES
+from .problems import INVALID_INPUT, MALFORMED_JSON, PROBLEM_MIMETYPE, SESSION_DONE, STRUCTURE_BOUND
 from .routes import EDGE_RESPONSE, HEADERS, NO_SNIFF, ApiBlueprint, example, openapi_path
 from .schemas import ModelTableOut, ProblemOut
+from .structure import MAX_EXPONENT, MAX_NESTING, MAX_NUMBER_CHARS
 from .trace_components import request_components, trace_components, trace_ref_attribute
 
 OPENAPI_VERSION = "3.1.0"
 REGENERATE = "specdec-service openapi --write"
 """The command that rewrites ``openapi.yaml`` from the schemas."""
 
-DESCRIPTION = """\
+def _by_route(attribute: str) -> str:
+    """The routes of :data:`.bodies.BODY_RULES` grouped by the value of ``attribute``:
+    ``"10000 on /v1/draft, /v1/step; 4194304 on /v1/grade"``."""
+    groups: dict = {}
+    for route, rule in BODY_RULES.items():
+        groups.setdefault(getattr(rule, attribute), []).append(f"`{route}`")
+    return "; ".join(f"{value} on {', '.join(routes)}" for value, routes in groups.items())
+
+
+DESCRIPTION = f"""\
 Speculative decoding made inspectable, reproducible and gradable.
 
 The service is stateless: a caller sends the whole session state and gets the
@@ -54,10 +65,17 @@ Request bodies are JSON (`Content-Type: application/json`) of at most
 rule on every route (RFC 8259): UTF-8 without a byte order mark and no
 `charset` but utf-8 (else 400 or 415); no object repeats a name and no string
 holds a lone surrogate escape such as `"\\ud800"` (a 400 naming it by its
-JSON Pointer); no NaN or Infinity. JSON numbers are read as the decimals they
-are written as (0.1 is exactly 1/10), and decimal exponents beyond +-1000 as
-+-1e+-1000; the grading routes read float64 and refuse a number beyond its
-range with a 422. An integer field accepts an integer-valued number (`9.0`) as
+JSON Pointer); no NaN or Infinity. The structure of a body is bounded before
+anything reads it (problem type `{STRUCTURE_BOUND}`): at most {MAX_NESTING}
+levels of nesting (the deepest valid body, a batch of traces, has 9) and number
+literals of at most {MAX_NUMBER_CHARS} characters with an exponent of at most {MAX_EXPONENT} in size
+(else 400, naming the pointer); at most so many values (array elements and
+object members; an empty array or object counts one): {_by_route("max_values")} (else 413).
+JSON numbers are read, by route: {_by_route("numbers")}. Exact decimals
+read 0.1 as exactly 1/10, and decimal exponents beyond +-1000 as +-1e+-1000;
+float64 refuses a number beyond its range with a 422; shortest decimals read
+the same numbers as exact decimals (docs/service.md).
+An integer field accepts an integer-valued number (`9.0`) as
 that integer and echoes the integer. Every error is an RFC 9457 problem document
 (`application/problem+json`); a 422 lists each bad field in `errors` by its
 JSON Pointer into the request body (or the name of the bad query parameter).
@@ -127,12 +145,22 @@ def _register_components(spec: APISpec) -> None:
     spec.components.response("MalformedJson", _problem_response(
         "The body is not acceptable JSON: not valid JSON, not UTF-8 or with a byte order mark, an object that "
         "repeats a name or a string with a lone surrogate escape (`errors` names it by its JSON Pointer), "
-        "NaN/Infinity, nested too deeply, ending before its Content-Length, or malformed chunked framing. "
+        "NaN/Infinity, ending before its Content-Length, or malformed chunked framing; or past a bound of its "
+        f"structure (type `{STRUCTURE_BOUND}`): nested deeper than {MAX_NESTING} levels, or a number literal "
+        f"of more than {MAX_NUMBER_CHARS} characters or with an exponent beyond {MAX_EXPONENT} (`errors` names "
+        "its pointer). "
         "For `GET /v1/draws`: a query string that is not percent-encoded UTF-8. Or, from the edge of the "
         "production deployment (see `EdgeError`), the request is not valid HTTP/1.1.",
         {"malformed": example("A truncated body", {
             "type": MALFORMED_JSON, "title": "Malformed JSON", "status": 400,
             "detail": "The body is not valid JSON: Expecting value: line 1 column 12 (char 11)."}),
+         "deep": example("A body nested 300 levels deep", {
+             "type": STRUCTURE_BOUND, "title": "Structure bound exceeded", "status": 400,
+             "detail": f"The body nests arrays and objects deeper than {MAX_NESTING} levels, at "
+                       "#/x/0/0/0/0/0/0/0/0/0/0/0 (docs/service.md).",
+             "errors": [{"pointer": "#/x/0/0/0/0/0/0/0/0/0/0/0",
+                         "detail": f"is level {MAX_NESTING + 1}: a body nests at most {MAX_NESTING} levels (the "
+                                   "deepest valid body of any route has 9)"}]}),
          "edge": edge_example(400)}))
     spec.components.response("SessionDone", _problem_response(
         "The session has ended (limit reached or EOS committed, SPEC section 6): start a new one.",
@@ -141,7 +169,8 @@ def _register_components(spec: APISpec) -> None:
             "detail": "the session is done: the committed output reached the limit (SPEC section 6); start a new session"})}))
     spec.components.response("BodyTooLarge", _problem_response(
         "The body is larger than 262144 bytes (256 KiB): the service's answer, or the edge's in the production "
-        "deployment (see `EdgeError`).",
+        f"deployment (see `EdgeError`); or it holds more values than the route takes (type `{STRUCTURE_BOUND}`, "
+        "the bounds in the description of this document).",
         {"too_large": example("A 300 KB body", {
             "type": "about:blank", "title": "Request Entity Too Large", "status": 413,
             "detail": "The request body is larger than the limit of 262144 bytes."}),

@@ -58,10 +58,13 @@ phrase here, which only the edge may send)."""
 MALFORMED_JSON = "tag:specdec,2026:problem/malformed-json"
 INVALID_INPUT = "tag:specdec,2026:problem/invalid-input"
 SESSION_DONE = "tag:specdec,2026:problem/session-done"
+STRUCTURE_BOUND = "tag:specdec,2026:problem/structure-bound"
+"""A body over a bound of its structure: nesting, values, number literals (``api/structure.py``)."""
 PROBLEM_TITLES = {
     MALFORMED_JSON: "Malformed JSON",
     INVALID_INPUT: "Invalid input",
     SESSION_DONE: "Session done",
+    STRUCTURE_BOUND: "Structure bound exceeded",
     OVER_BUDGET: "Over budget",
 }
 

@@ -26,4 +26,4 @@ _EXAMPLE = {"draft": "biased", "seed": 1, "limit": 4}
 def runs():
     """``{"config": {...}}`` in, the ``specdec-trace/1`` trace out (at most
     ``limit`` <= 256 blocks)."""
-    return json_response(run(parse_run(read_json())))
+    return json_response(run(read_json(parse_run)))

@@ -208,7 +208,8 @@ class ProblemOut(StrictSchema):
     detail = fields.String(required=True, metadata={"description": "What went wrong with this request."})
     errors = fields.List(fields.Nested(ErrorItemOut), metadata={
         "description": "For 422: each bad field (body pointer or query parameter) and why; for a 400, the "
-                       "repeated name or the string with a lone surrogate (body pointer)."})
+                       "repeated name, the string with a lone surrogate, the container nested past the bound or the "
+                       "number literal beyond it (body pointer)."})
     cost = fields.Integer(metadata={"description": "For an over-budget 422: what the request would cost, in `unit`."})
     budget = fields.Integer(metadata={"description": "For an over-budget 422: the most a request of this route may cost."})
     unit = fields.String(metadata={"description": "For an over-budget 422: the unit of `cost` and `budget` (docs/service.md)."})

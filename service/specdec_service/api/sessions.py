@@ -12,7 +12,7 @@ from functools import lru_cache
 from .. import engine
 from ..engine import InvalidInput, parse_state
 from ..engine.state import parse_verify
-from .bodies import read_json, read_with
+from .bodies import read_json
 from .problems import json_response
 from .routes import ApiBlueprint, example
 from .schemas import StepOut
@@ -47,7 +47,7 @@ def _examples() -> dict:
 
 
 def _state_from_body() -> engine.State:
-    return read_with(parse_state)
+    return read_json(parse_state)
 
 
 @blueprint.operation(
@@ -80,7 +80,7 @@ def verify():
     """Verify a caller's proposal in a state and commit the block:
     ``{"block", "state", "done"}``. Faults point under ``#/state`` or
     ``#/proposal``."""
-    state, tokens = parse_verify(read_json())
+    state, tokens = read_json(parse_verify)
     try:
         result = engine.verify(state, tokens)
     except InvalidInput as error:

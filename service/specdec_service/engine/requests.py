@@ -202,7 +202,8 @@ def checker(schema: dict) -> Callable[..., None]:
                 value = _encodable(value)
                 if validator.is_valid(value):
                     return
-            errors = [(_real_path(value, e.instance_path), tuple(e.schema_path)) for e in validator.iter_errors(value)]
+            errors = [(real_path(value, e.instance_path, e.instance), tuple(e.schema_path))
+                      for e in validator.iter_errors(value)]
         except ValueError as error:  # a name that is not a string: only possible in process
             raise InvalidInput.at(path, f"must be JSON: {error}") from None
         raise InvalidInput(Fault(path + f.path, f.message) for f in _faults(schema, value, errors))
@@ -262,16 +263,57 @@ def _keyword_faults(keyword: str, schema: dict, path: tuple, value: Any) -> list
     return [Fault(path, expectation(schema))]
 
 
-def _real_path(value: Any, path: Iterable) -> tuple:
-    """``path`` (``jsonschema_rs``'s instance path) with each key as ``value`` holds it: it
-    gives the name ``"0"`` of an object as the integer 0."""
-    real, node = [], value
+def real_path(value: Any, path: Iterable, instance: Any = None) -> tuple:
+    """``path`` (``jsonschema_rs``'s instance path) with each name as ``value`` holds it.
+
+    ``jsonschema_rs`` hands names over lossily: a name of ASCII digits as an integer
+    (``"0"``, ``"00"`` and ``"007"`` as 0, 0 and 7) and an empty name not at all. So each step
+    of ``path`` into an object is matched against the object's own names (an integer step
+    against every name of digits of that value, and an empty name may take no step), and of
+    the paths that match, the first whose value equals the error's ``instance`` is taken (else
+    the first match; else the longest prefix that matches, so a fault is never lost).
+    """
+    steps = list(path)
+    found: list[tuple] = []
+    fallback: list[tuple] = [()]
+
+    def walk(node: Any, i: int, real: tuple) -> None:
+        if len(found) >= _PATH_CANDIDATES:
+            return
+        if len(real) > len(fallback[0]):
+            fallback[0] = real
+        if i == len(steps):
+            found.append(real)
+        if isinstance(node, dict):
+            if "" in node:
+                walk(node[""], i, real + ("",))
+            if i < len(steps):
+                for key in _matching_names(node, steps[i]):
+                    walk(node[key], i + 1, real + (key,))
+        elif isinstance(node, list) and i < len(steps) and type(steps[i]) is int and 0 <= steps[i] < len(node):
+            walk(node[steps[i]], i + 1, real + (steps[i],))
+
+    walk(value, 0, ())
+    if not found:
+        return fallback[0]
+    return next((real for real in found if _value_at(value, real) == instance), found[0])
+
+
+_PATH_CANDIDATES = 64
+"""The most matching paths :func:`real_path` collects for one error."""
+
+
+def _matching_names(node: dict, step: Any) -> list:
+    if type(step) is not int:
+        return [step] if step in node else []
+    return [key for key in node if isinstance(key, str) and key.isascii() and key.isdigit() and int(key) == step] \
+        or ([step] if step in node else [])
+
+
+def _value_at(node: Any, path: tuple) -> Any:
     for key in path:
-        if isinstance(node, dict) and key not in node:
-            key = str(key)
-        real.append(key)
         node = node[key]
-    return tuple(real)
+    return node
 
 
 def _at(node: Any, path: tuple) -> Any:

@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from ..engine import MAX_LIMIT, Config, Fault, InvalidInput, parse_config, trace_schema
+from ..engine.requests import real_path
 
 MAX_ERRORS = 20
 """At most this many schema faults are reported for one trace."""
@@ -79,7 +80,7 @@ def _validator():
         try:
             if validator.is_valid(instance):
                 return []
-            return [_rs_fault(e) for e in validator.iter_errors(instance)]
+            return [_rs_fault(e, instance) for e in validator.iter_errors(instance)]
         except UnicodeEncodeError:
             return python(instance)
     return errors
@@ -95,7 +96,7 @@ def _python_validator(schema: dict):
     return lambda instance: [(tuple(e.absolute_path), _message(e)) for e in validator.iter_errors(instance)]
 
 
-def _rs_fault(error) -> tuple[tuple, str]:
+def _rs_fault(error, instance: Any) -> tuple[tuple, str]:
     """A ``jsonschema_rs`` error as (path, message): for a value that matches none of its
     alternatives (``oneOf``/``anyOf``, e.g. a draw or null), the deepest reason inside them,
     so the pointer names the bad field (``.../draw/hex``), not the whole value; and the
@@ -103,12 +104,12 @@ def _rs_fault(error) -> tuple[tuple, str]:
     reasons = [inner for branch in getattr(error.kind, "context", None) or () for inner in branch
                if not inner.message.endswith('is not of type "null"')]  # the value is not null: say why not the rest
     if reasons:
-        return _rs_fault(max(reasons, key=lambda inner: len(inner.instance_path)))
+        return _rs_fault(max(reasons, key=lambda inner: len(inner.instance_path)), instance)
     message = error.message
     dump = json.dumps(error.instance, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     if len(dump) > 60 and message.startswith(dump):
         message = _describe(error.instance) + message[len(dump):]
-    return tuple(error.instance_path), _short(message)
+    return real_path(instance, error.instance_path, error.instance), _short(message)
 
 
 def _describe(value: Any) -> str:
