@@ -41,6 +41,11 @@ def grading_schema() -> dict:
     # negative generation fails on uniqueItems here (InvalidArgument: min_size=2 unique
     # elements drawn from one value), which would stop the contract test of /v1/grade.
     defs["model_table"]["properties"]["vocab"].pop("uniqueItems")
+    schema["description"] = (
+        "A `specdec-trace/1` trace written by a student's implementation: the `Trace` format read so that a wrong "
+        "value is graded (a failed check), not refused: a probability may be any number, an acceptance ratio any "
+        "number or null, and a token list may hold one token past the limit (docs/grading.md). The config must "
+        "also be a valid session config (its cross-field rules as for `ConfigIn`).")
     return schema
 
 
