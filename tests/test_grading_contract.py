@@ -161,11 +161,19 @@ def client():
     ("speculative", ("blocks", 0, "verification", 0, "p_token"), -1),
     ("speculative", ("blocks", 0, "verification", 0, "ratio"), -0.5),
     ("speculative", ("blocks", 0, "proposal", "steps", 0, "q"), [1.5, -0.25, -0.25]),
+    ("speculative", ("blocks", 0, "proposal", "steps", 0, "draw", "u"), -0.25),
+    ("speculative", ("blocks", 0, "proposal", "steps", 0, "draw", "u"), 1.5),
+    ("speculative", ("blocks", 0, "proposal", "steps", 0, "draw", "hex"), "ABCDEF0123456789"),
+    ("speculative", ("blocks", 0, "proposal", "steps", 0, "draw", "hex"), "abc"),
+    ("speculative", ("blocks", 0, "verification", 0, "index"), 0),
+    ("speculative", ("blocks", 0, "proposal", "steps", 1, "index"), 17),
 ])
 def test_the_issue_examples_are_graded_and_admitted_by_the_contract(client, name, where, value):
     """issue 18: an autoregressive sample's distribution of ``[2, 0.0]`` or ``[-1, 0.0]``
     (a wrong computation, not a malformed trace) was graded while the contract forbade it; so
-    were a negative probability or ratio of a verification step and an unclipped draft row."""
+    were a negative probability or ratio of a verification step and an unclipped draft row.
+    And values a student computes wrongly that were refused and are now graded: a draw's ``u``
+    outside [0, 1), its ``hex`` in upper case or unpadded, an index counted from 0 or past 16."""
     mutant = _set(TRACES[name], where, value)
     assert CONTRACT.is_valid(mutant) and not STRICT.is_valid(mutant)
     response = client.post("/v1/grade", json=mutant)
@@ -187,3 +195,32 @@ def test_the_route_agrees_with_the_contract_on_a_sample(client):
                     name, description, body)
             else:
                 assert response.status_code == 422 and body["errors"], (name, description, body)
+
+
+def test_a_token_list_one_past_the_limit_is_graded_and_two_past_refused(client):
+    """The third relaxation, which no trace above reaches (their limits are small): at limit 256
+    an output of 257 tokens (a bonus past the limit) is admitted by the contract and graded;
+    258 tokens are forbidden by both."""
+    trace = run(parse_config({"draft": "biased", "seed": 1, "limit": 256}))
+    assert len(trace["output"]) == 256
+    for extra, admitted in ((1, True), (2, False)):
+        mutant = _set(trace, ("output",), trace["output"] + ["A"] * extra)
+        assert CONTRACT.is_valid(mutant) is admitted and not STRICT.is_valid(mutant)
+        response = client.post("/v1/grade", json=mutant)
+        if admitted:
+            assert response.status_code == 200 and response.get_json()["passed"] is False
+        else:
+            assert response.status_code == 422
+            assert [e["pointer"] for e in response.get_json()["errors"]] == ["#/output"]
+
+
+def test_a_repeated_vocabulary_label_is_a_refusal_the_contract_test_excuses(client):
+    """The fourth difference from the trace format: the labels' uniqueness is checked by the
+    config's rules (a 422 naming the label), not by the schema (schemathesis cannot generate
+    negative data for uniqueItems there, see grading.validate), and the contract test's
+    EXCUSES cover it."""
+    trace = TRACES["custom-eos"]
+    mutant = _set(trace, ("config", "draft", "vocab"), ["a", "a", "$"])
+    assert CONTRACT.is_valid(mutant) and not STRICT.is_valid(mutant)
+    response = client.post("/v1/grade", json=mutant)
+    assert response.status_code == 422 and excused(422, response.get_json())
