@@ -42,8 +42,8 @@ from ..engine.bounds import MAX_CELLS, MAX_M, MAX_SAMPLES, MAX_TRACES
 from ..grading import BY_ID, CHECKS, DEFAULT_ALPHA, DISTRIBUTION_REQUEST, GRADE_BATCH, TOLERANCE
 from ..grading import check_batch, faulty_run, grade, grade_distribution, grade_many
 from ..grading.distribution import POOLED
-from ..grading.validate import grading_schema
 from ..grading.suites import EXERCISES, UnknownSuite, suite, suites
+from ..grading.validate import grading_schema
 from .bodies import read_json
 from .problems import PROBLEM_MIMETYPE, ApiProblem, json_response
 from .routes import ApiBlueprint, example

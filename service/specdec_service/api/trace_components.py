@@ -9,7 +9,10 @@ entry ``name`` as ``Trace<Name>`` (``block`` -> ``TraceBlock``,
 (:func:`trace_components`). Response schemas that return a part of a trace
 (``POST /v1/step``'s block, ``POST /v1/draft``'s proposal, the draws of
 ``GET /v1/draws``, a suite's configs) point at those components with a
-:class:`TraceRef` field, so no schema repeats the format.
+:class:`TraceRef` field, so no schema repeats the format. A reading of the
+format that differs from it (the grader's, which grades a wrong value instead
+of refusing it) is published by :func:`variant_components`: only the parts
+that differ get components of their own.
 """
 
 from __future__ import annotations
