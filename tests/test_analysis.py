@@ -281,7 +281,6 @@ def test_route_answers_the_biased_toy(client):
 
 def test_route_refuses_bad_fields(client):
     cases = [
-        ({"config": {**BIASED, "limit": 2}, "depth": 3}, "#/depth"),
         ({"config": BIASED, "widths": [2, 2]}, "#/widths/1"),
         ({"config": BIASED, "widths": [0]}, "#/widths/0"),
         ({"config": BIASED, "draft_cost": -0.5}, "#/draft_cost"),
@@ -294,6 +293,30 @@ def test_route_refuses_bad_fields(client):
         assert response.status_code == 422, body
         assert response.mimetype == "application/problem+json"
         assert pointer in [e["pointer"] for e in response.get_json()["errors"]], (body, response.get_json())
+
+
+def test_a_depth_above_the_limit_is_analysed_at_the_limit(client):
+    """issue 18: ``{"depth": 6, "config": {"limit": 1}}`` is schema-valid and was refused. Every
+    session ends by ``limit`` tokens, so the distribution of its first ``depth`` > ``limit``
+    tokens is the one at depth ``limit``: the answer is that one, ``output.depth`` the depth
+    analysed. The kind: every limit 1-7 with every depth above it up to 8, on the toy with the
+    biased draft and with an EOS, each mode."""
+    example = {"depth": 6, "widths": [1], "config": {"draft": "biased", "limit": 1}}
+    response = client.post("/v1/analysis", json=example)
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["output"]["depth"] == 1
+    assert [o["tokens"] for o in response.get_json()["output"]["target"]] == [["A"], ["B"], ["C"]]
+    for config in ({**BIASED, "eos": "C"}, {**BIASED, "mode": "greedy"}, {**BIASED, "mode": "autoregressive"}):
+        for limit in range(1, 8):
+            at_limit = client.post("/v1/analysis", json={"depth": limit, "widths": [1],
+                                                         "config": {**config, "limit": limit}}).get_json()
+            assert at_limit["output"]["depth"] == limit
+            for depth in range(limit + 1, 9):
+                body = {"depth": depth, "widths": [1], "config": {**config, "limit": limit}}
+                response = client.post("/v1/analysis", json=body)
+                assert response.status_code == 200 and response.get_json() == at_limit, body
+    config = parse_analysis_config({**BIASED, "limit": 2})
+    assert analyze(config, depth=8, widths=[1]) == analyze(config, depth=2, widths=[1])
 
 
 def test_64_labels_width_16_limit_256_is_refused_up_front_naming_the_cost(client):

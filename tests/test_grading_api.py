@@ -144,13 +144,13 @@ def test_malformed_fields_are_named_precisely(client):
     """A bad field inside a value that may also be null points at the field, and a long
     value is described, not dumped."""
     trace = copy.deepcopy(TRACE)
-    trace["blocks"][0]["verification"][0]["draw"]["hex"] = "ABC"
+    trace["blocks"][0]["verification"][0]["draw"]["hex"] = 12345  # a wrong string is graded, not a number
     trace["blocks"][1]["bonus"] = {"context": None}
     trace["output"] = ["A"] * 300
     problem = client.post("/v1/grade", json=trace).get_json()
     errors = {e["pointer"]: e["detail"] for e in problem["errors"]}
     assert problem["status"] == 422
-    assert "does not match" in errors["#/blocks/0/verification/0/draw/hex"]
+    assert "is not of type" in errors["#/blocks/0/verification/0/draw/hex"]
     assert errors["#/blocks/1/bonus"] == '"p" is a required property'
     assert errors["#/output"] == "a list of 300 items has more than 257 items"
 

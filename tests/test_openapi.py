@@ -162,21 +162,24 @@ def accepted_or_excused(ctx, response, case):
     return True
 
 
+# Every phase of schemathesis 4 runs on every route, with every check:
+# - examples: the contract's named examples;
+# - coverage: the boundary values of every keyword, positive and negative, unexpected
+#   methods and malformed content types (deterministic: not bounded by max_examples);
+# - fuzzing: hypothesis-generated bodies and parameters, positive and negative;
+# - stateful: sequences of calls along the contract's links and the ones schemathesis
+#   infers (test_stateful_sequences_conform_to_the_contract, LINKS).
+# The one built-in check switched off is positive_data_acceptance: accepted_or_excused
+# (above) is that check with the EXCUSES, the rules a JSON Schema cannot state.
 CONFIG = SchemathesisConfig.from_dict({
     "seed": 20261130,
     "checks": {"positive_data_acceptance": {"enabled": False}},
     "generation": {"max-examples": 40},
 })
 schema = schemathesis.openapi.from_path(OPENAPI_PATH, config=CONFIG)
-# The grading routes take whole traces: their coverage phase alone builds
-# thousands of multi-megabyte cases (half a minute before any test runs), so
-# they are fuzzed by the generation phases only, with fewer examples.
 GRADING = "^/v1/grade"
-grading_schema = schemathesis.openapi.from_path(OPENAPI_PATH, config=SchemathesisConfig.from_dict({
-    "seed": 20261130,
-    "checks": {"positive_data_acceptance": {"enabled": False}},
-    "phases": {"coverage": {"enabled": False}},
-}))
+"""The grading routes: the same phases and checks, fewer fuzzed examples (a generated batch
+of traces is megabytes of JSON)."""
 APP = create_app()
 
 
@@ -232,24 +235,76 @@ def test_app_conforms_to_the_contract(case):
     case.call_and_validate(app=APP, additional_checks=[accepted_or_excused])
 
 
-@grading_schema.include(path_regex=GRADING).parametrize()
+@schema.include(path_regex=GRADING).parametrize()
 @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 def test_grading_routes_conform_to_the_contract(case):
-    """Fewer examples: a generated batch of traces is megabytes of JSON."""
+    """Fewer fuzzed examples: a generated batch of traces is megabytes of JSON."""
     case.call_and_validate(app=APP, additional_checks=[accepted_or_excused])
+
+
+class WorkflowChecks:
+    """The checks of the stateful phase (mixed into a schemathesis state machine): every
+    built-in one and :func:`accepted_or_excused`, and one of the links' own: a trace of
+    ``POST /v1/runs`` sent on to ``POST /v1/grade`` as it is passes."""
+
+    def setup(self):
+        super().setup()
+        self.traces = []
+
+    def validate_response(self, response, case, additional_checks=None, **kwargs):
+        super().validate_response(response, case, additional_checks=[accepted_or_excused], **kwargs)
+        if case.path == "/v1/runs" and response.status_code == 200:
+            self.traces.append(json.loads(response.content))
+        if case.path == "/v1/grade" and case.body in self.traces:
+            assert response.status_code == 200 and json.loads(response.content)["passed"] is True, response.content
+
+
+class Workflow(WorkflowChecks, schema.as_state_machine()):
+    """The stateful phase: calls chained along the contract's links, in process."""
+
+    def get_call_kwargs(self, case):
+        return {"app": APP}
+
+
+LINKS = {"POST_v1_step___200_next_block__POST_v1_step", "POST_v1_step___200_next_proposal__POST_v1_draft",
+         "POST_v1_verify___200_next_block__POST_v1_step", "POST_v1_verify___200_next_proposal__POST_v1_draft",
+         "POST_v1_runs___200_grade__POST_v1_grade",
+         "GET_v1_grade_suites___200_GetSuiteSummary__GET_v1_grade_suites_name_"}
+"""The transitions of the stateful phase: the contract's links (a session goes on from the
+``state`` of a step or a verification; a run's trace is graded) and the one schemathesis
+infers (a suite's name from the list of suites)."""
+
+
+def test_stateful_sequences_conform_to_the_contract():
+    assert LINKS <= set(dir(Workflow)), sorted(name for name in dir(Workflow) if "__" in name)
+    Workflow.run(settings=settings(max_examples=60, stateful_step_count=6, deadline=None,
+                                   suppress_health_check=list(HealthCheck), database=None, derandomize=True))
 
 
 live_schema = schemathesis.openapi.from_path(OPENAPI_PATH, config=SchemathesisConfig.from_dict({
     "seed": 20261201,
     "checks": {"positive_data_acceptance": {"enabled": False}},
-    "phases": {"coverage": {"enabled": False}},
 }))
+"""Every phase again, over real sockets (another seed, fewer fuzzed examples)."""
 
 
 @pytest.mark.server
 @live_schema.parametrize()
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 def test_live_service_conforms_to_the_contract(case, live_url):
-    """The same checks against the real service under gunicorn (sockets, real framing),
-    positive and negative data, fewer examples: no 5xx, no unexcused refusal."""
+    """The same phases and checks against the real service under gunicorn (sockets, real
+    framing), positive and negative data, fewer fuzzed examples: no 5xx, no unexcused refusal."""
     case.call_and_validate(base_url=live_url, additional_checks=[accepted_or_excused], timeout=30)
+
+
+@pytest.mark.server
+def test_live_stateful_sequences_conform_to_the_contract(live_url):
+    """The stateful phase over real sockets."""
+
+    class LiveWorkflow(WorkflowChecks, live_schema.as_state_machine()):
+        def get_call_kwargs(self, case):
+            return {"base_url": live_url, "timeout": 30}
+
+    assert LINKS <= set(dir(LiveWorkflow))
+    LiveWorkflow.run(settings=settings(max_examples=15, stateful_step_count=6, deadline=None,
+                                       suppress_health_check=list(HealthCheck), database=None, derandomize=True))

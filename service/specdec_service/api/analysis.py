@@ -107,7 +107,8 @@ class OutputOut(StrictSchema):
     """The exact distribution of the first `depth` committed tokens (shorter where EOS
     ends a session first) against plain sampling from the target."""
 
-    depth = fields.Integer(required=True, validate=validate.Range(MIN_DEPTH, MAX_DEPTH))
+    depth = fields.Integer(required=True, validate=validate.Range(MIN_DEPTH, MAX_DEPTH), metadata={
+        "description": "The depth analysed: min(requested depth, limit)."})
     distribution = fields.List(fields.Nested(OutcomeOut), required=True,
                                metadata={"description": "Under this config, in lexicographic vocabulary order."})
     target = fields.List(fields.Nested(OutcomeOut), required=True,

@@ -43,11 +43,12 @@ from ..grading import BY_ID, CHECKS, DEFAULT_ALPHA, DISTRIBUTION_REQUEST, GRADE_
 from ..grading import check_batch, faulty_run, grade, grade_distribution, grade_many
 from ..grading.distribution import POOLED
 from ..grading.suites import EXERCISES, UnknownSuite, suite, suites
+from ..grading.validate import grading_schema
 from .bodies import read_json
 from .problems import PROBLEM_MIMETYPE, ApiProblem, json_response
 from .routes import ApiBlueprint, example
 from .schemas import Label, StrictSchema
-from .trace_components import TraceRef, components_of_defs, ref
+from .trace_components import TraceRef, components_of_defs, variant_components
 
 GRADE_MAX_BODY_BYTES = 8 * 1024 * 1024
 """The largest body of the grading routes (8 MiB); larger is a 413 problem."""
@@ -74,14 +75,12 @@ def read_grading_json() -> Any:
 # ---------------------------------------------------------------- schemas
 
 
-GRADE_TRACE_IN = {
-    **ref(),
-    "description": "A `specdec-trace/1` trace written by a student's implementation (the `Trace` format). "
-                   "Validated with the trace schema relaxed in three places, so that a wrong value is graded, "
-                   "not refused: a probability may be any number, an acceptance ratio any number or null, and a "
-                   "token list may hold one token past the limit (docs/grading.md).",
-}
-"""A submitted trace: the trace format's component (one source, ``engine/trace.schema.json``)."""
+def trace_in_components() -> dict[str, dict]:
+    """``GradeTraceIn`` (a submitted trace) and the parts where it differs from the ``Trace``
+    format (``GradeTraceBlockIn``, ...), produced from the one schema ``validate_trace`` checks
+    (:func:`~specdec_service.grading.validate.grading_schema`: the trace schema relaxed so that a
+    wrong value is graded, not refused); the unchanged parts are the trace's own components."""
+    return variant_components(grading_schema(), "GradeTraceIn", "GradeTrace")
 
 
 class CheckOut(StrictSchema):
@@ -269,7 +268,8 @@ class DistributionOut(StrictSchema):
 # ---------------------------------------------------------------- views
 
 
-blueprint.component("GradeTraceIn", GRADE_TRACE_IN)
+for _name, _component_schema in trace_in_components().items():
+    blueprint.component(_name, _component_schema)
 for _name, _component_schema in body_components().items():
     blueprint.component(_name, _component_schema)
 for _schema in (GradeReportOut, GradeBatchOut, SuitesOut, SuiteOut, DistributionOut):

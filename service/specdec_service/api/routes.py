@@ -82,6 +82,13 @@ def example(summary: str, value: Any) -> dict:
     return {"summary": summary, "value": value}
 
 
+def link(method: str, path: str, description: str, body: str) -> dict:
+    """An OpenAPI link object to the operation ``method`` ``path`` (a Flask rule) whose request
+    body is ``body``, a runtime expression (``$response.body#/state``: a part of the answer)."""
+    operation = "#/paths/" + openapi_path(path).replace("~", "~0").replace("/", "~1") + "/" + method.lower()
+    return {"operationRef": operation, "requestBody": body, "description": description}
+
+
 @dataclass(frozen=True)
 class Route:
     """One operation as the contract states it (OpenAPI 3.1 operation object).
@@ -97,8 +104,10 @@ class Route:
     rule (``<name>`` for a path parameter); the document shows it as
     :func:`openapi_path`. ``conditional``: the 200 has an ``ETag`` and a
     matching ``If-None-Match`` is a 304 (:func:`.problems.conditional`);
-    ``immutable``: the 200 is cacheable for ever (``Cache-Control``).
-    Every response states its headers (:data:`HEADERS`).
+    ``immutable``: the 200 is cacheable for ever (``Cache-Control``);
+    ``links``: the 200's OpenAPI links by name (:func:`link`), the calls a
+    client makes next with a part of this answer (schemathesis's stateful
+    phase follows them). Every response states its headers (:data:`HEADERS`).
     """
 
     path: str
@@ -117,6 +126,7 @@ class Route:
     responses: Examples = None
     conditional: bool = False
     immutable: bool = False
+    links: Optional[dict] = None
 
     def operation(self) -> dict:
         """The OpenAPI operation object (examples computed now)."""
@@ -139,6 +149,8 @@ class Route:
             headers["Cache-Control"] = "Immutable"
         op["responses"] = {"200": {"description": self.ok_description, "headers": headers,
                                    "content": {self.ok_mimetype: success}}}
+        if self.links:
+            op["responses"]["200"]["links"] = dict(self.links)
         if self.conditional:
             op["responses"]["304"] = {"description": "Not modified: the `If-None-Match` names the current `ETag`.",
                                       "headers": dict(headers)}
@@ -172,14 +184,14 @@ class ApiBlueprint(Blueprint):
                   ok_description: str, body: Any = None, parameters: tuple = (), problems: tuple = (),
                   examples: Examples = None, ok_examples: Examples = None,
                   ok_mimetype: str = "application/json", responses: Examples = None,
-                  conditional: bool = False, immutable: bool = False) -> Callable:
+                  conditional: bool = False, immutable: bool = False, links: Optional[dict] = None) -> Callable:
         """Decorator: serve the view at ``method`` ``path`` and record its
         :class:`Route` (the arguments are the fields of :class:`Route`)."""
         route = Route(path=path, method=method.lower(), summary=summary, description=description, tag=self.tag,
                       ok=ok, ok_description=ok_description, body=body, parameters=tuple(parameters),
                       problems=tuple(problems), examples=examples, ok_examples=ok_examples,
                       ok_mimetype=ok_mimetype, responses=responses, conditional=conditional,
-                      immutable=immutable)
+                      immutable=immutable, links=links)
 
         def register(view: Callable) -> Callable:
             self.add_url_rule(path, view_func=view, methods=[method.upper()])

@@ -6,7 +6,7 @@ from ..engine import parse_config, run
 from ..engine.state import parse_run
 from .bodies import read_json
 from .problems import json_response
-from .routes import ApiBlueprint, example
+from .routes import ApiBlueprint, example, link
 from .trace_components import ref
 
 blueprint = ApiBlueprint("runs", __name__, tag="runs",
@@ -22,7 +22,8 @@ _EXAMPLE = {"draft": "biased", "seed": 1, "limit": 4}
     body="RunIn", examples=lambda: {"seed1": example("The worked example with limit 4", {"config": _EXAMPLE})},
     ok=ref(), ok_description="The trace.", problems=(400, 413, 415, 422),
     ok_examples=lambda: {"seed1": example("Two blocks: A C, then three more tokens capped at the limit",
-                                          run(parse_config(_EXAMPLE)))})
+                                          run(parse_config(_EXAMPLE)))},
+    links={"grade": link("POST", "/v1/grade", "Grade the trace: the service's own trace passes.", "$response.body")})
 def runs():
     """``{"config": {...}}`` in, the ``specdec-trace/1`` trace out (at most
     ``limit`` <= 256 blocks)."""

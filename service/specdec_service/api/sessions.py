@@ -14,7 +14,7 @@ from ..engine import InvalidInput, parse_state
 from ..engine.state import parse_verify
 from .bodies import read_json
 from .problems import json_response
-from .routes import ApiBlueprint, example
+from .routes import ApiBlueprint, example, link
 from .schemas import StepOut
 from .trace_components import ref
 
@@ -50,6 +50,15 @@ def _state_from_body() -> engine.State:
     return read_json(parse_state)
 
 
+_NEXT = {
+    "next_block": link("POST", "/v1/step", "The next block: the answer's `state` sent back unchanged.",
+                       "$response.body#/state"),
+    "next_proposal": link("POST", "/v1/draft", "The next block's proposal, from the answer's `state`.",
+                          "$response.body#/state"),
+}
+"""The 200's links of ``/v1/step`` and ``/v1/verify``: the stateless session goes on from its ``state``."""
+
+
 @blueprint.operation(
     "POST", "/v1/draft", summary="Draft a proposal",
     description="The body is a session state. Returns the uncommitted proposal of the next block: up to "
@@ -75,7 +84,7 @@ def draft():
     examples=lambda: {"seed1": example("The worked example's own proposal",
                                        {"state": SEED1, "proposal": {"tokens": _examples()["proposal"]["tokens"]}})},
     ok=StepOut, ok_description="The block, the next state and whether the session is done.",
-    problems=_PROBLEMS, ok_examples=lambda: {"seed1": _examples()["step"]["seed1"]})
+    problems=_PROBLEMS, ok_examples=lambda: {"seed1": _examples()["step"]["seed1"]}, links=_NEXT)
 def verify():
     """Verify a caller's proposal in a state and commit the block:
     ``{"block", "state", "done"}``. Faults point under ``#/state`` or
@@ -98,7 +107,7 @@ def verify():
                 "unchanged. A finished session (`done` not null) is a 409.",
     body="StateIn", examples=lambda: _examples()["state"], ok=StepOut,
     ok_description="The block, the next state and whether the session is done.",
-    problems=_PROBLEMS, ok_examples=lambda: _examples()["step"])
+    problems=_PROBLEMS, ok_examples=lambda: _examples()["step"], links=_NEXT)
 def step():
     """The next block (draft, verify, correction or bonus) and the next state:
     ``{"block", "state", "done"}`` (SPEC sections 4-6)."""

@@ -9,7 +9,10 @@ entry ``name`` as ``Trace<Name>`` (``block`` -> ``TraceBlock``,
 (:func:`trace_components`). Response schemas that return a part of a trace
 (``POST /v1/step``'s block, ``POST /v1/draft``'s proposal, the draws of
 ``GET /v1/draws``, a suite's configs) point at those components with a
-:class:`TraceRef` field, so no schema repeats the format.
+:class:`TraceRef` field, so no schema repeats the format. A reading of the
+format that differs from it (the grader's, which grades a wrong value instead
+of refusing it) is published by :func:`variant_components`: only the parts
+that differ get components of their own.
 """
 
 from __future__ import annotations
@@ -62,6 +65,42 @@ def trace_components() -> dict[str, dict]:
     schema = trace_schema()
     components = {ROOT: _rewrite({k: v for k, v in schema.items() if k not in ("$schema", "$id", "$defs")})}
     components.update((component_name(name), _rewrite(d)) for name, d in schema["$defs"].items())
+    return components
+
+
+def _references(node: Any) -> set[str]:
+    """The ``$defs`` names that ``node`` refers to (``#/$defs/<name>``), directly."""
+    if isinstance(node, dict):
+        found = {node["$ref"].rsplit("/", 1)[1]} if isinstance(node.get("$ref"), str) else set()
+        return found.union(*(_references(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_references(v) for v in node))
+    return set()
+
+
+def variant_components(variant: dict, root: str, prefix: str) -> dict[str, dict]:
+    """``{component name: JSON Schema}`` of ``variant``, a copy of the trace schema with some
+    definitions changed (e.g. the grader's relaxed reading, ``grading.grading_schema``): its
+    root as ``root``; each definition that differs from the trace schema's, or refers to one
+    that does, as ``prefix + <Name> + "In"`` (``GradeTraceBlockIn``); every other reference
+    points at the trace's own component (``TraceDraw``), so nothing unchanged is repeated.
+    The components validate exactly what ``variant`` validates."""
+    base, defs = trace_schema()["$defs"], variant["$defs"]
+    changed = {name for name, schema in defs.items() if schema != base.get(name)}
+    while True:  # whatever refers to a changed definition is changed (the schema is not recursive)
+        grown = changed | {name for name, schema in defs.items() if _references(schema) & changed}
+        if grown == changed:
+            break
+        changed = grown
+
+    def name_of(definition: str) -> str:
+        if definition not in changed:
+            return component_name(definition)
+        return prefix + "".join(part.capitalize() for part in definition.split("_")) + "In"
+
+    top = {k: v for k, v in variant.items() if k not in ("$schema", "$id", "$defs")}
+    components = {root: components_of_defs(top, name_of)}
+    components.update((name_of(name), components_of_defs(defs[name], name_of)) for name in defs if name in changed)
     return components
 
 

@@ -548,9 +548,10 @@ _DRAFT_COST = ANALYSIS["properties"]["draft_cost"]
 
 def check_request(config: Config, depth: int, widths: Sequence[int], draft_cost: Fraction) -> None:
     """The rules of an analysis request beyond its config, as :data:`.requests.ANALYSIS` states
-    them (``depth``, distinct ``widths``, ``draft_cost`` in its bounds, read exactly), and the
-    one it cannot: ``depth`` at most ``limit``. Raises :class:`InvalidInput` naming each bad
-    field."""
+    them (``depth``, distinct ``widths``, ``draft_cost`` in its bounds, read exactly). A depth
+    above ``limit`` is valid (it is read as :func:`effective_depth`), so no rule here depends on
+    another field: the contract's ``AnalysisIn`` states them all. Raises :class:`InvalidInput`
+    naming each bad field."""
     faults = []
     try:
         check_values({"config": {}, "depth": depth, "widths": list(widths)})
@@ -560,9 +561,6 @@ def check_request(config: Config, depth: int, widths: Sequence[int], draft_cost:
         properties = ANALYSIS["properties"]
         if type(depth) is not int:
             faults.append(Fault(("depth",), expectation(properties["depth"])))
-        elif depth > config.limit:
-            faults.append(Fault(("depth",), f"must be an integer from {MIN_DEPTH} to min({MAX_DEPTH}, limit) = "
-                                            f"{min(MAX_DEPTH, config.limit)}"))
         faults.extend(Fault(("widths", i), expectation(properties["widths"]["items"]))
                       for i, w in enumerate(widths) if type(w) is not int)
     if not _DRAFT_COST["minimum"] <= draft_cost <= _DRAFT_COST["maximum"]:
@@ -573,7 +571,8 @@ def check_request(config: Config, depth: int, widths: Sequence[int], draft_cost:
 
 def parse_analysis(obj: Any) -> tuple[Config, int, list[int], Fraction]:
     """``(config, depth, widths, draft_cost)`` of a ``POST /v1/analysis`` body
-    (:data:`.requests.ANALYSIS`), defaults filled in: ``depth`` :func:`default_depth`,
+    (:data:`.requests.ANALYSIS`), defaults filled in: ``depth`` :func:`default_depth` (a depth
+    above the limit read as :func:`effective_depth`),
     ``widths`` :data:`DEFAULT_WIDTHS`, ``draft_cost`` 0 (read exactly, as written). Raises
     :class:`InvalidInput` with paths relative to the body."""
     config = parse_around(check_values, obj, "config", parse_analysis_config)
@@ -584,7 +583,7 @@ def parse_analysis(obj: Any) -> tuple[Config, int, list[int], Fraction]:
         raise InvalidInput.at(("draft_cost",), too_long)
     draft_cost = exact_number(obj.get("draft_cost", 0))
     check_request(config, depth, widths, draft_cost)
-    return config, depth, widths, draft_cost
+    return config, effective_depth(config, depth), widths, draft_cost
 
 
 def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] = DEFAULT_WIDTHS,
@@ -592,7 +591,8 @@ def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] =
     """The exact analysis of ``config`` as the body of ``POST /v1/analysis``.
 
     ``depth``: the output distribution is over the first ``depth`` committed
-    tokens (default ``min(limit, 3)``); ``widths``: the widths to sweep;
+    tokens (default ``min(limit, 3)``; above ``limit``, the first ``limit``:
+    :func:`effective_depth`, reported as ``output.depth``); ``widths``: the widths to sweep;
     ``draft_cost``: the cost of one draft step in target passes (exact).
     Every probability and expectation is given as the nearest float64 ``x``
     and exactly as ``x_exact`` (:func:`exact`).
@@ -605,6 +605,7 @@ def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] =
     widths = list(widths)
     draft_cost = Fraction(draft_cost)
     check_request(config, depth, widths, draft_cost)
+    depth = effective_depth(config, depth)
 
     rules = rules_for(config)
     counters = expectations(rules, config.limit)
@@ -647,6 +648,14 @@ def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] =
         "output": output,
         "naive": naive,
     }
+
+
+def effective_depth(config: Config, depth: int) -> int:
+    """``min(depth, limit)``: the depth an analysis computes and reports (``output.depth``).
+    Every session ends by ``limit`` tokens, so the first ``depth`` committed tokens of a
+    deeper request are the whole output: its distribution over the first ``limit`` tokens is
+    exactly the one asked for (as the outputs that EOS ends early are shorter)."""
+    return min(depth, config.limit)
 
 
 def default_depth(config: Config) -> int:

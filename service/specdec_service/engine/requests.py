@@ -155,8 +155,10 @@ ANALYSIS = {
     "properties": {
         "config": {"$ref": "#/$defs/analysis_config"},
         "depth": {"type": "integer", "minimum": MIN_DEPTH, "maximum": MAX_DEPTH,
-                  "description": "The output distribution is over the first `depth` committed tokens (at most "
-                                 "`limit`; default min(limit, 3))."},
+                  "description": "The output distribution is over the first `depth` committed tokens (default "
+                                 "min(limit, 3)). A depth above the config's `limit` is analysed as `limit` (every "
+                                 "session ends by then: the same distribution), and `output.depth` reports the depth "
+                                 "analysed."},
         "widths": {"type": "array", "title": "widths", "minItems": 1, "maxItems": MAX_WIDTH, "uniqueItems": True,
                    "items": {"type": "integer", "minimum": MIN_WIDTH, "maximum": MAX_WIDTH},
                    "description": "The distinct widths to sweep (default 1-8)."},

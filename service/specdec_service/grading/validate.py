@@ -1,13 +1,16 @@
 """Is a submitted trace well formed? (Malformed -> HTTP 422, not a failed grade.)
 
 A submission is validated against the trace format's JSON Schema
-(``engine/trace.schema.json``, draft 2020-12), with three relaxations so that a *wrong* value a
+(``engine/trace.schema.json``, draft 2020-12), with relaxations so that a *wrong* value a
 student computed is a failed check rather than a malformed document:
 
 - a probability may be any number (an unclipped residual has negative entries, an
   unnormalised one does not sum to 1);
 - an acceptance ratio may be any number or null;
-- a token list may hold one token more than the engine's limit (a bonus past the limit).
+- a token list may hold one token more than the engine's limit (a bonus past the limit);
+- a draw's ``u`` may be any number and its ``hex`` any string of at most :data:`MAX_HEX`
+  characters (a wrong conversion or formatting of the 64-bit value);
+- a proposal, verification or correction index may be any integer from 0 (counted from 0).
 
 Its ``config`` must also be a valid session config (``engine.parse_config``: e.g. width 1-16).
 Errors are :class:`~specdec_service.engine.InvalidInput` with the path of each fault.
@@ -23,9 +26,11 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Mapping
 
-from ..engine import MAX_LIMIT, Config, Fault, InvalidInput, parse_config, trace_schema
+from ..engine import MAX_LIMIT, MAX_POSITION, Config, Fault, InvalidInput, parse_config, trace_schema
 from ..engine.requests import real_path
 
+MAX_HEX = 64
+"""The longest ``hex`` of a draw the grader reads (the right one has 16 digits)."""
 MAX_ERRORS = 20
 """At most this many schema faults are reported for one trace."""
 
@@ -38,10 +43,23 @@ def grading_schema() -> dict:
     defs["probability"] = {"type": "number", "description": "Any number: a wrong probability is graded, not refused."}
     defs["verification_step"]["properties"]["ratio"] = {"oneOf": [{"type": "number"}, {"type": "null"}]}
     defs["tokens"]["maxItems"] = MAX_LIMIT + 1
+    draw = defs["draw"]["properties"]
+    draw["u"] = {"type": "number", "description": "Any number: a wrong conversion of the 64-bit value is graded."}
+    draw["hex"] = {"type": "string", "maxLength": MAX_HEX,
+                   "description": "Any string: a wrongly written value (upper case, unpadded) is graded."}
+    for step in ("proposal_step", "verification_step", "correction"):
+        defs[step]["properties"]["index"] = {"type": "integer", "minimum": 0, "maximum": MAX_POSITION,
+                                             "description": "Any index: a wrong one (counted from 0) is graded."}
     # Distinct labels are left to parse_config (a 422 "is listed twice"): schemathesis 4.32's
     # negative generation fails on uniqueItems here (InvalidArgument: min_size=2 unique
     # elements drawn from one value), which would stop the contract test of /v1/grade.
     defs["model_table"]["properties"]["vocab"].pop("uniqueItems")
+    schema["description"] = (
+        "A `specdec-trace/1` trace written by a student's implementation: the `Trace` format read so that a wrong "
+        "value is graded (a failed check), not refused: a probability may be any number, an acceptance ratio any "
+        "number or null, a token list may hold one token past the limit, a draw's `u` may be any number and its "
+        f"`hex` any string of at most {MAX_HEX} characters, and an index any integer from 0 (docs/grading.md). The "
+        "config must also be a valid session config (its cross-field rules as for `ConfigIn`).")
     return schema
 
 
