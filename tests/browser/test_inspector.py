@@ -232,7 +232,9 @@ def test_custom_model_error_is_shown_next_to_the_field(inspector, live_url):
     assert problem["status"] == 422
     expected = [f"{e['pointer']}: {e['detail']}" for e in problem["errors"]]
     assert expected == ["#/config/target/start: must sum to 1 within 1e-9, not 1.1"]
-    expect(ins.page.locator("#target-error .error-line")).to_have_text(expected)
+    # plain words at the field; the JSON pointer in its technical details
+    expect(ins.page.locator("#target-error .error-line")).to_have_text([e["detail"] for e in problem["errors"]])
+    expect(ins.page.locator("#target-error details.tech code")).to_have_text(expected)
     expect(editor).to_have_attribute("aria-invalid", "true")
     # the error describes the field (assistive technology reads it with the field)
     assert "target-error" in editor.get_attribute("aria-describedby")
@@ -474,7 +476,8 @@ def test_hostile_links_are_bounded_and_explained(inspector, live_url):
 
     ins.open(urlencode({"draft": "biased", "seed": "1", "width": "abc", "blocks": "3"}))
     problem = api(live_url, "/v1/step", {"config": {"draft": "biased", "seed": 1, "width": "abc"}})
-    expect(ins.page.locator("#width-error .error-line")).to_have_text(
+    expect(ins.page.locator("#width-error .error-line")).to_have_text([e["detail"] for e in problem["errors"]])
+    expect(ins.page.locator("#width-error details.tech code")).to_have_text(
         [f"{e['pointer']}: {e['detail']}" for e in problem["errors"]])
     expect(ins.field("Width")).to_have_attribute("aria-invalid", "true")
     assert ins.output() == []

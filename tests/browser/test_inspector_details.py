@@ -45,7 +45,8 @@ def test_a_pasted_link_with_an_unknown_draft_shows_the_error_at_the_field(inspec
     ins = inspector.open("draft=nope&seed=1")
     problem = post(live_url, "/v1/draft", {"config": {"draft": "nope", "seed": 1}}).json()
     assert [e["pointer"] for e in problem["errors"]] == ["#/config/draft"]
-    expect(ins.page.locator("#draft-error .error-line")).to_have_text([f"{e['pointer']}: {e['detail']}" for e in problem["errors"]])
+    expect(ins.page.locator("#draft-error .error-line")).to_have_text([e["detail"] for e in problem["errors"]])
+    expect(ins.page.locator("#draft-error details.tech code")).to_have_text([f"{e['pointer']}: {e['detail']}" for e in problem["errors"]])
     expect(ins.page.locator("#alert")).to_be_visible()
     for name in ("Draft", "Verify", "Step", "Run"):
         expect(ins.button(name)).to_be_disabled()

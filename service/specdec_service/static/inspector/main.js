@@ -237,8 +237,13 @@ function renderStory() {
   document.body.classList.toggle("step-done", done);
   $("story-text").replaceChildren(R.el("p", { className: done ? "story-after" : "story-before" }, done ? current.after : current.before));
   const slot = $("story-action-slot");
-  const button = R.el("button", { type: "button", id: "btn-story-action", className: done ? "secondary" : "" }, current.action);
-  button.addEventListener("click", () => $(current.action === "Analyse" ? "btn-analyse" : `btn-${current.action.toLowerCase()}`).click());
+  // Verify and Run act once a step (Previous/Next or the step's link set the step up again); Analyse may be repeated
+  const spent = done && current.action !== "Analyse";
+  const button = R.el("button", { type: "button", id: "btn-story-action", className: done ? "secondary" : "",
+    "aria-disabled": String(spent), title: spent ? "Done: press Next, or Previous to see it again" : undefined }, current.action);
+  button.addEventListener("click", () => {
+    if (!spent) $(current.action === "Analyse" ? "btn-analyse" : `btn-${current.action.toLowerCase()}`).click();
+  });
   slot.replaceChildren(button);
   $("btn-story-prev").setAttribute("aria-disabled", String(n === 1));
   $("btn-story-next").setAttribute("aria-disabled", String(n === story.STEPS.length));
@@ -322,7 +327,7 @@ function report(error) {
     alert.textContent = `The ${error.field} setting is ${error.detail}`;
   } else if (error instanceof api.ApiError && error.fieldErrors.length) {
     S.showFieldErrors(error.fieldErrors);
-    alert.textContent = `The API refused the settings (${error.status}): see the field${error.fieldErrors.length === 1 ? "" : "s"} marked.`;
+    alert.textContent = `The service refused these settings: see the field${error.fieldErrors.length === 1 ? "" : "s"} marked in red.`;
   } else {
     alert.textContent = error.message || String(error);
   }

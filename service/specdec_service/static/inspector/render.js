@@ -161,7 +161,7 @@ function verificationRow(v, vocab, correction) {
   if (ratio === null) {
     explanation = v.accepted ? "matches the target's argmax" : "differs from the target's argmax";
   } else {
-    explanation = `u ${fmt(v.draw.u)} ${v.accepted ? "<" : "\u2265"} ratio ${fmt(ratio)}`;
+    explanation = `u ${fmt(v.draw.u)} (the line) ${v.accepted ? "<" : "\u2265"} ratio ${fmt(ratio)} (the filled part)`;
   }
   return el("li", { className: `verify ${verdict}` },
     el("div", { className: "verify-head" },

@@ -118,7 +118,7 @@ export function fieldOfPointer(pointer) {
 /** Remove every field error from the form. */
 export function clearFieldErrors() {
   for (const name of [...FIELDS, "config"]) {
-    $(`${name}-error`).textContent = "";
+    $(`${name}-error`).replaceChildren();
     const input = $(name);
     if (input) input.removeAttribute("aria-invalid");
     const editor = $(`${name}-json`);
@@ -138,8 +138,9 @@ export function showFieldErrors(errors) {
     const slot = $(`${field}-error`);
     const line = document.createElement("span");
     line.className = "error-line";
-    line.textContent = error.pointer ? `${error.pointer}: ${error.detail}` : error.detail;
+    line.textContent = error.detail; // plain words; where in the request it was, in the technical details
     slot.append(line);
+    if (error.pointer) technical(slot).append(Object.assign(document.createElement("code"), { textContent: `${error.pointer}: ${error.detail}` }));
     const editor = $(`${field}-json`);
     const custom = editor && !$(`${field}-custom-field`).hidden;
     const input = custom ? editor : $(field);
@@ -150,6 +151,22 @@ export function showFieldErrors(errors) {
     }
   }
   return errors.length;
+}
+
+/** The slot's "Technical details" (the JSON pointers of its errors), made on first use. */
+function technical(slot) {
+  let box = slot.querySelector("details.tech .pointers");
+  if (!box) {
+    const details = document.createElement("details");
+    details.className = "tech";
+    const summary = document.createElement("summary");
+    summary.textContent = "Technical details";
+    box = document.createElement("span");
+    box.className = "pointers";
+    details.append(summary, box);
+    slot.append(details);
+  }
+  return box;
 }
 
 /**
@@ -186,7 +203,8 @@ function markRow(field, editor, pointer) {
   const code = document.createElement("code");
   code.textContent = text.slice(range[0], range[1]);
   quote.append(`line ${number}: `, code);
-  $(`${field}-error`).append(quote);
+  const slot = $(`${field}-error`);
+  slot.insertBefore(quote, slot.querySelector("details")); // before the technical details (or at the end)
   editor.setSelectionRange(range[0], range[1]);
   const lineHeight = Number.parseFloat(getComputedStyle(editor).lineHeight) || 18;
   editor.scrollTop = Math.max(0, (number - 2) * lineHeight);
