@@ -103,6 +103,11 @@ def test_seed1_experiment_click_by_click(inspector, live_url):
     ins.screenshot("01-seed1-draft")
 
     ins.press("Verify")
+    # the verdict is brought into view and focused, and the status line (role=status) says it
+    expect(ins.page.locator(":focus")).to_have_id("verification-summary")
+    expect(ins.page.locator(":focus")).to_be_in_viewport()
+    expect(ins.page.locator("#status")).to_have_text(
+        "Verified. Block 1: A accepted (u 0.4444 < p/q 0.625), A rejected (u 0.4443 \u2265 p/q 0.25); correction C. Committed A C.")
     rows = verification_rows(ins)
     assert rows == [
         {"token": "A", "verdict": "\u2713 accepted", "p": "0.5", "q": "0.8", "ratio": "0.625", "u": "0.4444"},

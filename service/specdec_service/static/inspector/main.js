@@ -300,7 +300,8 @@ function showVerdict(element, text) {
     if (!inView) element.scrollIntoView({ block: "start", behavior: reduced ? "auto" : "smooth" });
     element.focus({ preventScroll: true });
   }
-  $("announce").textContent = text;
+  // free exploration announces through its visible status line (role=status); the story hides it
+  $("announce").textContent = model.story ? text : "";
 }
 
 /** The verdict of a block in words: each proposal's fate, the correction or bonus, what was committed. */
