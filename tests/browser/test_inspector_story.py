@@ -260,6 +260,11 @@ def test_projector_mode_large_text_and_one_screen_per_step(browser, live_url, ar
         ins.page.reload()
         ins.wait_ready()
         expect(ins.button("Projector mode")).to_have_attribute("aria-pressed", "true")
+        ins.press("Explore freely")  # the whole page in projector mode, every technical detail open, the analysis shown
+        ins.press("Step")
+        ins.page.locator("details").evaluate_all("all => all.forEach((d) => { d.open = true; })")
+        assert ins.page.evaluate(SMALL_TEXT) == []
+        ins.screenshot("projector-free")
         ins.press("Projector mode")
         assert "projector=1" not in ins.page.url
         assert float(ins.page.evaluate("parseFloat(getComputedStyle(document.body).fontSize)")) >= 17

@@ -43,7 +43,8 @@ export function sweepChart(sweep, best) {
   chart.append(svg("text", { x: (left + W - right) / 2, y: H - 4, class: "tick", "text-anchor": "middle" }, "width"));
   const bestX = x(best);
   chart.append(svg("line", { x1: bestX, y1: top, x2: bestX, y2: y(0), class: "best" }));
-  chart.append(svg("text", { x: bestX + 4, y: top + 12, class: "tick best-label" }, `best width ${best}`));
+  const right_ = bestX > W * 0.6; // near the right edge the label goes left of its line
+  chart.append(svg("text", { x: right_ ? bestX - 4 : bestX + 4, y: top + 12, class: "tick best-label", "text-anchor": right_ ? "end" : "start" }, `best width ${best}`));
   // committed per pass: a thick solid line with round dots; speedup: a thin dashed line with square
   // marks drawn on top, so where the two are equal (draft cost 0) both stay visible
   const cpp = sweep.map((s) => `${x(s.width)},${y(s.committed_per_pass)}`).join(" ");
