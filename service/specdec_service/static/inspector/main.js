@@ -216,40 +216,49 @@ function settingsWords(settings) {
 /** The story card, the page mode buttons and which regions are shown. */
 function renderStory() {
   const current = story.step(model.story);
-  document.body.classList.toggle("story-mode", Boolean(current));
-  if (!current) document.body.classList.remove("step-done");
-  document.body.classList.toggle("projector", model.projector);
+  const body = document.body.classList;
+  body.toggle("story-mode", Boolean(current));
+  body.toggle("projector", model.projector);
   $("btn-projector").setAttribute("aria-pressed", String(model.projector));
   $("story-region").hidden = !current;
   $("btn-story-start").hidden = Boolean(current);
   $("btn-explore").hidden = !current;
-  for (const [name, id] of Object.entries(REGIONS)) {
-    $(id).classList.toggle("story-shown", Boolean(current && current.show.includes(name)));
-  }
-  $("analysis-region").dataset.focus = current && current.focus ? current.focus : "";
+  const shown = current ? current.show : [];
+  for (const [name, id] of Object.entries(REGIONS)) $(id).classList.toggle("story-shown", shown.includes(name));
+  $("analysis-region").dataset.focus = (current && current.focus) || "";
   arrangeRegions(current);
-  if (!current) return;
-  const n = model.story;
-  $("story-count").textContent = `Step ${n} of ${story.STEPS.length} · ${current.section}`;
+  const done = Boolean(current) && stepDone(current);
+  body.toggle("step-done", done);
+  if (current) storyCard(model.story, current, done);
+}
+
+/** The story card of step `n`: where it is, its settings, its words, its action and the step links. */
+function storyCard(n, current, done) {
+  $("story-count").textContent = `Step ${n} of ${story.STEPS.length} \u00b7 ${current.section}`;
   $("story-heading").textContent = current.title;
   $("story-setup").textContent = settingsWords(model.settings);
-  const done = stepDone(current);
-  document.body.classList.toggle("step-done", done);
   $("story-text").replaceChildren(R.el("p", { className: done ? "story-after" : "story-before" }, done ? current.after : current.before));
-  const slot = $("story-action-slot");
-  // Verify and Run act once a step (Previous/Next or the step's link set the step up again); Analyse may be repeated
-  const spent = done && current.action !== "Analyse";
-  const button = R.el("button", { type: "button", id: "btn-story-action", className: done ? "secondary" : "",
-    "aria-disabled": String(spent), title: spent ? "Done: press Next, or Previous to see it again" : undefined }, current.action);
-  button.addEventListener("click", () => {
-    if (!spent) $(current.action === "Analyse" ? "btn-analyse" : `btn-${current.action.toLowerCase()}`).click();
-  });
-  slot.replaceChildren(button);
+  $("story-action-slot").replaceChildren(storyAction(current, done));
   $("btn-story-prev").setAttribute("aria-disabled", String(n === 1));
   $("btn-story-next").setAttribute("aria-disabled", String(n === story.STEPS.length));
   $("story-steps").replaceChildren(...story.STEPS.map((s, i) => R.el("li", {},
     R.el("a", { href: `#${stepFragment(i + 1)}`, "aria-current": i + 1 === n ? "step" : undefined,
       title: s.title }, `${i + 1}`, R.el("span", { className: "visually-hidden" }, `: ${s.title}`)))));
+}
+
+/**
+ * The step's action button, which presses the page's own. Verify and Run act once a step
+ * (Previous/Next or the step's link set the step up again); Analyse may be repeated.
+ */
+function storyAction(current, done) {
+  const spent = done && current.action !== "Analyse";
+  const button = R.el("button", { type: "button", id: "btn-story-action", className: done ? "secondary" : "",
+    "aria-disabled": String(spent), title: spent ? "Done: press Next, or Previous to see it again" : undefined }, current.action);
+  const target = current.action === "Analyse" ? "btn-analyse" : `btn-${current.action.toLowerCase()}`;
+  button.addEventListener("click", () => {
+    if (!spent) $(target).click();
+  });
+  return button;
 }
 
 const FREE_ORDER = [];
