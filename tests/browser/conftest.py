@@ -47,8 +47,10 @@ def browser_type_launch_args(browser_type_launch_args):
 
 @pytest.fixture(scope="session")
 def browser_context_args(browser_context_args):
-    """A desktop-sized window, downloads accepted."""
-    return {**browser_context_args, "viewport": {"width": 1300, "height": 1000}, "accept_downloads": True}
+    """A desktop-sized window, downloads accepted, reduced motion (the page then brings a verdict
+    into view without a smooth scroll, so a click never lands on a page still moving)."""
+    return {**browser_context_args, "viewport": {"width": 1300, "height": 1000}, "accept_downloads": True,
+            "reduced_motion": "reduce"}
 
 
 @pytest.fixture(scope="session")

@@ -74,10 +74,10 @@ class Inspector:
         return self.region("Committed output").locator("ol .token").all_inner_texts()
 
     def counters(self) -> dict[str, str]:
-        region = self.region("Counters")
-        names = region.locator("dt").all_inner_texts()
-        values = region.locator("dd").all_inner_texts()
-        return dict(zip(names, values))
+        """The counters by their trace names (the page says them in words), and committed_per_pass."""
+        items = self.region("Counters").locator("[data-counter]")
+        return {items.nth(i).get_attribute("data-counter"): items.nth(i).locator("dd").inner_text()
+                for i in range(items.count())}
 
     def screenshot(self, name: str) -> Path:
         path = self.artefacts / f"{name}.png"

@@ -97,11 +97,17 @@ def test_seed1_experiment_click_by_click(inspector, live_url):
     assert ins.counters()["target_passes"] == "0" and ins.counters()["committed"] == "0"
     draws = ins.page.locator("#draws tbody tr.pending td:nth-child(2)").all_inner_texts()
     assert draws == ["0.5666", "0.7458", "0.971"]  # SPEC section 2's seed-1 test vector, 4 decimals
-    hexes = ins.page.locator("#draws tbody tr.pending td:nth-child(3)").all_inner_texts()
+    ins.page.get_by_text("Raw draws (technical)").click()  # the hex is a technical detail, in a closed <details>
+    hexes = ins.page.locator("#raw-draws tbody tr.pending td:nth-child(2)").all_inner_texts()
     assert hexes[0] == "910a2dec89025cc1"  # docs/trace-format.md: seed 1, draw 0
     ins.screenshot("01-seed1-draft")
 
     ins.press("Verify")
+    # the verdict is brought into view and focused, and the status line (role=status) says it
+    expect(ins.page.locator(":focus")).to_have_id("verification-summary")
+    expect(ins.page.locator(":focus")).to_be_in_viewport()
+    expect(ins.page.locator("#status")).to_have_text(
+        "Verified. Block 1: A accepted (u 0.4444 < p/q 0.625), A rejected (u 0.4443 \u2265 p/q 0.25); correction C. Committed A C.")
     rows = verification_rows(ins)
     assert rows == [
         {"token": "A", "verdict": "\u2713 accepted", "p": "0.5", "q": "0.8", "ratio": "0.625", "u": "0.4444"},
@@ -109,13 +115,13 @@ def test_seed1_experiment_click_by_click(inspector, live_url):
     ]
     assert correction_bars(ins) == [("A", "0"), ("B", "0.75"), ("C", "0.25")]
     expect(ins.region("Correction").locator("ul.dist li.chosen .token")).to_have_text("C")
-    expect(ins.region("Correction").locator(".correction-choice")).to_contain_text("u 0.7629 at position 5")
+    expect(ins.region("Correction").locator(".correction-choice")).to_contain_text("u 0.7629 (draw #5)")
     expect(ins.region("Correction").locator("del .token")).to_have_text(["C"])
-    expect(ins.region("Correction").locator(".no-bonus")).to_contain_text("a proposal was rejected")
+    expect(ins.region("Correction").locator(".no-bonus")).to_contain_text("a rejection; the correction token ends the block")
     assert ins.output() == ["A", "C"]
     expect(ins.region("Committed output").locator(".from")).to_have_text(["block 1, accepted", "block 1, correction"])
-    expect(ins.region("Committed output").locator("#output-summary")).to_contain_text("position 6")
-    assert ins.counters()["draws"] == "6" and ins.counters()["committed per target pass"] == "2"
+    expect(ins.region("Committed output").locator("#output-summary")).to_contain_text("6 draws used (next: draw #6)")
+    assert ins.counters()["draws"] == "6" and ins.counters()["committed_per_pass"] == "2"
     ins.screenshot("02-seed1-verify")
 
     ins.press("Run")
@@ -123,8 +129,8 @@ def test_seed1_experiment_click_by_click(inspector, live_url):
     assert ins.output() == ["A", "C", "B", "A", "B", "A", "B", "B"] == trace["output"]
     counters = ins.counters()
     assert {name: counters[name] for name in COUNTER_NAMES} == {k: str(v) for k, v in trace["counters"].items()}
-    assert counters["committed per target pass"] == "2"  # 8 committed / 4 passes
-    expect(ins.region("Committed output").locator("#output-summary")).to_contain_text("position 21")
+    assert counters["committed_per_pass"] == "2"  # 8 committed / 4 passes
+    expect(ins.region("Committed output").locator("#output-summary")).to_contain_text("21 draws used")
     expect(ins.region("Committed output").locator("#output-summary")).to_contain_text("session done (limit)")
     expect(ins.page.locator("#history .history-item")).to_have_count(4)
     for name in ("Draft", "Verify", "Step", "Run"):
@@ -152,7 +158,7 @@ def test_aligned_seed0_bonus_and_limit_one(inspector, live_url):
     assert [r["ratio"] for r in verification_rows(ins)] == ["1"] * 3
     expect(ins.region("Correction").locator(".bonus .token")).to_have_text("A")
     expect(ins.region("Correction")).to_contain_text("No rejection: no correction.")
-    assert ins.counters()["bonus_tokens"] == "1" and ins.counters()["committed per target pass"] == "4"
+    assert ins.counters()["bonus_tokens"] == "1" and ins.counters()["committed_per_pass"] == "4"
     ins.screenshot("04-aligned-seed0-bonus")
 
     ins.fill("Limit", "1")
@@ -160,7 +166,7 @@ def test_aligned_seed0_bonus_and_limit_one(inspector, live_url):
     ins.press("Step")
     assert ins.output() == ["C"]
     expect(ins.region("Correction").locator(".no-bonus")).to_have_text(
-        "No bonus: the output reached the limit (SPEC section 4.4: no bonus at the limit).")
+        "No bonus: the output reached the limit, so there is no room for a bonus token.")
     expect(ins.region("Committed output").locator("#output-summary")).to_contain_text("session done (limit)")
     ins.screenshot("05-limit1-no-bonus")
     ins.assert_no_console_errors()
@@ -199,7 +205,7 @@ def test_seed_change_resets_and_the_url_reproduces_the_view(inspector, live_url)
     assert ins.output() == ["A", "C", "B", "A", "B"]
     second = api(live_url, "/v1/step", api(live_url, "/v1/step", SEED1)["state"])["state"]
     assert ins.counters()["draws"] == str(second["counters"]["draws"]) == "13"
-    expect(ins.page.locator("#output-summary")).to_contain_text(f"position {second['position']}")
+    expect(ins.page.locator("#output-summary")).to_contain_text(f"{second['position']} draws used")
 
     # a pasted link in a fresh tab: a pending proposal and a selected block come back too
     ins.press("Draft")
@@ -231,7 +237,9 @@ def test_custom_model_error_is_shown_next_to_the_field(inspector, live_url):
     assert problem["status"] == 422
     expected = [f"{e['pointer']}: {e['detail']}" for e in problem["errors"]]
     assert expected == ["#/config/target/start: must sum to 1 within 1e-9, not 1.1"]
-    expect(ins.page.locator("#target-error .error-line")).to_have_text(expected)
+    # plain words at the field; the JSON pointer in its technical details
+    expect(ins.page.locator("#target-error .error-line")).to_have_text([e["detail"] for e in problem["errors"]])
+    expect(ins.page.locator("#target-error details.tech code")).to_have_text(expected)
     expect(editor).to_have_attribute("aria-invalid", "true")
     # the error describes the field (assistive technology reads it with the field)
     assert "target-error" in editor.get_attribute("aria-describedby")
@@ -243,7 +251,10 @@ def test_custom_model_error_is_shown_next_to_the_field(inspector, live_url):
     expect(ins.page.locator("#target-error")).to_contain_text("not JSON")
     api_calls = lambda: [url for _, url in ins.requests if "/v1/" in url]  # not the page's own files (the icon comes late)
     sent = api_calls()
-    ins.press("Step")  # nothing can be sent until the model is mended: the same error, no request
+    for name in ("Draft", "Step", "Run"):  # nothing can be sent until the model is mended
+        expect(ins.button(name)).to_be_disabled()
+    ins.button("Step").click(force=True)  # pressed anyway: the same error, no request
+    ins.wait_idle()
     expect(ins.page.locator("#target-error")).to_contain_text("not JSON")
     expect(ins.page.locator("#alert")).to_contain_text("not JSON")
     assert api_calls() == sent and ins.output() == []
@@ -406,7 +417,7 @@ def test_greedy_and_autoregressive_blocks(inspector, live_url):
     expect(ins.region("Verification").locator(".verify-head .token")).to_have_text(trace["output"][0])
     ins.press("Run")
     assert ins.output() == trace["output"]
-    assert ins.counters()["committed per target pass"] == "1"
+    assert ins.counters()["committed_per_pass"] == "1"
     ins.assert_no_console_errors()
 
 
@@ -470,7 +481,8 @@ def test_hostile_links_are_bounded_and_explained(inspector, live_url):
 
     ins.open(urlencode({"draft": "biased", "seed": "1", "width": "abc", "blocks": "3"}))
     problem = api(live_url, "/v1/step", {"config": {"draft": "biased", "seed": 1, "width": "abc"}})
-    expect(ins.page.locator("#width-error .error-line")).to_have_text(
+    expect(ins.page.locator("#width-error .error-line")).to_have_text([e["detail"] for e in problem["errors"]])
+    expect(ins.page.locator("#width-error details.tech code")).to_have_text(
         [f"{e['pointer']}: {e['detail']}" for e in problem["errors"]])
     expect(ins.field("Width")).to_have_attribute("aria-invalid", "true")
     assert ins.output() == []

@@ -114,3 +114,62 @@ def test_axe_core_finds_no_serious_violation_in_the_analysis(browser, live_url, 
         assert serious_axe_violations(ins.page) == []
     finally:
         context.close()
+
+
+def test_draft_cost_moved_by_keyboard_during_a_request(inspector, live_url):
+    """The figures always belong to the slider's value: three key presses while the analysis
+    requests are held (by the test, not by time) leave the figures of the last value, not of an
+    older one, and none is dropped."""
+    ins = inspector.open("draft=biased&seed=1")
+    analyse(ins)
+    held = []
+    ins.page.route("**/v1/analysis", lambda route: held.append(route))
+    slider = ins.page.locator("#draft-cost")
+    slider.focus()
+    for count in (1, 2, 3):
+        ins.page.keyboard.press("ArrowRight")  # 0.01, 0.02, 0.03: each a change while the last is unanswered
+        for _ in range(400):  # until the page's request is held (a bounded wait, never an assertion on time)
+            if len(held) >= count:
+                break
+            ins.page.wait_for_timeout(50)
+        assert len(held) == count, f"the change to {count / 100} sent no request while the previous one was unanswered"
+    expect(slider).to_have_value("0.03")
+    for route in held:  # the older requests were aborted by the page: continuing them may fail
+        try:
+            route.continue_()
+        except Exception:  # noqa: BLE001 - an aborted request has nothing to continue
+            pass
+    ins.wait_idle()
+    expect(ins.region("Analysis").locator(".analysis-view")).to_have_attribute("data-cost", "0.03")
+    expected = analysis(live_url, {"draft": "biased", "seed": 1}, "0.03")
+    assert table(ins, "table.analysis-sweep") == [
+        [str(s["width"]), fmt(s["committed_per_pass"]), fmt(s["speedup"]), "best width" if s["width"] == expected["best_width"] else ""]
+        for s in expected["sweep"]]
+    expect(ins.region("Analysis").locator(".analysis-verdict")).to_contain_text(
+        f"draft cost 0.03: {fmt(expected['expected']['committed_per_pass'])} tokens per target pass, speedup {fmt(expected['expected']['speedup'])}")
+    assert "cost=0.03" in ins.page.url
+    ins.assert_no_console_errors()
+
+
+def test_speedup_caveat_exact_fractions_second_and_both_lines_at_cost_0(inspector, live_url):
+    ins = inspector.open("draft=biased&seed=1")
+    analyse(ins)
+    region = ins.region("Analysis")
+    expect(region.locator(".caveat")).to_contain_text(
+        "The draft's cost, batching and the hardware decide the real speed: four tokens per pass is not four times faster.")
+    result = analysis(live_url, {"draft": "biased", "seed": 1}, "0")
+    row = region.locator("table.analysis-expected tr[data-counter='draws'] td")
+    expect(row).to_have_text([fmt(result["expected"]["counters"]["draws"]), result["expected"]["counters_exact"]["draws"]])
+    size = "el => parseFloat(getComputedStyle(el).fontSize)"
+    assert row.nth(1).locator("code").evaluate(size) < row.nth(0).evaluate(size)  # the decimal first, the fraction smaller
+    assert row.nth(1).evaluate("el => getComputedStyle(el).color") != row.nth(0).evaluate("el => getComputedStyle(el).color")
+    # at cost 0 speedup equals committed per pass at every width: the lines coincide, both stay visible
+    assert all(s["speedup"] == s["committed_per_pass"] for s in result["sweep"])
+    cpp, speedup = region.locator("polyline.series-cpp"), region.locator("polyline.series-speedup")
+    assert cpp.get_attribute("points") == speedup.get_attribute("points")
+    style = "(el, name) => getComputedStyle(el)[name]"
+    assert speedup.evaluate(style, "strokeDasharray") not in ("none", "")
+    assert float(cpp.evaluate(style, "strokeWidth").rstrip("px")) > float(speedup.evaluate(style, "strokeWidth").rstrip("px"))
+    assert region.locator("rect.series-speedup").count() == region.locator("circle.series-cpp").count() == 8  # other marks
+    expect(region.locator("figcaption")).to_contain_text("at draft cost 0 the two lines coincide")
+    ins.assert_no_console_errors()

@@ -25,7 +25,7 @@ function svg(tag, attrs = {}, ...children) {
 
 /** A line chart of committed tokens per pass and speedup against width, the best width marked. */
 export function sweepChart(sweep, best) {
-  const W = 480, H = 220, left = 44, right = 12, top = 14, bottom = 36;
+  const W = 480, H = 240, left = 44, right = 12, top = 18, bottom = 40;
   const widths = sweep.map((s) => s.width);
   const ymax = Math.max(1, ...sweep.map((s) => Math.max(s.committed_per_pass, s.speedup))) * 1.1;
   const x = (w) => left + (widths.length === 1 ? 0.5 : (w - widths[0]) / (widths.at(-1) - widths[0])) * (W - left - right);
@@ -39,26 +39,30 @@ export function sweepChart(sweep, best) {
     chart.append(svg("text", { x: left - 6, y: y(t) + 4, class: "tick", "text-anchor": "end" }, String(t)));
     chart.append(svg("line", { x1: left, y1: y(t), x2: W - right, y2: y(t), class: "grid" }));
   }
-  for (const w of widths) chart.append(svg("text", { x: x(w), y: H - bottom + 16, class: "tick", "text-anchor": "middle" }, String(w)));
+  for (const w of widths) chart.append(svg("text", { x: x(w), y: H - bottom + 18, class: "tick", "text-anchor": "middle" }, String(w)));
   chart.append(svg("text", { x: (left + W - right) / 2, y: H - 4, class: "tick", "text-anchor": "middle" }, "width"));
   const bestX = x(best);
   chart.append(svg("line", { x1: bestX, y1: top, x2: bestX, y2: y(0), class: "best" }));
-  chart.append(svg("text", { x: bestX + 4, y: top + 10, class: "tick best-label" }, `best width ${best}`));
-  for (const [key, cls] of [["committed_per_pass", "series-cpp"], ["speedup", "series-speedup"]]) {
-    const points = sweep.map((s) => `${x(s.width)},${y(s[key])}`).join(" ");
-    chart.append(svg("polyline", { points, class: `series ${cls}` }));
-    for (const s of sweep) chart.append(svg("circle", { cx: x(s.width), cy: y(s[key]), r: 3, class: `dot ${cls}` }));
-  }
+  const right_ = bestX > W * 0.6; // near the right edge the label goes left of its line
+  chart.append(svg("text", { x: right_ ? bestX - 4 : bestX + 4, y: top + 12, class: "tick best-label", "text-anchor": right_ ? "end" : "start" }, `best width ${best}`));
+  // committed per pass: a thick solid line with round dots; speedup: a thin dashed line with square
+  // marks drawn on top, so where the two are equal (draft cost 0) both stay visible
+  const cpp = sweep.map((s) => `${x(s.width)},${y(s.committed_per_pass)}`).join(" ");
+  chart.append(svg("polyline", { points: cpp, class: "series series-cpp" }));
+  for (const s of sweep) chart.append(svg("circle", { cx: x(s.width), cy: y(s.committed_per_pass), r: 6, class: "dot series-cpp" }));
+  const speedup = sweep.map((s) => `${x(s.width)},${y(s.speedup)}`).join(" ");
+  chart.append(svg("polyline", { points: speedup, class: "series series-speedup" }));
+  for (const s of sweep) chart.append(svg("rect", { x: x(s.width) - 3, y: y(s.speedup) - 3, width: 6, height: 6, class: "dot series-speedup" }));
   return chart;
 }
 
 function contextsTable(contexts) {
   return el("table", { className: "analysis-contexts" },
-    el("caption", {}, "Acceptance per context: alpha = sum of min(p, q)"),
-    el("thead", {}, el("tr", {}, ["context", "alpha", "exact", "residual"].map((h) => el("th", { scope: "col" }, h)))),
+    el("caption", {}, "Acceptance per context: alpha = sum of min(p, q), the chance a proposal there is kept"),
+    el("thead", {}, el("tr", {}, ["context", "alpha", "exact", "correction (residual)"].map((h) => el("th", { scope: "col", className: h === "exact" ? "exact" : "" }, h)))),
     el("tbody", {}, contexts.map((c) => el("tr", {},
       el("th", { scope: "row" }, c.context === null ? "empty prefix" : token(c.context)),
-      el("td", {}, num(c.alpha)), el("td", {}, el("code", {}, c.alpha_exact)),
+      el("td", {}, num(c.alpha)), el("td", { className: "exact" }, el("code", {}, c.alpha_exact)),
       el("td", {}, c.residual ? c.residual.map(fmt).join(" / ") : "none (alpha = 1)")))));
 }
 
@@ -66,7 +70,7 @@ function expectedTable(expected) {
   return el("table", { className: "analysis-expected" },
     el("caption", {}, "Expected counters per session (exact)"),
     el("tbody", {}, COUNTERS.map((name) => el("tr", { "data-counter": name },
-      el("th", { scope: "row" }, name), el("td", {}, num(expected.counters[name])), el("td", {}, el("code", {}, expected.counters_exact[name]))))));
+      el("th", { scope: "row" }, name), el("td", {}, num(expected.counters[name])), el("td", { className: "exact" }, el("code", {}, expected.counters_exact[name]))))));
 }
 
 function comparison(result, width) {
@@ -88,7 +92,7 @@ function comparison(result, width) {
 /** The output distribution's distance to the target's (and the naive correction's), exactly. */
 function distance(result) {
   const o = result.output;
-  const exactly = (x, text) => el("span", {}, num(x), " (", el("code", {}, text), ")");
+  const exactly = (x, text) => el("span", {}, num(x), el("span", { className: "exact" }, " (", el("code", {}, text), ")"));
   return el("p", { className: "analysis-tv" },
     `Output over the first ${o.depth} token${o.depth === 1 ? "" : "s"}: total variation to the target's distribution `,
     el("span", { className: "tv" }, exactly(o.tv, o.tv_exact)),
@@ -106,70 +110,119 @@ function sweepTable(sweep, best) {
       el("td", {}, s.width === best ? "best width" : "")))));
 }
 
+function verdictText(result, cost) {
+  const e = result.expected;
+  return `Width ${result.config.width}, draft cost ${cost}: ${fmt(e.committed_per_pass)} tokens per target pass, `
+    + `speedup ${fmt(e.speedup)}; best width ${result.best_width}.`;
+}
+
+/** A wide table scrolls inside its card (a phone's page never scrolls sideways). */
+function scrolling(table, label) {
+  return el("div", { className: "table-scroll", tabindex: "0", role: "group", "aria-label": `${label} (scrolls sideways)` }, table);
+}
+
 /** The whole panel for one response. */
-export function analysisView(result) {
-  return el("div", {},
-    el("p", {}, "Exact over all sessions of these settings (the seed does not matter)."),
-    contextsTable(result.contexts),
-    expectedTable(result.expected),
-    comparison(result, result.config.width),
-    distance(result),
-    el("figure", {}, sweepChart(result.sweep, result.best_width),
-      el("figcaption", {}, el("span", { className: "key key-cpp" }, "\u25cf committed tokens per pass"), "  ",
-        el("span", { className: "key key-speedup" }, "\u25cf speedup"), ` \u00b7 best width ${result.best_width}`)),
-    sweepTable(result.sweep, result.best_width));
+export function analysisView(result, cost) {
+  return el("div", { className: "analysis-view", "data-cost": cost },
+    el("p", {}, `Exact over all sessions of these settings (the seed does not matter), at draft cost ${cost}.`),
+    el("div", { className: "analysis-speed" },
+      el("div", {},
+        el("p", { className: "analysis-verdict", tabindex: "-1" }, verdictText(result, cost)),
+        scrolling(comparison(result, result.config.width), "Exact against Leviathan")),
+      el("div", {},
+        el("p", { className: "caveat" }, el("strong", {}, "Speedup here counts target passes only. "),
+          "The draft's cost, batching and the hardware decide the real speed: four tokens per pass is not four times faster."),
+        el("figure", {}, sweepChart(result.sweep, result.best_width),
+        el("figcaption", {}, el("span", { className: "key key-cpp" }, "\u25cf\u2501 committed tokens per pass"), " \u00b7 ",
+          el("span", { className: "key key-speedup" }, "\u25a0\u2504 speedup"), ` \u00b7 best width ${result.best_width}`,
+          result.sweep.every((s) => s.speedup === s.committed_per_pass)
+            ? el("span", { className: "coincide" }, " \u00b7 at draft cost 0 the two lines coincide (the dashed one is drawn on top)") : null)))),
+    el("div", { className: "analysis-residual" }, scrolling(contextsTable(result.contexts), "Acceptance per context"), distance(result)),
+    scrolling(expectedTable(result.expected), "Expected counters"),
+    scrolling(sweepTable(result.sweep, result.best_width), "Sweep over width"));
 }
 
 /**
  * Wire the panel: an Analyse button and a draft-cost slider. Returns the panel's handle:
  * `invalidate()` (the settings changed: a shown analysis would be stale), `state` ({shown,
  * cost}, for the URL fragment) and `restore({shown, cost})` (rebuild it from a fragment; the
- * caller awaits it inside its own queued task).
- * @param {{enqueue: Function, settings: Function, changed: Function}} controller `changed()`
- *   is called after the panel's state changed (the controller records it in the URL)
+ * caller awaits it inside its own queued task). The figures shown always belong to the slider's
+ * value: a newer value aborts the request of an older one, and a stale answer is never drawn.
+ * @param {{enqueue: Function, settings: Function, changed: Function, verdict: Function}} controller
+ *   `changed()` is called after the panel's state changed (the controller records it in the URL);
+ *   `verdict(element, text)` brings the result into view and announces it
  */
-export function setupAnalysis({ enqueue, settings, changed }) {
+export function setupAnalysis({ enqueue, settings, changed, verdict = () => {} }) {
   const box = $("analysis");
   const cost = el("input", { id: "draft-cost", type: "range", min: "0", max: "0.5", step: "0.01", value: "0" });
   const costValue = el("output", { id: "draft-cost-value", for: "draft-cost" }, "0");
   const button = el("button", { type: "button", id: "btn-analyse" }, "Analyse");
   const result = el("div", { id: "analysis-result", "aria-live": "polite" });
   box.append(
-    el("p", {}, "Exact expectations over all sessions of the current settings (", el("code", {}, "POST /v1/analysis"), ")."),
+    el("p", {}, "Exact averages over all sessions of the current settings, every seed at once."),
     el("div", { className: "row" },
       el("label", { for: "draft-cost" }, "Draft cost (target passes per draft step)"), cost, costValue),
     el("p", {}, button),
-    result);
+    result,
+    el("details", { className: "tech" }, el("summary", {}, "Technical details"),
+      el("p", {}, "The panel calls ", el("code", {}, "POST /v1/analysis"), " with the settings, widths 1 to 8 and the draft cost; "
+        + "the exact figures are fractions (issue 12, docs/analysis.md).")));
   let shown = false;
+  let wanted = false; // the panel should show figures (Analyse was pressed and the settings did not change)
+  let requested = 0; // the number of the latest request: only its answer is drawn
+  let controller = null;
 
-  async function run() {
+  async function run(mine) {
     const current = settings();
+    const value = cost.value;
+    if (controller) controller.abort();
+    controller = new AbortController();
     shown = false;
+    wanted = true;
     try {
-      const body = `{"config": ${configText(current)}, "widths": ${JSON.stringify(widths(current.width))}, "draft_cost": ${cost.value}}`;
-      result.replaceChildren(analysisView(await api.analysis(body)));
+      const body = `{"config": ${configText(current)}, "widths": ${JSON.stringify(widths(current.width))}, "draft_cost": ${value}}`;
+      const answer = await api.analysis(body, { signal: controller.signal });
+      if (mine !== requested) return false; // a newer value was asked for meanwhile
+      result.replaceChildren(analysisView(answer, value));
       shown = true;
+      return true;
     } catch (error) {
+      if (mine !== requested) return false;
       if (error instanceof api.ApiError && error.status === 404) {
         result.replaceChildren(el("p", { className: "muted" }, "This service has no analysis route (POST /v1/analysis answered 404)."));
       } else {
         result.replaceChildren(el("p", { className: "alert" }, `The analysis failed: ${error.message}`,
           ...(error.fieldErrors || []).map((e) => el("span", { className: "error-line" }, `${e.pointer}: ${e.detail}`))));
       }
+      return true;
     }
   }
 
-  const analyse = () => enqueue(async () => {
-    await run();
-    changed();
-  });
+  const analyse = () => {
+    const mine = ++requested;
+    if (controller) controller.abort(); // the answer for an older value is not wanted any more
+    return enqueue(async () => {
+      if (mine !== requested) return; // a later value is queued: only its figures are drawn
+      if (await run(mine)) {
+        changed();
+        // the figures' summary, or (when only the residuals are shown, as in the story) the residual part
+        const head = [...result.querySelectorAll(".analysis-verdict, .analysis-residual")].find((e) => e.getClientRects().length)
+          || result.firstChild;
+        const summary = result.querySelector(".analysis-verdict");
+        verdict(head, summary ? summary.textContent : "Analysis done.");
+      }
+    });
+  };
   button.addEventListener("click", analyse);
   cost.addEventListener("input", () => {
     costValue.textContent = cost.value;
   });
-  cost.addEventListener("change", () => (shown ? analyse() : enqueue(async () => changed())));
+  cost.addEventListener("change", () => (wanted ? analyse() : enqueue(async () => changed())));
   return {
     invalidate() {
+      wanted = false;
+      requested += 1;
+      if (controller) controller.abort();
       if (!shown) return;
       shown = false;
       result.replaceChildren(el("p", { className: "muted" }, "The settings changed: press Analyse for the new ones."));
@@ -181,8 +234,10 @@ export function setupAnalysis({ enqueue, settings, changed }) {
       cost.value = state.cost;
       costValue.textContent = cost.value;
       shown = false;
+      wanted = false;
+      const mine = ++requested;
       result.replaceChildren();
-      if (state.shown) await run();
+      if (state.shown) await run(mine);
     },
   };
 }

@@ -37,12 +37,13 @@ export class ApiError extends Error {
  * undefined. Resolves to the parsed JSON; rejects with ApiError.
  * @param {string} path e.g. "/v1/step"
  * @param {string} [body] JSON text
- * @param {{raw?: boolean}} [options] raw: resolve to {text, data} (the exact bytes as text, and parsed)
+ * @param {{raw?: boolean, signal?: AbortSignal}} [options] raw: resolve to {text, data} (the exact bytes as
+ *   text, and parsed); signal: abort the request (it then rejects with ApiError status 0)
  */
-export async function call(path, body, { raw = false } = {}) {
+export async function call(path, body, { raw = false, signal = undefined } = {}) {
   const init = body === undefined
-    ? { method: "GET", headers: { Accept: "application/json" } }
-    : { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body };
+    ? { method: "GET", headers: { Accept: "application/json" }, signal }
+    : { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body, signal };
   let response;
   try {
     response = await fetch(path, init);
@@ -74,4 +75,4 @@ export const verify = (stateText, tokens) => call("/v1/verify", `{"state": ${sta
 export const runs = (configText, options) => call("/v1/runs", `{"config": ${configText}}`, options);
 export const models = () => call("/v1/models");
 export const grade = (traceText) => call("/v1/grade", traceText);
-export const analysis = (bodyText) => call("/v1/analysis", bodyText);
+export const analysis = (bodyText, options) => call("/v1/analysis", bodyText, options);

@@ -64,7 +64,8 @@ export function setupGrading({ enqueue, showReference, status }) {
     } catch (error) {
       const errors = error instanceof api.ApiError ? error.fieldErrors : [];
       box.replaceChildren(el("p", { className: "grade-fail" }, `${file.name} cannot be graded: ${error.message}`),
-        errors.length ? el("ul", {}, errors.map((e) => el("li", {}, `${e.pointer}: ${e.detail}`))) : null);
+        // replaceChildren writes null as the text "null": only real nodes go in
+        ...(errors.length ? [el("ul", {}, errors.map((e) => el("li", {}, `${e.pointer}: ${e.detail}`)))] : []));
       status(`${file.name} cannot be graded.`);
       return;
     }

@@ -9,6 +9,7 @@ import * as R from "./render.js";
 import * as S from "./settings.js";
 import { setupGrading } from "./grade.js";
 import { setupAnalysis } from "./analysis.js";
+import * as story from "./story.js";
 
 const $ = (id) => document.getElementById(id);
 const MAX_BLOCKS = 256; // SPEC section 6: the limit is at most 256, so is a session's block count
@@ -27,6 +28,9 @@ const model = {
   selected: 0,
   divergence: null,
   builtinVocab: {},
+  invalid: null, // the API's 422 on these settings (Draft, Verify, Step and Run wait until they are mended)
+  story: 0, // the guided story's step (0: free exploration)
+  projector: false,
 };
 
 let renderedFragment = null;
@@ -66,6 +70,7 @@ function newSession(settings) {
   model.divergence = null;
   model.configText = null;
   model.settingsError = null;
+  model.invalid = null;
   try {
     model.configText = S.configText(settings);
   } catch (error) { // a custom model that is not JSON: nothing can be sent until it is mended
@@ -142,6 +147,10 @@ function updateButtons() {
 
 /** Why each action cannot run now ("" when it can). */
 function unavailable() {
+  if (model.settingsError || model.invalid) {
+    const why = "The settings marked in red must be mended first.";
+    return { draft: why, verify: why, step: why, run: why };
+  }
   const done = model.done ? `The session is done (${model.done}): press Reset or change a setting.` : "";
   return {
     draft: done || (model.pending ? "A proposal is already drafted: press Verify (or Step)." : ""),
@@ -157,6 +166,9 @@ function shownBlockNumber() {
 }
 
 function render() {
+  // a shorter page must not pull the view up under the pointer (a click between mousedown and
+  // mouseup would land elsewhere): the page keeps at least the height that shows what is on screen
+  document.body.style.minHeight = `${Math.ceil(window.scrollY + window.innerHeight)}px`;
   const words = vocab();
   const number = shownBlockNumber();
   const block = number ? model.blocks[number - 1] : null;
@@ -167,18 +179,146 @@ function render() {
   if (pendingShown) $("verification-summary").textContent = "Drafted, not verified yet: press Verify to commit.";
   R.correction({ correction: $("correction"), discarded: $("discarded"), bonus: $("bonus") }, pendingShown ? null : block, words);
   const state = model.state || { committed: [], position: 0, counters: ZERO };
-  R.output({ list: $("output"), summary: $("output-summary") }, model.blocks, { committed: state.committed, position: state.position, done: model.done });
+  R.output({ list: $("output"), summary: $("output-summary") }, model.blocks, { committed: state.committed, position: state.position, done: model.done }, model.selected);
   const divergent = model.divergence ? model.divergence.block + 1 : 0;
   R.history($("history"), model.blocks, number, divergent, (n) => enqueue(async () => select(n)));
-  R.draws($("draws").tBodies[0], model.blocks, model.pending);
+  R.draws($("draws").tBodies[0], $("raw-draws").tBodies[0], model.blocks, model.pending, model.selected);
   R.counters($("counters"), state.counters);
   $("block-caption").textContent = pendingShown ? "Showing the pending proposal (not committed)."
     : number ? `Showing block ${number} of ${model.blocks.length}${model.selected ? " (selected in the history)" : ""}.`
-      : "New session: empty prefix, position 0, counters 0.";
+      : "New session: nothing written yet, no draws used, counters 0.";
   const banner = $("divergence");
   banner.hidden = !(model.divergence && divergent === number);
   if (!banner.hidden) banner.textContent = divergenceText(model.divergence);
   updateButtons();
+  renderStory();
+}
+
+// ------------------------------------------------------------------ the guided story and projector mode
+
+const REGIONS = {
+  proposal: "proposal-region", verification: "verification-region", correction: "correction-region", output: "output-region",
+  history: "history-region", draws: "draws-region", counters: "counters-region", analysis: "analysis-region",
+};
+
+/** Whether the step's action has been taken in the view shown (its "after" words apply). */
+function stepDone(current) {
+  if (current.action === "Analyse") return analysis.state.shown;
+  if (current.action === "Run") return model.end || Boolean(model.done);
+  return model.blocks.length > (current.view.blocks || 0);
+}
+
+function settingsWords(settings) {
+  const model_ = (v) => (v.startsWith("{") ? "custom" : v);
+  return `Target ${model_(settings.target)} · draft ${model_(settings.draft)} · ${settings.mode} · width ${settings.width} · seed ${settings.seed} · limit ${settings.limit}`;
+}
+
+/** The story card, the page mode buttons and which regions are shown. */
+function renderStory() {
+  const current = story.step(model.story);
+  const body = document.body.classList;
+  body.toggle("story-mode", Boolean(current));
+  body.toggle("projector", model.projector);
+  $("btn-projector").setAttribute("aria-pressed", String(model.projector));
+  $("story-region").hidden = !current;
+  $("btn-story-start").hidden = Boolean(current);
+  $("btn-explore").hidden = !current;
+  const shown = current ? current.show : [];
+  for (const [name, id] of Object.entries(REGIONS)) $(id).classList.toggle("story-shown", shown.includes(name));
+  $("analysis-region").dataset.focus = (current && current.focus) || "";
+  arrangeRegions(current);
+  const done = Boolean(current) && stepDone(current);
+  body.toggle("step-done", done);
+  if (current) storyCard(model.story, current, done);
+}
+
+/** The story card of step `n`: where it is, its settings, its words, its action and the step links. */
+function storyCard(n, current, done) {
+  $("story-count").textContent = `Step ${n} of ${story.STEPS.length} \u00b7 ${current.section}`;
+  $("story-heading").textContent = current.title;
+  $("story-setup").textContent = settingsWords(model.settings);
+  $("story-text").replaceChildren(R.el("p", { className: done ? "story-after" : "story-before" }, done ? current.after : current.before));
+  $("story-action-slot").replaceChildren(storyAction(current, done));
+  $("btn-story-prev").setAttribute("aria-disabled", String(n === 1));
+  $("btn-story-next").setAttribute("aria-disabled", String(n === story.STEPS.length));
+  $("story-steps").replaceChildren(...story.STEPS.map((s, i) => R.el("li", {},
+    R.el("a", { href: `#${stepFragment(i + 1)}`, "aria-current": i + 1 === n ? "step" : undefined,
+      title: s.title }, `${i + 1}`, R.el("span", { className: "visually-hidden" }, `: ${s.title}`)))));
+}
+
+/**
+ * The step's action button, which presses the page's own. Verify and Run act once a step
+ * (Previous/Next or the step's link set the step up again); Analyse may be repeated.
+ */
+function storyAction(current, done) {
+  const spent = done && current.action !== "Analyse";
+  const button = R.el("button", { type: "button", id: "btn-story-action", className: done ? "secondary" : "",
+    "aria-disabled": String(spent), title: spent ? "Done: press Next, or Previous to see it again" : undefined }, current.action);
+  const target = current.action === "Analyse" ? "btn-analyse" : `btn-${current.action.toLowerCase()}`;
+  button.addEventListener("click", () => {
+    if (!spent) $(target).click();
+  });
+  return button;
+}
+
+const FREE_ORDER = [];
+
+/**
+ * In the story the regions a step looks at stand in two columns (the verdict and its rows left,
+ * the output and correction right); in free exploration they go back to their order.
+ */
+function arrangeRegions(current) {
+  const views = $("views");
+  if (!FREE_ORDER.length) FREE_ORDER.push(...[...views.children].filter((node) => node.id !== "story-cols"));
+  const columns = $("story-cols");
+  columns.hidden = !current;
+  if (!current) {
+    if (FREE_ORDER[0].parentNode !== views) views.append(...FREE_ORDER);
+    return;
+  }
+  columns.classList.toggle("single", !current.show.some((name) => ["output", "correction"].includes(name)));
+  const left = ["proposal", "verification", "history", "counters", "analysis"];
+  $("story-col-a").append(...left.map((name) => $(REGIONS[name])));
+  $("story-col-b").append(...["output", "correction"].map((name) => $(REGIONS[name])));
+}
+
+/** The URL fragment of story step `n`, set up as it begins. */
+function stepFragment(n) {
+  const current = story.step(n);
+  return S.toFragment({ ...S.DEFAULTS, ...current.settings },
+    { blocks: 0, ...current.view, story: n, projector: model.projector });
+}
+
+function goStory(n) {
+  if (!story.step(n)) return;
+  history.pushState(null, "", `#${stepFragment(n)}`);
+  enqueue(async () => {
+    await restore(location.hash);
+    $("story-heading").focus({ preventScroll: true });
+    window.scrollTo({ top: 0, behavior: "auto" });
+  });
+}
+
+/** Bring an action's verdict into view and focus (no smooth scroll when reduced motion is asked), and announce it. */
+function showVerdict(element, text) {
+  if (element) {
+    const reduced = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+    if (!element.hasAttribute("tabindex")) element.setAttribute("tabindex", "-1");
+    const { top, bottom } = element.getBoundingClientRect();
+    const inView = top >= 0 && top < window.innerHeight * 0.6 && bottom <= window.innerHeight;
+    if (!inView) element.scrollIntoView({ block: "start", behavior: reduced ? "auto" : "smooth" });
+    element.focus({ preventScroll: true });
+  }
+  // free exploration announces through its visible status line (role=status); the story hides it
+  $("announce").textContent = model.story ? text : "";
+}
+
+/** The verdict of a block in words: each proposal's fate, the correction or bonus, what was committed. */
+function blockVerdict(block, number) {
+  if (block.sample) return `Block ${number}: the target sampled ${block.sample.token}.`;
+  const fates = block.verification.map((v) => `${v.token} ${v.accepted ? "accepted" : "rejected"}${v.ratio === null ? "" : ` (u ${R.fmt(v.draw.u)} ${v.accepted ? "<" : "≥"} p/q ${R.fmt(v.ratio)})`}`);
+  const end = block.correction ? `correction ${block.correction.token}` : block.bonus ? `bonus ${block.bonus.token}` : "no bonus";
+  return `Block ${number}: ${fates.join(", ")}; ${end}. Committed ${block.committed.join(" ")}.`;
 }
 
 function divergenceText(d) {
@@ -197,7 +337,7 @@ function report(error) {
     alert.textContent = `The ${error.field} setting is ${error.detail}`;
   } else if (error instanceof api.ApiError && error.fieldErrors.length) {
     S.showFieldErrors(error.fieldErrors);
-    alert.textContent = `The API refused the settings (${error.status}): see the field${error.fieldErrors.length === 1 ? "" : "s"} marked.`;
+    alert.textContent = `The service refused these settings: see the field${error.fieldErrors.length === 1 ? "" : "s"} marked in red.`;
   } else {
     alert.textContent = error.message || String(error);
   }
@@ -214,7 +354,7 @@ function clearAlert() {
 function fragment() {
   return S.toFragment(model.settings, {
     blocks: model.blocks.length, proposal: Boolean(model.pending), end: model.end, block: model.selected,
-    analysis: analysis.state.shown, cost: analysis.state.cost,
+    analysis: analysis.state.shown, cost: analysis.state.cost, story: model.story, projector: model.projector,
   });
 }
 
@@ -228,18 +368,26 @@ function pushView() {
 /** Rebuild the view that a fragment describes, replaying its blocks through the API. */
 async function restore(hash) {
   const { settings, view } = S.fromFragment(hash);
+  model.story = story.step(view.story) ? view.story : 0;
+  model.projector = view.projector;
   S.writeForm(settings);
   S.clearFieldErrors();
   clearAlert();
   renderedFragment = hash;
   try {
     newSession(settings);
-    if (view.end) {
-      await doRun();
-    } else {
-      for (let i = 0; i < Math.min(view.blocks, MAX_BLOCKS) && !model.done; i += 1) await doStep();
+    try {
+      if (view.end) {
+        await doRun();
+      } else {
+        for (let i = 0; i < Math.min(view.blocks, MAX_BLOCKS) && !model.done; i += 1) await doStep();
+      }
+      if (view.proposal && !model.done) await doDraft();
+      if (!model.blocks.length && !model.pending) await api.draft(stateText()); // let the API check a pasted link's settings
+    } catch (error) {
+      if (error instanceof api.ApiError && error.fieldErrors.length) model.invalid = error;
+      throw error;
     }
-    if (view.proposal && !model.done) await doDraft();
     model.selected = view.block <= model.blocks.length ? view.block : 0;
     await analysis.restore({ shown: view.analysis, cost: view.cost });
     status(model.blocks.length || model.pending ? `Restored from the link: ${model.blocks.length} block${model.blocks.length === 1 ? "" : "s"}${model.pending ? " and a pending proposal" : ""}.` : "New session.");
@@ -252,8 +400,8 @@ async function restore(hash) {
 
 function action(name, task, message) {
   return () => enqueue(async () => {
-    if (model.settingsError && name !== "reset") {
-      report(model.settingsError);
+    if ((model.settingsError || model.invalid) && name !== "reset") {
+      report(model.settingsError || model.invalid);
       return;
     }
     const reason = unavailable()[name];
@@ -269,8 +417,17 @@ function action(name, task, message) {
       render();
     }
     pushView();
-    status(message());
+    const text = message();
+    status(text);
+    showVerdict(verdictElement(name), text);
   });
+}
+
+/** Where the verdict of an action is shown. */
+function verdictElement(name) {
+  if (name === "draft") return $("proposal-summary");
+  if (name === "verify" || name === "step") return $("verification-summary");
+  return $("output-summary");
 }
 
 const committedText = (block) => block.committed.join(" ");
@@ -279,13 +436,13 @@ function wire() {
   $("btn-draft").addEventListener("click", action("draft", doDraft,
     () => `Drafted ${model.pending.tokens.join(" ") || "nothing"}: not committed.`));
   $("btn-verify").addEventListener("click", action("verify", doVerify,
-    () => `Verified block ${model.blocks.length}: committed ${committedText(model.blocks.at(-1))}.`));
+    () => `Verified. ${blockVerdict(model.blocks.at(-1), model.blocks.length)}`));
   $("btn-step").addEventListener("click", action("step", doStep,
-    () => `Step: block ${model.blocks.length} committed ${committedText(model.blocks.at(-1))}.`));
+    () => `Step. ${blockVerdict(model.blocks.at(-1), model.blocks.length)}`));
   $("btn-run").addEventListener("click", action("run", doRun,
     () => `Run to the end: ${model.blocks.length} blocks, output ${model.state.committed.join(" ")} (${model.done}).`));
   $("btn-reset").addEventListener("click", action("reset", async () => newSession(S.readForm()),
-    () => "Reset: new session (empty prefix, position 0, counters 0)."));
+    () => "Reset: new session (nothing written, no draws used, counters 0)."));
   $("btn-download").addEventListener("click", () => enqueue(downloadTrace));
 
   const form = $("settings");
@@ -294,6 +451,21 @@ function wire() {
     if (event.target.id === "target" || event.target.id === "draft") S.showCustomEditors();
     enqueue(settingsChanged);
   });
+  $("btn-story-start").addEventListener("click", () => goStory(1));
+  $("btn-story-prev").addEventListener("click", () => goStory(model.story - 1));
+  $("btn-story-next").addEventListener("click", () => goStory(model.story + 1));
+  $("btn-explore").addEventListener("click", () => enqueue(async () => {
+    model.story = 0;
+    render();
+    pushView();
+    status("Free exploration: every setting and button, starting from the story's view.");
+    $("settings-heading").scrollIntoView({ block: "start" });
+  }));
+  $("btn-projector").addEventListener("click", () => enqueue(async () => {
+    model.projector = !model.projector;
+    render();
+    pushView();
+  }));
   window.addEventListener("hashchange", () => {
     if (location.hash !== renderedFragment) enqueue(() => restore(location.hash));
   });
@@ -310,8 +482,15 @@ async function settingsChanged() {
     render();
     pushView();
   }
-  status(`Settings changed: new session (empty prefix, position 0, counters 0)${hadWork ? "; the previous output and counters were cleared" : ""}.`);
-  await api.draft(stateText()); // a 422 here names the bad field; nothing is kept
+  status(`Settings changed: new session (nothing written, no draws used, counters 0)${hadWork ? "; the previous output and counters were cleared" : ""}.`);
+  try {
+    await api.draft(stateText()); // a 422 here names the bad field; nothing is kept
+  } catch (error) {
+    if (error instanceof api.ApiError && error.fieldErrors.length) model.invalid = error;
+    throw error;
+  } finally {
+    updateButtons();
+  }
 }
 
 async function downloadTrace() {
@@ -365,7 +544,7 @@ async function main() {
   logCalls();
   wire();
   setupGrading({ enqueue, showReference, status });
-  analysis = setupAnalysis({ enqueue, settings: () => S.readForm(), changed: pushView });
+  analysis = setupAnalysis({ enqueue, settings: () => S.readForm(), changed: () => { pushView(); renderStory(); }, verdict: showVerdict });
   try {
     const { models } = await api.models();
     for (const m of models) model.builtinVocab[m.name] = m.vocab;

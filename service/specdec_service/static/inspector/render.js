@@ -42,7 +42,9 @@ export function contextLabel(context) {
 export function bar(fill, { marker = null, className = "", label = "" } = {}) {
   const filled = el("span", { className: "bar-fill" });
   filled.style.width = `${Math.max(0, Math.min(1, fill)) * 100}%`;
-  const node = el("span", { className: `bar ${className}`.trim(), role: "img", "aria-label": label }, filled);
+  const node = label
+    ? el("span", { className: `bar ${className}`.trim(), role: "img", "aria-label": label }, filled)
+    : el("span", { className: `bar ${className}`.trim(), "aria-hidden": "true" }, filled); // the number beside it says it
   if (marker !== null) {
     const mark = el("span", { className: "bar-marker" });
     mark.style.left = `${Math.max(0, Math.min(1, marker)) * 100}%`;
@@ -65,10 +67,19 @@ export function distribution(vocab, row, { chosen = null, caption = "" } = {}) {
   return list;
 }
 
-/** "draw 0.4444 at position 3" (or "no draw" in greedy). */
+/** "u 0.4444 (draw #3)" (or "no draw" in greedy). Draw numbers count the seed's stream from #0. */
 export function drawText(draw) {
   if (!draw) return el("span", { className: "muted" }, "no draw (argmax)");
-  return el("span", { className: "draw" }, "u ", num(draw.u), ` at position ${draw.position}`);
+  return el("span", { className: "draw" }, "u ", num(draw.u), ` (draw #${draw.position})`);
+}
+
+/**
+ * A token with a glyph saying how it was committed (the state is never told by colour alone):
+ * the glyph is CSS content (inspector.css, with empty alt text), so the element's text stays the token.
+ * `how`: accepted, correction, bonus, sampled, uncommitted or discarded.
+ */
+export function markedToken(label, how) {
+  return token(label, `${how}-token${how === "uncommitted" || how === "discarded" ? ` ${how}` : ""}`);
 }
 
 // ------------------------------------------------------------------ regions
@@ -89,13 +100,13 @@ export function proposal({ list, table, summary }, proposalJson, vocab, pending,
     return;
   }
   summary.textContent = pending
-    ? `Drafted, not committed: ${steps.length} proposal${steps.length === 1 ? "" : "s"} waiting for Verify. The committed output has not changed.`
+    ? `Drafted, not committed: ${steps.length} proposal${steps.length === 1 ? "" : "s"} waiting for Verify (dashed, marked ?). The committed output has not changed.`
     : `Block ${blockNumber}'s proposal: ${steps.length} drafted token${steps.length === 1 ? "" : "s"}.`;
   for (const step of steps) {
-    list.append(el("li", {}, token(step.token, pending ? "uncommitted" : "")));
+    list.append(el("li", {}, pending ? markedToken(step.token, "uncommitted") : token(step.token)));
     table.tBodies[0].append(el("tr", {},
-      el("td", {}, String(step.index)),
-      el("td", {}, contextLabel(step.context)),
+      el("td", {}, `proposal ${step.index}`),
+      el("td", {}, step.context === null ? "empty prefix" : step.context),
       el("td", {}, distribution(vocab, step.q, { chosen: step.token, caption: `q ${contextLabel(step.context)}` })),
       el("td", {}, drawText(step.draw)),
       el("td", {}, token(step.token, pending ? "uncommitted" : ""), step.drafted ? null : el("span", { className: "tag" }, " (supplied)"))));
@@ -103,33 +114,74 @@ export function proposal({ list, table, summary }, proposalJson, vocab, pending,
   table.hidden = false;
 }
 
-/** One verification row: p, q, ratio, the u marker against the ratio, accepted or rejected in words. */
-function verificationRow(v) {
+/** A cell of the p/q table: the number and a small bar (a signed bar for p - q, its positive part highlighted). */
+function pqCell(value, { signed = false } = {}) {
+  if (!signed) return el("td", {}, num(value), bar(value, { className: "mini", label: "" }));
+  const positive = value > 0;
+  const mark = el("span", { className: `signed ${positive ? "positive" : value < 0 ? "negative" : "zero"}` });
+  mark.style.width = `${Math.min(1, Math.abs(value)) * 50}%`;
+  return el("td", { className: positive ? "pos" : "" },
+    el("span", { className: "num" }, value > 0 ? `+${fmt(value)}` : value < 0 ? `\u2212${fmt(-value)}` : "0"),
+    el("span", { className: "signed-bar", "aria-hidden": "true" }, mark),
+    positive ? el("span", { className: "visually-hidden" }, " (positive part)") : null);
+}
+
+/**
+ * The target's row p and the draft's row q of one verified proposal as labeled rows, with
+ * p - q (its positive part highlighted) and, at the rejected proposal, the normalised correction.
+ */
+export function pqTable(vocab, v, correction) {
+  const diff = v.p.map((p, i) => p - v.q[i]);
+  const rows = [
+    el("tr", { className: "row-p" }, el("th", { scope: "row" }, "target p"), v.p.map((x) => pqCell(x))),
+    el("tr", { className: "row-q" }, el("th", { scope: "row" }, "draft q"), v.q.map((x) => pqCell(x))),
+  ];
+  if (v.ratio !== null) {
+    rows.push(el("tr", { className: "row-diff" }, el("th", { scope: "row" }, "p \u2212 q"), diff.map((x) => pqCell(x, { signed: true }))));
+    if (correction) {
+      rows.push(el("tr", { className: "row-correction" }, el("th", { scope: "row" }, "correction"),
+        correction.distribution.map((x) => pqCell(x))));
+    }
+  }
+  const note = correction ? el("p", { className: "hint pq-note" }, "correction = the positive part of p \u2212 q, rescaled to sum 1") : null;
+  return el("div", { className: "table-scroll", tabindex: "0", role: "group", "aria-label": `p and q ${v.context === null ? "at the empty prefix" : `after ${v.context}`} (scrolls sideways)` },
+    el("table", { className: "pq" },
+      el("caption", {}, `The two models' rows ${v.context === null ? "at the empty prefix" : `after ${v.context}`}`),
+      el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "token"),
+        vocab.map((t) => el("th", { scope: "col", className: t === v.token ? "proposed" : "" }, token(t),
+          t === v.token ? el("span", { className: "tag" }, " proposed") : null)))),
+      el("tbody", {}, rows)), note);
+}
+
+/** One verification row: p and q side by side, the ratio bar with the draw u marked, the verdict in words. */
+function verificationRow(v, vocab, correction) {
   const verdict = v.accepted ? "accepted" : "rejected";
   const ratio = v.ratio;
   let explanation;
   if (ratio === null) {
     explanation = v.accepted ? "matches the target's argmax" : "differs from the target's argmax";
   } else {
-    explanation = `u ${fmt(v.draw.u)} ${v.accepted ? "<" : "\u2265"} ratio ${fmt(ratio)}`;
+    explanation = `u ${fmt(v.draw.u)} (the line) ${v.accepted ? "<" : "\u2265"} ratio ${fmt(ratio)} (the filled part)`;
   }
   return el("li", { className: `verify ${verdict}` },
     el("div", { className: "verify-head" },
-      el("span", { className: "index" }, `${v.index}.`),
+      el("span", { className: "index" }, `proposal ${v.index}:`),
       token(v.token),
       el("span", { className: "ctx" }, contextLabel(v.context)),
       el("strong", { className: `verdict ${verdict}` }, v.accepted ? "\u2713 " : "\u2717 ", verdict)),
+    pqTable(vocab, v, correction),
     el("dl", { className: "verify-numbers" },
       el("dt", {}, "p"), el("dd", { className: "p" }, num(v.p_token)),
       el("dt", {}, "q"), el("dd", { className: "q" }, num(v.q_token)),
-      el("dt", {}, "ratio"), el("dd", { className: "ratio" }, ratio === null ? "none (greedy)" : num(ratio)),
+      el("dt", {}, "ratio p/q"), el("dd", { className: "ratio" }, ratio === null ? "none (greedy)" : num(ratio)),
       el("dt", {}, "u"), el("dd", { className: "u" }, v.draw ? num(v.draw.u) : "no draw"),
-      el("dt", {}, "draw position"), el("dd", { className: "position" }, v.draw ? String(v.draw.position) : "none")),
+      el("dt", {}, "draw"), el("dd", { className: "position" }, v.draw ? `#${v.draw.position}` : "none")),
     ratio === null ? null : bar(ratio, {
       marker: v.draw.u, className: `ratio-bar ${verdict}`,
       label: `ratio ${fmt(ratio)} filled on a 0 to 1 bar, u ${fmt(v.draw.u)} marked: ${verdict}`,
     }),
-    el("p", { className: "explain" }, explanation, ratio !== null && ratio >= 1 ? " (a ratio of 1 or more is always accepted)" : ""));
+    el("p", { className: "explain" }, explanation,
+      ratio !== null && ratio >= 1 ? el("span", { className: "remark" }, " (a ratio of 1 or more is always accepted)") : ""));
 }
 
 /** The Verification region: one row per verified position (or the autoregressive sample). */
@@ -150,15 +202,16 @@ export function verification({ list, summary }, block, vocab) {
   }
   const rows = block.verification;
   const accepted = rows.filter((v) => v.accepted).length;
-  summary.textContent = `${rows.length} verified: ${accepted} accepted, ${rows.length - accepted} rejected. `
-    + (block.mode === "greedy" ? "Greedy: a proposal is accepted while it equals the target's argmax."
-      : "A proposal is accepted iff its draw u < p/q (the marker left of the filled part).");
-  rows.forEach((v) => list.append(verificationRow(v)));
+  summary.replaceChildren(`${rows.length} verified: ${accepted} accepted, ${rows.length - accepted} rejected. `,
+    el("span", { className: "summary-rule" }, block.mode === "greedy" ? "Greedy: a proposal is accepted while it equals the target's argmax."
+      : "A proposal is kept when its draw u falls below p/q (the marker inside the filled part of the bar)."));
+  const correction = block.correction && block.mode !== "greedy" ? block.correction : null;
+  rows.forEach((v) => list.append(verificationRow(v, vocab, correction && correction.index === v.index ? correction : null)));
 }
 
 const NO_BONUS = {
-  rejection: "a proposal was rejected, so the correction token ends the block",
-  limit: "the output reached the limit (SPEC section 4.4: no bonus at the limit)",
+  rejection: "a rejection; the correction token ends the block",
+  limit: "the output reached the limit, so there is no room for a bonus token",
   eos: "an accepted EOS ends the session",
 };
 
@@ -178,20 +231,20 @@ export function correction({ correction: box, discarded, bonus }, block, vocab) 
   const c = block.correction;
   if (c) {
     box.append(
-      el("p", {}, `Proposal ${c.index} (${contextLabel(c.context)}) was rejected: the correction token is drawn from `,
-        block.mode === "greedy" ? "the target's argmax" : "the residual max(p - q, 0), normalised", ":"),
+      el("p", {}, `Proposal ${c.index} (${contextLabel(c.context)}) was rejected: the correction token is `,
+        block.mode === "greedy" ? "the target's argmax" : "drawn from the positive part of p \u2212 q, rescaled to sum 1 (the residual)", ":"),
       distribution(vocab, c.distribution, { chosen: c.token, caption: "correction distribution" }),
-      el("p", { className: "correction-choice" }, "chosen ", token(c.token, "correction-token"), " with ", drawText(c.draw)));
+      el("p", { className: "correction-choice" }, "chosen ", markedToken(c.token, "correction"), " with ", drawText(c.draw)));
   } else {
     box.append(el("p", {}, "No rejection: no correction."));
   }
   discarded.append(el("p", {}, "Discarded: ",
     block.discarded.length
-      ? el("span", { className: "discarded-list" }, block.discarded.map((t) => el("del", { className: "discarded" }, token(t))),
+      ? el("span", { className: "discarded-list" }, block.discarded.map((t) => el("del", {}, markedToken(t, "discarded"))),
         el("span", { className: "muted" }, ` (${block.discarded.length} proposal${block.discarded.length === 1 ? "" : "s"} after the rejection, never committed)`))
       : el("span", { className: "muted" }, "none")));
   if (block.bonus) {
-    bonus.append(el("p", { className: "bonus" }, "Bonus token: ", token(block.bonus.token, "bonus-token"),
+    bonus.append(el("p", { className: "bonus" }, "Bonus token: ", markedToken(block.bonus.token, "bonus"),
       " sampled from the target ", contextLabel(block.bonus.context), " with ", drawText(block.bonus.draw)));
   } else {
     bonus.append(el("p", { className: "no-bonus" }, "No bonus: ", NO_BONUS[block.no_bonus] || "none", "."));
@@ -199,7 +252,7 @@ export function correction({ correction: box, discarded, bonus }, block, vocab) 
 }
 
 /** The Committed output region: every committed token with the block it came from. */
-export function output({ list, summary }, blocks, info) {
+export function output({ list, summary }, blocks, info, selected = 0) {
   list.replaceChildren();
   blocks.forEach((block, i) => {
     const number = i + 1;
@@ -208,12 +261,13 @@ export function output({ list, summary }, blocks, info) {
       if (block.sample) how = "sampled";
       else if (j === block.committed.length - 1 && block.correction) how = "correction";
       else if (j === block.committed.length - 1 && block.bonus) how = "bonus";
-      list.append(el("li", { className: `out block-${number % 2 ? "odd" : "even"} ${how}` },
-        token(label),
+      list.append(el("li", { className: `out block-${number % 2 ? "odd" : "even"} ${how}${number === selected ? " selected" : ""}` },
+        markedToken(label, how),
         el("span", { className: "from" }, `block ${number}`, el("span", { className: "visually-hidden" }, `, ${how}`))));
     });
   });
-  const parts = [`${info.committed.length} token${info.committed.length === 1 ? "" : "s"} committed`, `position ${info.position}`];
+  const parts = [`${info.committed.length} token${info.committed.length === 1 ? "" : "s"} committed`,
+    `${info.position} draw${info.position === 1 ? "" : "s"} used (next: draw #${info.position})`];
   parts.push(info.done ? `session done (${info.done})` : "session open");
   summary.textContent = parts.join(" \u00b7 ") + ".";
 }
@@ -224,7 +278,7 @@ export function history(list, blocks, selected, divergentBlock, onSelect) {
   blocks.forEach((block, i) => {
     const number = i + 1;
     const button = el("button", { type: "button", className: "history-item", "aria-pressed": String(number === selected) },
-      `Block ${number}: `, block.committed.map((t) => token(t)),
+      `Block ${number}: `, block.committed.map((t) => token(t)), number === selected ? el("span", { className: "tag shown-tag" }, " (shown)") : null,
       number === divergentBlock ? el("span", { className: "tag divergence-tag" }, " first divergence") : null);
     button.addEventListener("click", () => onSelect(number));
     list.append(el("li", { className: number === divergentBlock ? "divergent" : "" }, button));
@@ -242,16 +296,22 @@ export function blockDraws(block) {
   return used;
 }
 
-/** The Draw stream table: every draw used so far, by block (and the pending proposal's). */
-export function draws(tbody, blocks, pending) {
+/** The Draw stream tables: every draw used so far, by block (and the pending proposal's); the raw table has the hex. */
+export function draws(tbody, rawBody, blocks, pending, selected = 0) {
   tbody.replaceChildren();
-  const row = (draw, blockText, what, className = "") => tbody.append(el("tr", { className },
-    el("td", {}, String(draw.position)), el("td", {}, num(draw.u)), el("td", {}, el("code", {}, draw.hex)),
-    el("td", {}, blockText), el("td", {}, what)));
+  rawBody.replaceChildren();
+  const row = (draw, blockText, what, className = "") => {
+    tbody.append(el("tr", { className },
+      el("td", {}, `#${draw.position}`), el("td", {}, num(draw.u)),
+      el("td", {}, blockText), el("td", {}, what)));
+    rawBody.append(el("tr", { className }, el("td", {}, `#${draw.position}`), el("td", {}, el("code", {}, draw.hex)),
+      el("td", {}, el("code", {}, String(draw.u)))));
+  };
   blocks.forEach((block, i) => {
     const used = blockDraws(block);
-    if (!used.length) tbody.append(el("tr", {}, el("td", { colspan: "5" }, `block ${i + 1}: no draws (greedy)`)));
-    used.forEach(([draw, what]) => row(draw, `block ${i + 1}`, what));
+    const className = i + 1 === selected ? "selected" : "";
+    if (!used.length) tbody.append(el("tr", { className }, el("td", { colspan: "4" }, `block ${i + 1}: no draws (greedy)`)));
+    used.forEach(([draw, what]) => row(draw, `block ${i + 1}`, what, className));
   });
   if (pending) {
     for (const step of pending.steps) if (step.draw) row(step.draw, "pending", `draft proposal ${step.index} (${step.token}), not committed`, "pending");
@@ -261,11 +321,17 @@ export function draws(tbody, blocks, pending) {
 /** The counter names of SPEC section 7, in trace order. */
 export const COUNTERS = ["target_passes", "draft_steps", "accepted", "rejected", "discarded", "bonus_tokens", "committed", "draws"];
 
+/** The counters in words (the trace's field names are in data-counter and in the technical details). */
+export const COUNTER_WORDS = {
+  target_passes: "target passes", draft_steps: "draft steps", accepted: "accepted", rejected: "rejected",
+  discarded: "discarded", bonus_tokens: "bonus tokens", committed: "committed", draws: "draws used",
+};
+
 /** The Counters region: every counter by name, and committed tokens per target pass. */
 export function counters(dl, values) {
   dl.replaceChildren();
   for (const name of COUNTERS) {
-    dl.append(el("div", { className: "counter", "data-counter": name }, el("dt", {}, name), el("dd", {}, String(values[name] ?? 0))));
+    dl.append(el("div", { className: "counter", "data-counter": name }, el("dt", {}, COUNTER_WORDS[name]), el("dd", {}, String(values[name] ?? 0))));
   }
   const passes = values.target_passes || 0;
   dl.append(el("div", { className: "counter derived", "data-counter": "committed_per_pass" },

@@ -118,7 +118,7 @@ export function fieldOfPointer(pointer) {
 /** Remove every field error from the form. */
 export function clearFieldErrors() {
   for (const name of [...FIELDS, "config"]) {
-    $(`${name}-error`).textContent = "";
+    $(`${name}-error`).replaceChildren();
     const input = $(name);
     if (input) input.removeAttribute("aria-invalid");
     const editor = $(`${name}-json`);
@@ -132,18 +132,83 @@ export function clearFieldErrors() {
  */
 export function showFieldErrors(errors) {
   clearFieldErrors();
+  const marked = new Set();
   for (const error of errors) {
     const field = error.field || fieldOfPointer(error.pointer);
     const slot = $(`${field}-error`);
     const line = document.createElement("span");
     line.className = "error-line";
-    line.textContent = error.pointer ? `${error.pointer}: ${error.detail}` : error.detail;
+    line.textContent = error.detail; // plain words; where in the request it was, in the technical details
     slot.append(line);
+    if (error.pointer) technical(slot).append(Object.assign(document.createElement("code"), { textContent: `${error.pointer}: ${error.detail}` }));
     const editor = $(`${field}-json`);
-    const input = editor && !$(`${field}-custom-field`).hidden ? editor : $(field);
+    const custom = editor && !$(`${field}-custom-field`).hidden;
+    const input = custom ? editor : $(field);
     if (input) input.setAttribute("aria-invalid", "true");
+    if (custom && error.pointer && !marked.has(field)) {
+      marked.add(field);
+      markRow(field, editor, error.pointer);
+    }
   }
   return errors.length;
+}
+
+/** The slot's "Technical details" (the JSON pointers of its errors), made on first use. */
+function technical(slot) {
+  let box = slot.querySelector("details.tech .pointers");
+  if (!box) {
+    const details = document.createElement("details");
+    details.className = "tech";
+    const summary = document.createElement("summary");
+    summary.textContent = "Technical details";
+    box = document.createElement("span");
+    box.className = "pointers";
+    details.append(summary, box);
+    slot.append(details);
+  }
+  return box;
+}
+
+/**
+ * The [start, end) range of the row a pointer names in a model's JSON text
+ * ("#/config/target/next/B/1" -> the array after "B": in "next"), or null.
+ */
+export function rowRange(text, pointer) {
+  const parts = String(pointer).replace(/^#\//, "").split("/").map((p) => decodeURIComponent(p).replace(/~1/g, "/").replace(/~0/g, "~"));
+  const at = parts.indexOf("config");
+  const path = parts.slice(at + 2); // after config/<field>
+  let from = 0;
+  const keys = path[0] === "next" ? ["next", path[1]] : path.slice(0, 1);
+  for (const key of keys) {
+    if (key === undefined) break;
+    const found = text.slice(from).search(new RegExp(`${JSON.stringify(key).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\s*:`));
+    if (found < 0) return null;
+    from += found;
+  }
+  if (!keys.length || keys[0] === undefined) return null;
+  const open = text.indexOf("[", from);
+  const close = open < 0 ? -1 : text.indexOf("]", open);
+  if (open < 0 || close < 0) return null;
+  return [from, close + 1];
+}
+
+/** Select and scroll to the bad row of a model editor, and quote it (with its line) under the field. */
+function markRow(field, editor, pointer) {
+  const text = editor.value;
+  const range = rowRange(text, pointer);
+  if (!range) return;
+  const number = text.slice(0, range[0]).split("\n").length;
+  const quote = document.createElement("span");
+  quote.className = "bad-row";
+  const code = document.createElement("code");
+  code.textContent = text.slice(range[0], range[1]);
+  quote.append(`line ${number}: `, code);
+  const slot = $(`${field}-error`);
+  slot.insertBefore(quote, slot.querySelector("details")); // before the technical details (or at the end)
+  editor.setSelectionRange(range[0], range[1]);
+  const lineHeight = Number.parseFloat(getComputedStyle(editor).lineHeight) || 18;
+  editor.scrollTop = Math.max(0, (number - 2) * lineHeight);
+  editor.scrollIntoView({ block: "nearest" });
 }
 
 // ------------------------------------------------------------------ the URL fragment
@@ -152,7 +217,7 @@ export function showFieldErrors(errors) {
  * The view as a URL fragment (without "#"): the settings plus where the session is:
  * blocks (blocks committed), proposal=1 (a Draft is pending), end=1 (taken by Run),
  * block (the block selected in the history, 1-based), analysis=1 (the Analysis is shown)
- * and cost (its draft cost, when not 0).
+ * cost (its draft cost, when not 0), story (the guided story's step, 1-based) and projector=1.
  */
 export function toFragment(settings, view) {
   const params = new URLSearchParams();
@@ -163,6 +228,8 @@ export function toFragment(settings, view) {
   if (view.block) params.set("block", String(view.block));
   if (view.analysis) params.set("analysis", "1");
   if (view.cost && view.cost !== "0") params.set("cost", view.cost);
+  if (view.story) params.set("story", String(view.story));
+  if (view.projector) params.set("projector", "1");
   return params.toString();
 }
 
@@ -180,6 +247,7 @@ export function fromFragment(fragment) {
     view: {
       blocks: count("blocks"), proposal: params.get("proposal") === "1", end: params.get("end") === "1", block: count("block"),
       analysis: params.get("analysis") === "1", cost: params.get("cost") || "0",
+      story: count("story"), projector: params.get("projector") === "1",
     },
   };
 }

@@ -1,0 +1,116 @@
+// The guided story: the explainer's sections in order, each step a view of the
+// page (settings, how far the session went, which regions to look at) and one
+// or two plain sentences. A step is only a URL fragment plus words: the
+// numbers on the page are the API's, as in free exploration.
+
+/**
+ * One step: `section` (the explainer's section it follows), `title`, `settings` (over
+ * settings.js DEFAULTS), `view` (as in the URL fragment: proposal, blocks, end, analysis, cost),
+ * `action` (the button the reader presses: Verify, Run or Analyse), `show` (the regions the step
+ * looks at: proposal, verification, correction, output, history, draws, counters, analysis),
+ * `focus` (the part of the Analysis to show), `before` (what to look at and press) and
+ * `after` (what the action showed: the step's key numbers, as the explainer writes them).
+ */
+export const STEPS = [
+  {
+    id: "one-block",
+    section: "Follow one block into committed output",
+    title: "One block: draft, verify, commit",
+    settings: { draft: "aligned", width: "3", seed: "0" },
+    view: { proposal: true },
+    action: "Verify",
+    show: ["proposal", "verification", "correction", "output"],
+    before: "The draft model proposed three tokens, C B A, drawn dashed because nothing is committed yet. "
+      + "Press Verify: the target checks all three in one pass.",
+    after: "This draft has the target's own probabilities, so p/q = 1 and every proposal is kept. "
+      + "With all three accepted the target adds a bonus token: four tokens, C B A A, from one target pass.",
+  },
+  {
+    id: "ratio",
+    section: "Acceptance needs the probability ratio",
+    title: "A rejection at the empty prefix",
+    settings: { draft: "biased", width: "3", seed: "2" },
+    view: { proposal: true },
+    action: "Verify",
+    show: ["verification", "correction", "output"],
+    before: "With nothing written yet, the target's row is [0.50, 0.30, 0.20] and the biased draft's is "
+      + "[0.80, 0.15, 0.05]: it proposed A, which it likes more than the target does. "
+      + "Press Verify: A is kept only if the draw u is below p/q = 0.50/0.80 = 0.625.",
+    after: "u = 0.7654 is not below 0.625: A is rejected, and the proposals after it are discarded. "
+      + "p \u2212 q = [0.50, 0.30, 0.20] \u2212 [0.80, 0.15, 0.05] = [\u22120.30, +0.15, +0.15]; its positive part, "
+      + "rescaled to sum 1, is the correction [0, 0.50, 0.50], from which B was drawn.",
+  },
+  {
+    id: "seed-1",
+    section: "Acceptance needs the probability ratio",
+    title: "Seed 1: the rejection comes after A",
+    settings: { draft: "biased", width: "3", seed: "1" },
+    view: { proposal: true },
+    action: "Verify",
+    show: ["verification", "correction", "output"],
+    before: "The same draft with seed 1 proposed A A C. Press Verify and watch where the first rejection happens.",
+    after: "The first A is kept (u 0.4444 < 0.625). The second A comes after A, where the target's row is "
+      + "[0.20, 0.60, 0.20]: p/q = 0.25 and it is rejected. Another context, another row of p, so the correction "
+      + "is [0, 0.75, 0.25] here and not the empty prefix's [0, 0.50, 0.50].",
+  },
+  {
+    id: "same-distribution",
+    section: "The same distribution need not mean the same trace",
+    title: "Seed 1 to the end, with speculative sampling",
+    settings: { draft: "biased", width: "3", seed: "1" },
+    view: {},
+    action: "Run",
+    show: ["output", "history", "counters"],
+    before: "Press Run to take the seed-1 session to its limit of 8 tokens with speculative sampling.",
+    after: "Speculative sampling wrote A C B A B A B B in 4 target passes. "
+      + "Next: the same seed, but the target alone samples every token.",
+  },
+  {
+    id: "same-distribution-target",
+    section: "The same distribution need not mean the same trace",
+    title: "Seed 1 with the target alone",
+    settings: { draft: "biased", width: "3", seed: "1", mode: "autoregressive" },
+    view: {},
+    action: "Run",
+    show: ["output", "history", "counters"],
+    before: "Press Run: the target alone samples one token per pass, with the same seed.",
+    after: "The target alone writes B C C B A B C C, another trace from the same seed, because the draws are used "
+      + "for other things. Yet both methods give every output exactly the target's probability: a trace is one sample, "
+      + "not the distribution.",
+  },
+  {
+    id: "speedup",
+    section: "Where the speedup can disappear",
+    title: "Tokens per pass are not the speed",
+    settings: { draft: "biased", width: "3", seed: "1" },
+    view: { cost: "0.05" },
+    action: "Analyse",
+    show: ["analysis"],
+    focus: "speedup",
+    before: "Press Analyse: exact averages over all seeds, with each draft step costing 0.05 of a target pass.",
+    after: "With the biased draft a pass commits 1.87 tokens on average at width 3, not 4: rejections throw drafts away. "
+      + "Counting the draft's cost, the speedup is 1.65 and longer drafts lose (best width 3); batching and hardware decide the rest.",
+  },
+  {
+    id: "residual",
+    section: "Why the residual restores the target distribution",
+    title: "The residual gives back the target's distribution",
+    settings: { draft: "biased", width: "3", seed: "1" },
+    view: {},
+    action: "Analyse",
+    show: ["analysis"],
+    focus: "residual",
+    before: "Press Analyse: the correction distribution in every context, and how far the output is from the target's distribution.",
+    after: "At the empty prefix the correction is [0, 0.50, 0.50]: it adds back exactly the probability the draft "
+      + "under-proposed. So the output has the target's distribution (total variation 0), while drawing the "
+      + "correction from p instead is off (total variation 0.244 over three tokens).",
+  },
+  // When sampling parameters (SPEC section 9) and block verification (SPEC section 10) land, each
+  // gets its step here, in the explainer's order, drawn in the same visual language (their rows,
+  // weights and thresholds as labeled rows of the p/q table).
+];
+
+/** Step `n` (1-based) or null. */
+export function step(n) {
+  return Number.isInteger(n) && n >= 1 && n <= STEPS.length ? STEPS[n - 1] : null;
+}

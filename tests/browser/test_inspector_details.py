@@ -1,0 +1,103 @@
+"""The inspector's smaller defects of issue 21, each with a test: grading a file that is not
+JSON, a pasted link with an unknown draft, the custom model editor (size, the bad row marked
+and scrolled to, Draft/Step unavailable while the settings are invalid), and a block selected
+in the history highlighting its tokens and its draws."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import requests
+from playwright.sync_api import expect
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
+
+TOY = {"vocab": ["A", "B", "C"], "start": [0.5, 0.3, 0.2],
+       "next": {"A": [0.2, 0.6, 0.2], "B": [0.55, 0.15, 0.3], "C": [0.25, 0.25, 0.5]}}
+
+
+def post(live_url: str, path: str, body) -> requests.Response:
+    return requests.post(f"{live_url}{path}", json=body, timeout=60)
+
+
+def drop(ins, name: str, text: str) -> None:
+    handle = ins.page.evaluate_handle(
+        """([name, text]) => { const dt = new DataTransfer();
+                              dt.items.add(new File([text], name, {type: 'text/plain'})); return dt; }""", [name, text])
+    ins.page.locator("#grade-drop").dispatch_event("drop", {"dataTransfer": handle})
+    ins.wait_idle()
+
+
+def test_grading_a_file_that_is_not_json_says_so_without_a_stray_null(inspector, live_url):
+    ins = inspector.open()
+    problem = requests.post(f"{live_url}/v1/grade", data=b"these are my notes", timeout=30,
+                            headers={"Content-Type": "application/json"}).json()
+    assert problem["status"] == 400 and "errors" not in problem
+    drop(ins, "notes.txt", "these are my notes")
+    report = ins.page.locator("#grade-report")
+    expect(report).to_have_text(f"notes.txt cannot be graded: /v1/grade: {problem['detail']}")
+    assert "null" not in report.inner_text()
+    ins.assert_no_console_errors(allowed_statuses=(400,))
+
+
+def test_a_pasted_link_with_an_unknown_draft_shows_the_error_at_the_field(inspector, live_url):
+    ins = inspector.open("draft=nope&seed=1")
+    problem = post(live_url, "/v1/draft", {"config": {"draft": "nope", "seed": 1}}).json()
+    assert [e["pointer"] for e in problem["errors"]] == ["#/config/draft"]
+    expect(ins.page.locator("#draft-error .error-line")).to_have_text([e["detail"] for e in problem["errors"]])
+    expect(ins.page.locator("#draft-error details.tech code")).to_have_text([f"{e['pointer']}: {e['detail']}" for e in problem["errors"]])
+    expect(ins.page.locator("#alert")).to_be_visible()
+    for name in ("Draft", "Verify", "Step", "Run"):
+        expect(ins.button(name)).to_be_disabled()
+    ins.choose("Draft model", "biased")  # mended: the error goes, the buttons come back
+    expect(ins.page.locator("#draft-error .error-line")).to_have_count(0)
+    for name in ("Draft", "Step", "Run"):
+        expect(ins.button(name)).to_be_enabled()
+    ins.press("Step")
+    assert ins.output() == ["A", "C"]
+    ins.assert_no_console_errors(allowed_statuses=(422,))
+
+
+def test_custom_model_editor_is_large_and_marks_the_bad_row(inspector, live_url):
+    ins = inspector.open()
+    ins.choose("Target", "custom")
+    editor = ins.field("Custom target (JSON)")
+    assert int(editor.get_attribute("rows")) >= 14
+    assert editor.evaluate("el => getComputedStyle(el).resize") == "both"
+    bad = json.loads(json.dumps(TOY))
+    bad["next"]["C"] = [0.25, 0.25, 0.6]
+    text = json.dumps(bad, indent=2)  # one number a line: the bad row is below the editor's first screen
+    editor.fill(text)
+    editor.dispatch_event("change")
+    ins.wait_idle()
+    problem = post(live_url, "/v1/draft", {"config": {"target": bad, "draft": "aligned", "seed": 0}}).json()
+    assert [e["pointer"] for e in problem["errors"]] == ["#/config/target/next/C"]
+    start = text.index('"C": [')
+    line = text[:start].count("\n") + 1
+    row = text[start:text.index("]", start) + 1]
+    expect(ins.page.locator("#target-error .bad-row")).to_have_text(f"line {line}: {row}")
+    assert editor.evaluate("el => [el.selectionStart, el.selectionEnd]") == [start, start + len(row)]
+    assert editor.evaluate("el => el.scrollTop") > 0  # scrolled to the row
+    expect(editor).to_have_attribute("aria-invalid", "true")
+    for name in ("Draft", "Verify", "Step", "Run"):
+        expect(ins.button(name)).to_be_disabled()
+    expect(ins.button("Reset")).to_be_enabled()
+    ins.screenshot("09-custom-bad-row")
+    ins.assert_no_console_errors(allowed_statuses=(422,))
+
+
+def test_selecting_a_block_highlights_its_tokens_and_its_draws(inspector, live_url):
+    first = post(live_url, "/v1/step", {"config": {"draft": "biased", "seed": 1}}).json()
+    ins = inspector.open("draft=biased&seed=1&blocks=2")
+    expect(ins.page.locator("#output li.selected")).to_have_count(0)
+    ins.page.locator("#history .history-item").first.click()
+    ins.wait_idle()
+    block = first["block"]
+    expect(ins.page.locator("#output li.selected .token")).to_have_text(block["committed"])
+    positions = [f"#{p}" for p in range(block["next_position"])]
+    expect(ins.page.locator("#draws tbody tr.selected td:first-child")).to_have_text(positions)
+    expect(ins.page.locator("#history .history-item").first).to_contain_text("(shown)")
+    expect(ins.page.locator("#output li.selected .from").first).to_contain_text("block 1")
+    ins.screenshot("10-history-selected-block")
+    ins.assert_no_console_errors()

@@ -1,0 +1,274 @@
+"""The inspector's guided story (issue 21) in a real browser: the explainer's sections in
+order, walked by clicking as a student would, at 1280x800 and on a 390x844 phone, and in
+projector mode at 1280x720.
+
+At every step: the step's key numbers are on the page (the explainer's target row
+[0.50, 0.30, 0.20], biased draft row [0.80, 0.15, 0.05] and correction [0, 0.50, 0.50] among
+them, and the tables show what the live service answers for the step's settings), the
+verdict of the step's action is focused inside the viewport and announced, p and q of the
+verified proposal are labeled rows, no element overflows a phone's page sideways, and
+axe-core finds no serious or critical violation. Screenshots of every step are saved.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import requests
+from playwright.sync_api import expect
+
+from browser.inspector_page import Inspector, serious_axe_violations
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# the explainer's example at the empty prefix, as its text writes it (SPEC section 1's toy)
+TARGET_ROW, BIASED_ROW, RESIDUAL = "[0.50, 0.30, 0.20]", "[0.80, 0.15, 0.05]", "[0, 0.50, 0.50]"
+
+
+def fmt(x: float) -> str:
+    """The page's rounding (render.js ``fmt``): at most 4 decimals, trailing zeros dropped."""
+    text = f"{x:.4f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def signed(x: float) -> str:
+    """The page's p - q cell: +0.15, \u22120.3, 0."""
+    return f"+{fmt(x)}" if x > 0 else f"\u2212{fmt(-x)}" if x < 0 else "0"
+
+
+def post(live_url: str, path: str, body: dict) -> dict:
+    response = requests.post(f"{live_url}{path}", json=body, timeout=60)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+OVERFLOW = """() => {
+  const width = document.documentElement.clientWidth;
+  const out = [];
+  for (const e of document.querySelectorAll('body *')) {
+    const r = e.getBoundingClientRect();
+    if (!r.width || (r.right <= width + 0.5 && r.left >= -0.5)) continue;
+    let a = e.parentElement, inside = false;
+    for (; a && a !== document.body; a = a.parentElement) if (getComputedStyle(a).overflowX !== 'visible') { inside = true; break; }
+    if (!inside) out.push(`${e.tagName}#${e.id}.${e.className.baseVal ?? e.className} ${Math.round(r.left)}-${Math.round(r.right)}`);
+  }
+  return {scrollWidth: document.documentElement.scrollWidth, width, out: out.slice(0, 8)};
+}"""
+"""Elements reaching past the page's sides, except inside a card that scrolls sideways."""
+
+SMALL_TEXT = """() => {
+  const small = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    const e = node.parentElement;
+    if (!node.textContent.trim() || e.closest('.visually-hidden, [hidden], title')) continue;
+    const r = e.getBoundingClientRect();
+    if (!r.width || !r.height || getComputedStyle(e).visibility === 'hidden') continue;
+    let size = parseFloat(getComputedStyle(e).fontSize);
+    const svg = e.closest('svg');
+    if (svg) size *= svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;  // drawn size
+    if (size < 18) small.push(`${e.tagName}.${e.className.baseVal ?? e.className} "${node.textContent.trim().slice(0, 24)}" ${size.toFixed(1)}px`);
+  }
+  return small.slice(0, 20);
+}"""
+"""Visible text drawn under 18 px (SVG text at its drawn size)."""
+
+
+def story_steps(live_url: str) -> list[dict]:
+    """The story's steps with what the page must show after each action, from the live service."""
+    aligned = post(live_url, "/v1/step", {"config": {"draft": "aligned", "width": 3, "seed": 0}})["block"]
+    seed2 = post(live_url, "/v1/step", {"config": {"draft": "biased", "seed": 2}})["block"]
+    seed1 = post(live_url, "/v1/step", {"config": {"draft": "biased", "seed": 1}})["block"]
+    speculative = post(live_url, "/v1/runs", {"config": {"draft": "biased", "seed": 1}})
+    target_alone = post(live_url, "/v1/runs", {"config": {"draft": "biased", "seed": 1, "mode": "autoregressive"}})
+    costly = post(live_url, "/v1/analysis", {"config": {"draft": "biased", "seed": 1}, "widths": list(range(1, 9)), "draft_cost": 0.05})
+    free = post(live_url, "/v1/analysis", {"config": {"draft": "biased", "seed": 1}, "widths": list(range(1, 9)), "draft_cost": 0})
+    # the explainer's example: seed 2's first proposal is rejected at the empty prefix
+    first = seed2["verification"][0]
+    assert (first["context"], first["accepted"], first["p"], first["q"]) == (None, False, [0.5, 0.3, 0.2], [0.8, 0.15, 0.05])
+    assert seed2["correction"]["distribution"] == [0.0, 0.5, 0.5]
+    # seed 1 accepts at the empty prefix and rejects after A: another row of p, another correction
+    assert [v["accepted"] for v in seed1["verification"]] == [True, False] and seed1["verification"][1]["context"] == "A"
+    assert seed1["correction"]["distribution"] == [0.0, 0.75, 0.25]
+    return [
+        {"action": "Verify", "verdict": "verification-summary", "block": aligned, "output": aligned["committed"],
+         "texts": ["C B A A", "bonus"]},
+        {"action": "Verify", "verdict": "verification-summary", "block": seed2, "output": seed2["committed"],
+         "texts": [TARGET_ROW, BIASED_ROW, RESIDUAL, "0.625", "0.7654"]},
+        {"action": "Verify", "verdict": "verification-summary", "block": seed1, "output": seed1["committed"],
+         "texts": ["[0.20, 0.60, 0.20]", "[0, 0.75, 0.25]", RESIDUAL, "0.4444"]},
+        {"action": "Run", "verdict": "output-summary", "output": speculative["output"],
+         "texts": [" ".join(speculative["output"]), f"in {speculative['counters']['target_passes']} target passes"]},
+        {"action": "Run", "verdict": "output-summary", "output": target_alone["output"],
+         "texts": [" ".join(target_alone["output"])]},
+        {"action": "Analyse", "verdict": "analysis-verdict", "analysis": costly,
+         "texts": [fmt(costly["expected"]["committed_per_pass"]), fmt(costly["expected"]["speedup"]),
+                   f"best width {costly['best_width']}", "batching and the hardware decide the real speed"]},
+        {"action": "Analyse", "verdict": "analysis-residual", "analysis": free,
+         "texts": [RESIDUAL, "0 / 0.5 / 0.5", f"0.244 over three tokens", fmt(free["naive"]["tv"])]},
+    ]
+
+
+def pq_rows(page) -> dict[str, list[str]]:
+    """The labeled rows of the p/q table of the decisive verified proposal (the last one shown)."""
+    table = page.locator("#verification li.verify:last-child table.pq")
+    expect(table).to_be_visible()
+    rows = {}
+    for name in ("target p", "draft q", "p \u2212 q", "correction"):
+        row = table.get_by_role("row").filter(has=page.get_by_role("rowheader", name=name, exact=True))
+        if row.count():
+            rows[name] = row.locator("td .num").all_inner_texts()
+    return rows
+
+
+def check_step(ins: Inspector, n: int, expected: dict, phone: bool) -> None:
+    page = ins.page
+    story = page.locator("#story-region")
+    expect(page.locator("#story-count")).to_contain_text(f"Step {n} of 7")
+    assert f"story={n}" in page.url
+    story.get_by_role("button", name=expected["action"], exact=True).click()
+    ins.wait_idle()
+
+    # the verdict is focused, inside the viewport, and announced
+    focused = page.locator(":focus")
+    expect(focused).to_be_in_viewport()
+    if expected["verdict"].startswith("analysis-"):
+        expect(focused).to_have_class(expected["verdict"])
+    else:
+        expect(focused).to_have_id(expected["verdict"])
+    expect(page.locator("#announce")).not_to_be_empty()
+    assert page.locator("#announce").get_attribute("aria-live") == "polite"
+
+    # the step's key numbers
+    text = page.locator("main").inner_text()
+    for needle in expected["texts"]:
+        assert needle in text, (n, needle)
+    if "output" in expected:
+        assert ins.output() == expected["output"]
+    block = expected.get("block")
+    if block:
+        v = block["verification"][-1]  # the decisive proposal: the rejected one (a rejection ends the block) or the last
+        rows = pq_rows(page)
+        assert rows["target p"] == [fmt(x) for x in v["p"]], n
+        assert rows["draft q"] == [fmt(x) for x in v["q"]], n
+        assert rows["p \u2212 q"] == [signed(p - q) for p, q in zip(v["p"], v["q"])], n
+        if block["correction"]:
+            assert rows["correction"] == [fmt(x) for x in block["correction"]["distribution"]], n
+        expect(page.locator("#verification .verdict")).to_have_text(
+            ["\u2713 accepted" if row["accepted"] else "\u2717 rejected" for row in block["verification"]])
+    result = expected.get("analysis")
+    if result:
+        expect(page.locator("#analysis-result .analysis-verdict")).to_contain_text(
+            f"speedup {fmt(result['expected']['speedup'])}; best width {result['best_width']}")
+
+    if phone:
+        overflow = page.evaluate(OVERFLOW)
+        assert overflow["out"] == [] and overflow["scrollWidth"] <= overflow["width"], (n, overflow)
+    assert serious_axe_violations(page) == [], n
+
+
+VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+
+
+@pytest.mark.parametrize("screen", sorted(VIEWPORTS))
+def test_guided_story_walk(browser, live_url, artefacts_dir, screen):
+    """The whole story, clicked through from the page's own "Guided story" button, then free
+    exploration one click away; Back returns to the previous step (every step is a URL)."""
+    viewport = VIEWPORTS[screen]
+    phone = screen == "phone"
+    # the desktop walk lets the page scroll smoothly (no reduced motion): the verdict is still brought into view
+    context = browser.new_context(bypass_csp=True, viewport=viewport, reduced_motion="reduce" if phone else "no-preference",
+                                  is_mobile=phone, has_touch=phone)
+    try:
+        ins = Inspector(context.new_page(), live_url, artefacts_dir).open()
+        steps = story_steps(live_url)
+        ins.press("Guided story")
+        urls = []
+        for n, expected in enumerate(steps, start=1):
+            check_step(ins, n, expected, phone)
+            ins.screenshot(f"story-{screen}-{n}")
+            urls.append(ins.page.url)
+            if n < len(steps):
+                ins.press("Next")
+        expect(ins.button("Next")).to_be_disabled()
+
+        ins.page.go_back()  # to step 7 as it began, then to step 6 after Analyse
+        ins.wait_idle()
+        ins.page.go_back()
+        ins.wait_idle()
+        expect(ins.page.locator("#story-count")).to_contain_text("Step 6 of 7")
+        assert ins.page.url == urls[5]
+        expect(ins.page.locator("#analysis-result .analysis-verdict")).to_contain_text("best width 3")
+
+        ins.press("Explore freely")
+        assert "story=" not in ins.page.url
+        expect(ins.region("Settings")).to_be_visible()
+        expect(ins.field("Draft model")).to_have_value("biased")
+        for name in ("Draft", "Verify", "Step", "Run", "Reset"):
+            expect(ins.button(name)).to_be_visible()
+        ins.press("Guided story")
+        expect(ins.page.locator("#story-count")).to_contain_text("Step 1 of 7")
+        ins.assert_no_console_errors()
+    finally:
+        context.close()
+
+
+def test_a_pasted_story_link_rebuilds_the_step(inspector, live_url):
+    """A step's link (here step 2 after Verify) in a fresh tab shows the same rows."""
+    block = post(live_url, "/v1/step", {"config": {"draft": "biased", "seed": 2}})["block"]
+    ins = inspector.open("story=2&draft=biased&seed=2&blocks=1")
+    expect(ins.page.locator("#story-heading")).to_have_text("A rejection at the empty prefix")
+    rows = pq_rows(ins.page)
+    assert rows["target p"] == ["0.5", "0.3", "0.2"] == [fmt(x) for x in block["verification"][0]["p"]]
+    assert rows["draft q"] == ["0.8", "0.15", "0.05"]
+    assert rows["p \u2212 q"] == ["\u22120.3", "+0.15", "+0.15"]
+    assert rows["correction"] == ["0", "0.5", "0.5"]
+    expect(ins.page.locator("#story-text")).to_contain_text(RESIDUAL)
+    expect(ins.region("Settings")).to_be_hidden()  # the story shows what it talks about
+    ins.assert_no_console_errors()
+
+
+def test_projector_mode_large_text_and_one_screen_per_step(browser, live_url, artefacts_dir):
+    """Projector mode (a toggle with URL state): every visible text at least 18 px, and each
+    step, after its action, fits a 1280x720 screen without scrolling."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, reduced_motion="reduce")
+    try:
+        ins = Inspector(context.new_page(), live_url, artefacts_dir).open()
+        ins.press("Guided story")
+        ins.press("Projector mode")
+        expect(ins.button("Projector mode")).to_have_attribute("aria-pressed", "true")
+        assert "projector=1" in ins.page.url
+        for n in range(1, 8):
+            story = ins.page.locator("#story-region")
+            action = story.locator("#btn-story-action").inner_text()
+            story.get_by_role("button", name=action, exact=True).click()
+            ins.wait_idle()
+            assert ins.page.evaluate(SMALL_TEXT) == [], (n, ins.page.evaluate(SMALL_TEXT))
+            height = ins.page.evaluate("document.documentElement.scrollHeight")
+            assert height <= 720, (n, height)
+            path = ins.screenshot(f"story-projector-{n}")
+            if n == 2 and os.environ.get("SPECDEC_KEY_FRAME") == "1":  # the README's key frame, on request
+                shutil.copyfile(path, ROOT / "docs" / "img" / "inspector-story.png")
+            if n < 7:
+                ins.press("Next")
+        ins.page.reload()
+        ins.wait_ready()
+        expect(ins.button("Projector mode")).to_have_attribute("aria-pressed", "true")
+        ins.press("Explore freely")  # the whole page in projector mode, every technical detail open, the analysis shown
+        ins.press("Step")
+        ins.page.locator("details").evaluate_all("all => all.forEach((d) => { d.open = true; })")
+        assert ins.page.evaluate(SMALL_TEXT) == []
+        ins.screenshot("projector-free")
+        ins.press("Projector mode")
+        assert "projector=1" not in ins.page.url
+        assert float(ins.page.evaluate("parseFloat(getComputedStyle(document.body).fontSize)")) >= 17
+        ins.assert_no_console_errors()
+    finally:
+        context.close()
+
