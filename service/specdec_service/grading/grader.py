@@ -35,8 +35,9 @@ except ImportError:  # pragma: no cover - a stripped install: validate every tra
     orjson = None
 
 from ..budget import BUDGETS, GRADE_CHECK_RUNS, GRADE_REFERENCE_WEIGHT, session_units
-from ..engine import Config, Fault, InvalidInput, State, pointer, run
+from ..engine import Config, InvalidInput, State, pointer, run
 from ..engine.bounds import MAX_TRACES
+from ..engine.errors import MAX_ERRORS
 from ..engine.rules import RuleSet
 from ..engine.trace import trace_of
 from .catalogue import CATALOGUE, Mistake
@@ -260,27 +261,32 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
 
     Returns ``{"reports": [report, ...] (in order), "summary": {"count", "passed", "failed",
     "mean_score"}}``. Raises :class:`InvalidInput` (paths ``traces/<i>/...``) listing the faults
-    of every malformed trace, and :class:`~specdec_service.budget.OverBudget` (pointer
+    of every malformed trace (the search stops after the trace where :data:`MAX_ERRORS` faults
+    have been found: a refusal costs no more than the check of a valid batch), and :class:`~specdec_service.budget.OverBudget` (pointer
     ``#/traces``) when the batch costs more than the budget; then no report is returned.
     """
     check_batch({"traces": traces})
     configs: list[Optional[Config]] = []
-    faults: dict[int, list[Fault]] = {}
+    faults = _BatchFaults()
     for i, trace in enumerate(traces):
+        if faults.full:
+            break
         try:
             configs.append(parse_trace_config(trace))
         except InvalidInput as error:
             configs.append(None)
-            faults[i] = error.prefixed("traces", i).faults
+            faults.add(i, error)
     keys = [None if config is None else _config_key(config) for config in configs]
     distinct = {key: config for key, config in zip(keys, configs) if config is not None}
     budget = GRADE_BUDGET
     if faults or _batch_cost(distinct, []) > budget.limit:
         # Nothing is run: every fault of the batch first (a 422 of invalid input wins over the budget).
         for i, trace in enumerate(traces):
+            if faults.full:
+                break
             if i not in faults:
                 _validate_at(trace, i, faults)
-        _raise(faults)
+        faults.raise_any()
         budget.check(_batch_cost(distinct, []), pointer="#/traces")
     # Within the budget of the references: run each distinct one once. A trace with exactly its
     # reference's bytes passes unvalidated, as in grade(); any other is validated (all faults are
@@ -289,6 +295,8 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
     reports: list[Optional[dict]] = []
     failing: list[tuple[int, dict, Config, dict, Difference]] = []
     for i, (trace, config, key) in enumerate(zip(traces, configs, keys)):
+        if faults.full:
+            break
         raw, reference = seen.get(key) or _reference(config, key)
         if _is_reference(trace, raw, config):
             seen[key] = (raw, None)  # the trace dict dies here (see _reference)
@@ -303,7 +311,7 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
                 reports[i] = _passed(reference)
             else:
                 failing.append((i, trace, config, reference, difference))
-    _raise(faults)
+    faults.raise_any()
     budget.check(_batch_cost(distinct, [(trace, config) for _, trace, config, _, _ in failing]), pointer="#/traces")
     for i, trace, config, reference, difference in failing:
         reports[i] = _failed(trace, config, reference, difference, diagnose)
@@ -319,21 +327,35 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
     }
 
 
-def _validate_at(trace: dict, i: int, faults: dict[int, list[Fault]]) -> bool:
-    """Validate trace ``i`` of a batch; record its faults (paths ``traces/<i>/...``) in
-    ``faults``. Returns whether it had any."""
+class _BatchFaults(dict):
+    """The faults of a batch's malformed traces (an :class:`InvalidInput` with paths
+    ``traces/<i>/...``) by index; :attr:`full` once :data:`MAX_ERRORS` are listed, where the
+    search of the batch stops."""
+
+    listed = 0
+
+    def add(self, i: int, error: InvalidInput) -> None:
+        self[i] = error.prefixed("traces", i)
+        self.listed += len(error.faults)
+
+    @property
+    def full(self) -> bool:
+        return self.listed >= MAX_ERRORS
+
+    def raise_any(self) -> None:
+        """Raise :class:`InvalidInput` with the faults of the malformed traces, in batch order."""
+        if self:
+            raise InvalidInput.joined(self[i] for i in sorted(self))
+
+
+def _validate_at(trace: dict, i: int, faults: _BatchFaults) -> bool:
+    """Validate trace ``i`` of a batch; record its faults in ``faults``. Returns whether it had any."""
     try:
         validate_trace(trace)
     except InvalidInput as error:
-        faults[i] = error.prefixed("traces", i).faults
+        faults.add(i, error)
         return True
     return False
-
-
-def _raise(faults: dict[int, list[Fault]]) -> None:
-    """Raise :class:`InvalidInput` with the faults of every malformed trace, in batch order."""
-    if faults:
-        raise InvalidInput([fault for i in sorted(faults) for fault in faults[i]])
 
 
 def diagnose_trace(config: Config, trace: dict, difference: Optional[Difference] = None) -> list[dict]:
