@@ -184,6 +184,28 @@ def _decimals(value: Any) -> Any:
     return value
 
 
+@lru_cache(maxsize=1)
+def _is_valid():
+    """``jsonschema_rs``'s ``is_valid`` of :func:`grading_schema`, or ``None`` without it."""
+    try:
+        import jsonschema_rs
+    except ImportError:
+        return None
+    return jsonschema_rs.Draft202012Validator(grading_schema()).is_valid
+
+
+def schema_valid(trace: Any) -> bool:
+    """Whether ``trace`` matches the grading schema, by ``jsonschema_rs`` (about 0.03 ms for an
+    eight-token trace), which reads a NaN or an infinity as ``null`` (only an in-process caller
+    can pass one; :func:`validate_trace` refuses it). ``False`` when it cannot tell (not
+    installed, a string holding a lone surrogate): then :func:`validate_trace` decides."""
+    is_valid = _is_valid()
+    try:
+        return is_valid is not None and is_valid(trace)
+    except (UnicodeEncodeError, ValueError):
+        return False
+
+
 def validate_trace(trace: Any) -> None:
     """Raise :class:`InvalidInput` listing up to :data:`MAX_ERRORS` schema faults of ``trace``
     (with their paths; ``count``: how many were found), or return when it matches the grading
@@ -195,7 +217,12 @@ def validate_trace(trace: Any) -> None:
     cut to those bounds (so a body of 10^6 unknown entries costs what a valid trace does).
     Then a NaN or infinity (which only an in-process caller can pass) is refused at its path
     (before the schema: jsonschema_rs would read a NaN as null), and then the schema's faults
-    (:func:`_validator`)."""
+    (:func:`_validator`). A valid trace costs one ``jsonschema_rs`` check and a walk for NaNs."""
+    if schema_valid(trace):  # within the schema's sizes, so the walk is too
+        errors = _non_finite(trace)
+        if errors:
+            raise InvalidInput(Fault(path, message) for path, message in errors[:MAX_ERRORS])
+        return
     bounded = within_bounds(grading_schema(), trace, TRACE_SIZES)
     trace = bounded.value
     errors = _non_finite(trace)
