@@ -157,7 +157,7 @@ def problem(status: int, detail: str, *, type: str = "about:blank", title: Optio
         body["errors"] = list(errors[:MAX_ERRORS])
         body["error_count"] = max(len(errors), error_count or 0)
     limit, data = MAX_TEXT, dumps(_clipped(body, MAX_TEXT))
-    while len(data) > MAX_PROBLEM_BYTES:  # many escaped characters (6 bytes each): cut shorter
+    while len(data) > MAX_PROBLEM_BYTES and limit > 16:  # many escaped characters (6 bytes each): cut shorter
         limit //= 2
         data = dumps(_clipped(body, limit))
     response = Response(data, status=status, mimetype=PROBLEM_MIMETYPE)

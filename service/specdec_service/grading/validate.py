@@ -174,13 +174,17 @@ def parse_trace_config(trace: Any) -> Config:
 
 def _decimals(value: Any) -> Any:
     """A custom model with every float as the Decimal of its shortest repr (the same exact
-    value the engine reads from a float), so the engine's bounds on huge numbers apply."""
+    value the engine reads from a float), so the engine's bounds on huge numbers apply. (The
+    built-in types are asked first: ``isinstance`` of the ``Mapping`` ABC costs about 2 us, and a
+    table has 4,000 entries.)"""
     if isinstance(value, float):
         return Decimal(repr(value)) if math.isfinite(value) else value
-    if isinstance(value, Mapping):
-        return {k: _decimals(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_decimals(v) for v in value]
+    if isinstance(value, (str, int)) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {k: _decimals(v) for k, v in value.items()}
     return value
 
 
