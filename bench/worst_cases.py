@@ -333,7 +333,8 @@ class Http:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         self.base = f"http://127.0.0.1:{port}"
-        env = {**os.environ, "SPECDEC_BIND": f"127.0.0.1:{port}", "SPECDEC_WORKERS": "1", "SPECDEC_TIMEOUT": "60"}
+        # gunicorn's default timeout (30 s): no case, accepted or refused, may come near it
+        env = {**os.environ, "SPECDEC_BIND": f"127.0.0.1:{port}", "SPECDEC_WORKERS": "1", "SPECDEC_TIMEOUT": "30"}
         self.process = subprocess.Popen([sys.executable, "-m", "specdec_service.cli", "serve"], env=env, cwd=ROOT,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.session = requests.Session()
