@@ -199,3 +199,21 @@ def test_a_long_detail_or_pointer_is_cut_never_the_structure():
     assert problem["error_count"] == 25 and len(problem["errors"]) == 20
     assert all(e["pointer"].endswith("...") and e["pointer"].startswith("#/config/%01") for e in problem["errors"])
     assert problem["detail"].endswith("...")
+
+
+def test_the_size_check_cuts_a_copy_and_leaves_the_value_alone():
+    """``within_bounds`` returns the value itself when nothing is over a bound, and otherwise a
+    cut copy: the caller's value is never changed (in-process callers keep their data)."""
+    from specdec_service.engine.requests import ENGINE_SIZES, STATE, shallow, within_bounds
+
+    schema = shallow(STATE)
+    fine = {"config": CONFIG, "committed": ["A"]}
+    assert within_bounds(schema, fine, ENGINE_SIZES).value is fine
+    long = {"config": {**CONFIG, "x": 1}, "committed": ["A"] * 300, "position": 0}
+    before = json.dumps(long)
+    bounded = within_bounds(schema, long, ENGINE_SIZES)
+    assert json.dumps(long) == before
+    assert len(bounded.value["committed"]) == 256 and "x" not in bounded.value["config"]
+    assert [(f.path, f.message) for f in bounded.faults] == [
+        (("config", "x"), "unknown field: the fields are draft, eos, limit, mode, seed, target, width"),
+        (("committed",), "must be a list of 0 to 256 token labels")]
