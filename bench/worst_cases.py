@@ -1,26 +1,30 @@
 """The worst request each route accepts, and how long it takes (issue 9 section 3; run by hand).
 
-    python bench/worst_cases.py [--repeat 3] [--route "POST /v1/grade"] [--http]
+    python bench/worst_cases.py [--repeat 3] [--route "POST /v1/grade"] [--only accepted|refused] [--http]
 
 For every route the costliest requests we could construct within its input bounds and its work
-budget (:mod:`specdec_service.budget`) are sent to the service, each ``--repeat`` times; the
-best time of each and the slowest case per route are printed as the Markdown table of
-docs/service.md. In-process by default (Flask's test client: the whole WSGI request, JSON
+budget (:mod:`specdec_service.budget`) are sent to the service, each ``--repeat`` times, and so
+are the costliest bodies within its size limit that it refuses (issue 18 section 4: oversized
+parts, the most faults a schema allows); the median time of each (and the best) and the slowest
+accepted and refused case per route are printed as the Markdown table of docs/service.md. In-process by default (Flask's test client: the whole WSGI request, JSON
 parsing and serialisation included, on one core), timed in CPU seconds of the process (so that
 other jobs on a shared machine do not inflate it; the wall time is printed too); ``--http``
-sends them to gunicorn with one sync worker on a free loopback port instead (wall time). Every case must answer 200 (it is accepted), and
-the cost of each is printed next to its route's budget. Target: at most 2 s each, on one core.
+sends them to gunicorn with one sync worker on a free loopback port instead (wall time). Every accepted case
+must answer 200, and the cost of each is printed next to its route's budget; every refusal must
+answer a 4xx other than 413. Targets, on one core: at most 2 s an accepted case, 0.25 s a refusal.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import itertools
 import json
 import os
 import random
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -193,6 +197,85 @@ CASES: list[Callable[[], Iterator[Case]]] = [draws_cases, block_cases, runs_case
                                              analysis_cases]
 
 
+# ---------------------------------------------------------------- the worst refusals (issue 18 section 4)
+
+ENGINE_BODY, GRADING_BODY = 256 * 1024, 8 * 1024 * 1024
+"""The body limits: a refusal case is as large as its route takes (a 413 is no refusal here)."""
+
+
+def _names(count: int, prefix: str = "k") -> dict:
+    return {f"{prefix}{i}": 1 for i in range(count)}
+
+
+def _fill(make: Callable[[int], object], limit: int) -> object:
+    """``make(n)`` for an ``n`` whose JSON is just within ``limit`` bytes (``make`` grows about
+    linearly with ``n``): scaled from ``make(1000)``, then down 1% at a time until it fits."""
+    def size(n: int) -> int:
+        return len(json.dumps(make(n), separators=(",", ":")))
+
+    base, per = size(0), (size(1000) - size(0)) / 1000
+    n = int((limit - base) / per)
+    while size(n) > limit:
+        n = int(n * 0.99)
+    return make(n)
+
+
+def refusal_cases() -> Iterator[Case]:
+    """Bodies within each route's size limit that the route refuses (422), built to cost the
+    most: parts far beyond their size bounds (a list of ints where labels belong, 10^5 unknown
+    names, a huge string) and, within the bounds, the most faults a schema allows (every entry
+    of two 64-token tables a string)."""
+    seed = {"draft": "biased", "seed": 1}
+    strings = {"vocab": [f"t{i}" for i in range(64)], "start": ["x"] * 64,
+               "next": {f"t{i}": ["x"] * 64 for i in range(64)}}
+    for route in ("/v1/draft", "/v1/step"):
+        yield (f"POST {route}", "`committed` a list of 130,000 ints (260 KB; issue 18)", f"POST {route}",
+               {"config": seed, "committed": [1] * 130_000})
+        yield (f"POST {route}", "a config of 21,000 unknown names", f"POST {route}",
+               _fill(lambda n: {"config": {**seed, **_names(n)}}, ENGINE_BODY))
+        yield (f"POST {route}", "two 64-token tables, every one of their 8,320 entries a string", f"POST {route}",
+               {"config": {"target": strings, "draft": strings, "seed": 1}})
+    yield ("POST /v1/verify", "a proposal of 120,000 ints", "POST /v1/verify",
+           _fill(lambda n: {"state": {"config": seed}, "proposal": {"tokens": [1] * n}}, ENGINE_BODY))
+    yield ("POST /v1/verify", "a state whose target's `next` has 16,000 rows", "POST /v1/verify",
+           _fill(lambda n: {"state": {"config": {"target": {**strings, "next": _names(n)}, "draft": "biased",
+                                                 "seed": 1}}, "proposal": {"tokens": []}}, ENGINE_BODY))
+    yield ("POST /v1/runs", "a label of 260,000 characters", "POST /v1/runs",
+           _fill(lambda n: {"config": {**seed, "eos": "e" * n}}, ENGINE_BODY))
+    yield ("POST /v1/runs", "two 64-token tables, every one of their 8,320 entries a string", "POST /v1/runs",
+           {"config": {"target": strings, "draft": strings, "seed": 1}})
+    yield ("POST /v1/analysis", "`widths` a list of 130,000 ones (issue 18)", "POST /v1/analysis",
+           {"config": seed, "widths": [1] * 130_000})
+    yield ("POST /v1/analysis", "a config of 21,000 unknown names", "POST /v1/analysis",
+           _fill(lambda n: {"config": {**seed, **_names(n)}}, ENGINE_BODY))
+    yield ("POST /v1/grade", "a distribution body of 10^6 samples (6 MB; issue 18)", "POST /v1/grade",
+           {"config": seed, "m": 1, "samples": [["A"]] * 10**6})
+    yield ("POST /v1/grade", "a trace whose config has 349,525 unknown names (4 MB; issue 18)", "POST /v1/grade",
+           {"config": _names(349_525)})
+    yield ("POST /v1/grade", "a batch of 2.7 million ints (8 MiB)", "POST /v1/grade",
+           _fill(lambda n: {"traces": [1] * n}, GRADING_BODY))
+    trace = json_copy(run(parse_config({"target": one_hot(64, 1), "draft": one_hot(64, 2), "width": 16, "limit": 16,
+                                        "seed": 1})))
+    wrong = json_copy(trace)
+    for block in wrong["blocks"]:
+        for step in block["proposal"]["steps"]:
+            step["q"] = ["x"] * 64
+    yield ("POST /v1/grade", "a batch of traces of 16 blocks of width 16 over 64 tokens, every draft row strings",
+           "POST /v1/grade", _fill(lambda n: {"traces": [wrong] * n}, GRADING_BODY))
+    yield ("POST /v1/grade", "a batch of configs with two 64-token tables, every entry a string", "POST /v1/grade",
+           _fill(lambda n: {"traces": [{"config": {"target": strings, "draft": strings, "seed": 1}}] * n}, GRADING_BODY))
+    yield ("POST /v1/grade/distribution", "an object of 699,050 names (8 MiB; issue 18)", "POST /v1/grade/distribution",
+           _names(699_050))
+    yield ("POST /v1/grade/distribution", "`samples` a list of 4 million ints (8 MiB)", "POST /v1/grade/distribution",
+           _fill(lambda n: {"config": seed, "m": 1, "samples": [1] * n}, GRADING_BODY))
+    yield ("POST /v1/grade/distribution", "10^6 samples, the last one a label not of the vocabulary",
+           "POST /v1/grade/distribution",
+           {"config": seed, "m": 1, "samples": [["A"]] * (10**6 - 1) + [["Z"]]})
+
+
+REFUSALS: list[Callable[[], Iterator[Case]]] = [refusal_cases]
+
+
 def cost_of(route: str, body) -> str:
     """The case's cost in its route's unit, as ``cost / budget``."""
     budget = BUDGETS.get(route)
@@ -250,7 +333,8 @@ class Http:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         self.base = f"http://127.0.0.1:{port}"
-        env = {**os.environ, "SPECDEC_BIND": f"127.0.0.1:{port}", "SPECDEC_WORKERS": "1", "SPECDEC_TIMEOUT": "60"}
+        # gunicorn's default timeout (30 s): no case, accepted or refused, may come near it
+        env = {**os.environ, "SPECDEC_BIND": f"127.0.0.1:{port}", "SPECDEC_WORKERS": "1", "SPECDEC_TIMEOUT": "30"}
         self.process = subprocess.Popen([sys.executable, "-m", "specdec_service.cli", "serve"], env=env, cwd=ROOT,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.session = requests.Session()
@@ -272,39 +356,76 @@ class Http:
         self.process.wait(10)
 
 
+def _measure(server, target: str, data: bytes | None, repeat: int, http: bool) -> tuple[float, float, float, int, int]:
+    """``(median, best, best wall, status, response bytes)`` of ``repeat`` sends: CPU seconds of
+    this process in-process, wall seconds with ``http``."""
+    times, cpu = [], []
+    for _ in range(repeat):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        status, size = server.send(target, data)
+        times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    measured = times if http else cpu  # in-process: CPU time of this one thread
+    return statistics.median(measured), min(measured), min(times), status, size
+
+
+def _reading(data: bytes, grading: bool, repeat: int) -> float:
+    """Median CPU seconds of reading ``data`` under the JSON rule alone (``api.bodies.parse_json``,
+    float64 on the grading routes): the part of a refusal that is not the checks'."""
+    from specdec_service.api.bodies import parse_json
+    from specdec_service.api.grading import cycle_collection_paused
+
+    times = []
+    for _ in range(repeat):
+        with cycle_collection_paused() if grading else contextlib.nullcontext():  # as the route reads it
+            start = time.process_time()
+            try:
+                parse_json(data, exact=not grading)
+            except Exception:  # noqa: BLE001 - a refusal while reading is a reading too
+                pass
+            times.append(time.process_time() - start)
+    return statistics.median(times)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--route", help='only this route, e.g. "POST /v1/grade"')
     parser.add_argument("--http", action="store_true", help="send to gunicorn (one sync worker), not in-process")
+    parser.add_argument("--only", choices=("accepted", "refused"), help="only the accepted cases, or only the refusals")
     args = parser.parse_args(argv)
     server = Http() if args.http else InProcess()
-    worst: dict[str, tuple[float, str]] = {}
+    worst: dict[str, dict[str, tuple[float, str]]] = {}
     failed = False
+    kinds = [("accepted", CASES), ("refused", REFUSALS)]
     try:
-        for make in CASES:
-            for route, description, target, body in make():
-                if args.route and route != args.route:
-                    continue
-                data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
-                times, cpu = [], []
-                for _ in range(args.repeat):
-                    start, start_cpu = time.perf_counter(), time.process_time()
-                    status, size = server.send(target, data)
-                    times.append(time.perf_counter() - start)
-                    cpu.append(time.process_time() - start_cpu)
-                best = min(cpu) if not args.http else min(times)  # in-process: CPU time of this one thread
-                cost = cost_of(route, body)
-                failed |= status != 200
-                print(f"{route:30} {best:6.3f} s (wall {min(times):6.3f} s)  status {status}  in {0 if data is None else len(data):>9,} B  "
-                      f"out {size:>10,} B  {cost}  {description}", flush=True)
-                if route not in worst or best > worst[route][0]:
-                    worst[route] = (best, description)
+        for kind, makers in kinds:
+            if args.only and kind != args.only:
+                continue
+            for make in makers:
+                for route, description, target, body in make():
+                    if args.route and route != args.route:
+                        continue
+                    data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+                    median, best, wall, status, size = _measure(server, target, data, args.repeat, args.http)
+                    ok = status == 200 if kind == "accepted" else 400 <= status < 500 and status != 413
+                    failed |= not ok
+                    cost = cost_of(route, body) if kind == "accepted" else "refused"
+                    if kind == "refused" and data is not None:
+                        reading = _reading(data, "/v1/grade" in target, args.repeat)
+                        cost += f" (reading the JSON alone: {reading:.3f} s)"
+                    print(f"{route:30} {median:6.3f} s median, {best:6.3f} best (wall {wall:6.3f} s)  status {status}  "
+                          f"in {0 if data is None else len(data):>9,} B  out {size:>10,} B  {cost}  {description}", flush=True)
+                    seen = worst.setdefault(route, {})
+                    if kind not in seen or median > seen[kind][0]:
+                        seen[kind] = (median, description)
     finally:
         server.close()
-    print("\n| route | worst case | time |\n|---|---|---|")
-    for route, (best, description) in worst.items():
-        print(f"| `{route}` | {description} | {best:.2f} s |")
+    print("\n| route | worst accepted | time | worst refusal | time |\n|---|---|---|---|---|")
+    for route, seen in worst.items():
+        accepted, refused = seen.get("accepted", (None, "")), seen.get("refused", (None, ""))
+        shown = [f"{t:.2f} s" if t is not None else "-" for t in (accepted[0], refused[0])]
+        print(f"| `{route}` | {accepted[1]} | {shown[0]} | {refused[1]} | {shown[1]} |")
     return 1 if failed else 0
 
 

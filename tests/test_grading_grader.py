@@ -212,42 +212,40 @@ def test_reference_cache_is_not_corrupted_by_a_caller_mutating_a_report():
 
 
 def test_a_trace_equal_to_its_reference_only_up_to_types_is_still_validated():
-    """The fast path (a trace with exactly the reference's bytes needs no validation) never
-    lets a boolean pass as a number: True == 1 in Python, but not in the bytes."""
-    from specdec_service.grading.grader import _bytes, _is_reference
+    """The fast path (a trace equal to its reference and valid needs no field-by-field
+    comparison) never lets a boolean pass as a number: True == 1 in Python, not in the schema."""
+    from specdec_service.grading.grader import _is_reference
 
-    raw, config = _bytes(TRACE), parse_config(TRACE["config"])
-    assert _is_reference(json.loads(json.dumps(TRACE)), raw, config)
+    reference = run(parse_config(TRACE["config"]))
+    assert _is_reference(json.loads(json.dumps(TRACE)), reference)
     boolean = mutated(lambda t: t["blocks"][0]["counters"].__setitem__("target_passes", True))
-    assert boolean == TRACE and not _is_reference(boolean, raw, config)
+    assert boolean == TRACE and not _is_reference(boolean, reference)
     with pytest.raises(InvalidInput) as error:
         grade(boolean)
     assert pointer(error.value.faults[0].path) == "#/blocks/0/counters/target_passes"
     reordered = {key: TRACE[key] for key in reversed(list(TRACE))}  # same content, other key order
-    assert not _is_reference(reordered, raw, config) and grade(reordered)["passed"] is True
+    assert _is_reference(reordered, reference) and grade(reordered)["passed"] is True
 
 
 def test_a_trace_read_from_a_request_body_is_its_reference():
     """POST /v1/grade reads 1.0 and 0.0 as 1 and 0 (the JSON rule): such a trace still takes
     the fast path, while a boolean in a probability's place is still refused."""
     from specdec_service.api.bodies import parse_json
-    from specdec_service.grading.grader import _bytes, _is_reference, _read_as_float64
+    from specdec_service.grading.grader import _is_reference
 
-    raw, config = _bytes(TRACE), parse_config(TRACE["config"])
+    reference = run(parse_config(TRACE["config"]))
     body = parse_json(json.dumps(TRACE).encode(), exact=False)
-    assert body == TRACE and _bytes(body) != raw and b"0.0," in raw and b"0.0," not in _read_as_float64(raw, config)
-    assert _is_reference(body, raw, config) and grade(body) == grade(copy.deepcopy(TRACE))
-    assert _read_as_float64(b'[1.0,10.0,0.25,1e16,-2.0,{"a":[0.0]},"A"]', config) == b'[1,10,0.25,1e16,-2,{"a":[0]},"A"]'
     integral = next(_integral_floats(TRACE, ()))  # a probability 1.0 or 0.0, read as 1 or 0
+    assert type(_at(body, integral)) is int and type(_at(reference, integral)) is float
+    assert body == TRACE and _is_reference(body, reference) and grade(body) == grade(copy.deepcopy(TRACE))
     flipped = copy.deepcopy(body)
     _at(flipped, integral[:-1])[integral[-1]] = bool(_at(TRACE, integral))
-    assert flipped == body and not _is_reference(flipped, raw, config)
+    assert flipped == body and not _is_reference(flipped, reference)
     with pytest.raises(InvalidInput) as error:
         grade(flipped)
     assert pointer(error.value.faults[0].path) == pointer(integral)
     dotted = {"vocab": ["1.0", "x"], "start": [0.5, 0.5], "next": {"1.0": [1.0, 0.0], "x": [0.25, 0.75]}}
     dotted_trace = run(parse_config({"target": dotted, "draft": dotted, "seed": 2, "limit": 4}))
-    assert _read_as_float64(_bytes(dotted_trace), parse_config(dotted_trace["config"])) is None
     assert grade(parse_json(json.dumps(dotted_trace).encode(), exact=False))["passed"] is True
 
 
@@ -301,14 +299,16 @@ def test_a_malformed_trace_is_refused_before_an_over_budget_batch(monkeypatch):
 
 
 def test_references_are_cached_as_bytes_and_read_back_unchanged(monkeypatch):
-    """The reference cache keeps a small trace as its orjson bytes; read back it is the engine's
-    trace (values and types); without orjson the trace is kept as the dict, and grades the same."""
+    """The reference cache keeps a small trace as its orjson bytes (as the dict once asked for
+    again); read back it is the engine's trace (values and types); without orjson the trace is
+    kept as the dict, and grades the same."""
     from specdec_service.grading import grader
 
     config = parse_config({"draft": "biased", "seed": 12345})
     key = grader._config_key(config)
     first = grader.reference_trace(config)
     assert isinstance(grader._references[key], bytes) and grader.reference_trace(config) == first == run(config)
+    assert isinstance(grader._references[key], dict)  # asked for twice: kept as the dict
     assert json.dumps(grader.reference_trace(config)) == json.dumps(run(config))  # 1.0 stays a float, 1 an int
     target = {"vocab": ["x", "y"], "start": [0.25, 0.75], "next": {"x": [0.5, 0.5], "y": [0.9, 0.1]}}
     draft = {"vocab": ["x", "y"], "start": [0.5, 0.5], "next": {"x": [0.3, 0.7], "y": [0.6, 0.4]}}
@@ -356,14 +356,15 @@ def test_grading_creates_no_reference_cycles():
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, "fresh nan"])
 def test_a_non_finite_number_where_the_reference_has_null_is_refused(bad):
-    """orjson writes a NaN or infinity as null, and jsonschema_rs reads one as null: a trace
-    with one where its reference has null (here a block's missing bonus) once had the
-    reference's bytes and passed. Only an in-process caller can pass one."""
+    """jsonschema_rs reads a NaN or infinity as null: a trace with one where its reference has
+    null (here a block's missing bonus) is valid to it, but not equal to the reference (a NaN
+    equals nothing), so it is validated in full and refused. (It once had the reference's orjson
+    bytes and passed.) Only an in-process caller can pass one."""
     from specdec_service.grading import grade_many
 
     trace = json.loads(json.dumps(run(parse_config({"draft": "biased", "seed": 1, "limit": 4}))))
     assert trace["blocks"][0]["bonus"] is None
-    # math.nan is shared (marshal flags it as referenced); a fresh NaN is held by the trace alone
+    # math.nan is shared; a fresh NaN is held by the trace alone
     trace["blocks"][0]["bonus"] = float("nan") if bad == "fresh nan" else bad
     with pytest.raises(InvalidInput) as caught:
         grade(trace)
@@ -387,8 +388,8 @@ def test_a_lone_surrogate_label_is_graded_in_process():
 
 
 def test_a_shared_nan_in_a_greedy_trace_is_refused():
-    """The same NaN object in two places (marshal writes it once, flagged as referenced), where
-    a greedy trace's ratios are null."""
+    """The same NaN object in two places (list equality takes an object as equal to itself),
+    where a greedy trace's ratios are null."""
     trace = json.loads(json.dumps(run(parse_config({"draft": "biased", "seed": 1, "limit": 4, "mode": "greedy"}))))
     nan = float("nan")
     first = trace["blocks"][0]["verification"][0]

@@ -23,9 +23,8 @@ the cost, the budget and how to split the request.
 Numbers: unlike the other routes, the body is parsed with JSON floats as float64, not
 Decimal. A trace echoes its config with every probability as the nearest float64 (the engine
 publishes them so), and the engine reads a float through its shortest repr, so nothing is lost;
-parsing floats lets a correct trace be recognised by its bytes (the reference's, with ``1.0`` and
-``0.0`` read as ``1`` and ``0`` as this parse reads them), without validation or a field-by-field
-comparison. The route reads, grades and writes with the cyclic garbage collector paused
+parsing floats lets a correct trace be recognised as equal to its reference with one ``==``
+(``grading.grader._is_reference``), without a field-by-field comparison. Both routes read, grade and write with the cyclic garbage collector paused
 (:func:`cycle_collection_paused`).
 """
 
@@ -403,5 +402,7 @@ _COUNTS_EXAMPLE = {"config": {"draft": "biased", "seed": 0}, "m": 1,
     ok_examples=lambda: {"counts": example("A sample consistent with the target",
                                            grade_distribution(_COUNTS_EXAMPLE))})
 def grade_samples():
-    """Samples or prefix counts -> the distribution report."""
-    return json_response(grade_distribution(read_grading_json()))
+    """Samples or prefix counts -> the distribution report (read and graded with the cyclic
+    collector paused, as ``POST /v1/grade``: an 8 MiB body is up to 10^6 lists)."""
+    with cycle_collection_paused():
+        return json_response(grade_distribution(read_grading_json()))

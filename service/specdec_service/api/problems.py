@@ -35,6 +35,7 @@ from werkzeug.exceptions import HTTPException
 
 from ..budget import OVER_BUDGET, OverBudget
 from ..engine import Fault, InvalidInput, SessionDone, pointer
+from ..engine.errors import MAX_ERRORS
 from ..engine.models import Table
 
 PROBLEM_MIMETYPE = "application/problem+json"
@@ -130,14 +131,24 @@ def conditional(response: Response, etag: Optional[str] = None, immutable: bool 
     return response.make_conditional(request)
 
 
+MAX_PROBLEM_BYTES = 64 * 1024
+"""A problem document is at most this many bytes: at most :data:`MAX_ERRORS` ``errors``, and a
+long ``detail``, pointer or message is cut (:func:`_clipped`), never the JSON structure."""
+MAX_TEXT = 1024
+"""Characters of one string of a problem document (``detail``: 4 times as many) before it is cut."""
+
+
 def problem(status: int, detail: str, *, type: str = "about:blank", title: Optional[str] = None,
             errors: Optional[Sequence[Mapping[str, str]]] = None, headers: Optional[Mapping] = None,
-            extensions: Optional[Mapping[str, Any]] = None) -> Response:
-    """An RFC 9457 problem response.
+            extensions: Optional[Mapping[str, Any]] = None, error_count: Optional[int] = None) -> Response:
+    """An RFC 9457 problem response of at most :data:`MAX_PROBLEM_BYTES` bytes.
 
     ``title`` defaults to the type's title, or the HTTP status phrase for
-    ``about:blank``; ``errors`` (if given) lists each bad field;
-    ``extensions`` adds members of the problem type (RFC 9457 section 3.2).
+    ``about:blank``; ``errors`` (if given) lists bad fields, the first :data:`MAX_ERRORS`
+    of them, with ``error_count`` (default: how many ``errors`` there are) saying how many
+    faults were found in all; ``extensions`` adds members of the problem type (RFC 9457
+    section 3.2). A string longer than :data:`MAX_TEXT` characters is cut (ending in ``...``),
+    shorter still if the document would exceed :data:`MAX_PROBLEM_BYTES`.
     """
     body: dict[str, Any] = {
         "type": type,
@@ -148,30 +159,62 @@ def problem(status: int, detail: str, *, type: str = "about:blank", title: Optio
     if extensions:
         body.update(extensions)
     if errors is not None:
-        body["errors"] = list(errors)
-    response = Response(dumps(body), status=status, mimetype=PROBLEM_MIMETYPE)
+        body["errors"] = list(errors[:MAX_ERRORS])
+        body["error_count"] = max(len(errors), error_count or 0)
+    limit, data = MAX_TEXT, dumps(_clipped(body, MAX_TEXT))
+    while len(data) > MAX_PROBLEM_BYTES and limit > 16:  # many escaped characters (6 bytes each): cut shorter
+        limit //= 2
+        data = dumps(_clipped(body, limit))
+    response = Response(data, status=status, mimetype=PROBLEM_MIMETYPE)
     if headers:
         response.headers.extend(headers)
     return response
+
+
+def _clipped(body: Any, limit: int) -> Any:
+    """``body`` (a problem document: strings, numbers, lists and dicts of them) with every string
+    longer than ``limit`` characters (``4 * limit`` for the top-level ``detail``) cut to end in
+    ``...``."""
+    def clip(text: str, most: int) -> str:
+        return text if len(text) <= most else text[:most - 3] + "..."
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, str):
+            return clip(node, limit)
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if isinstance(node, dict):
+            return {key: walk(value) for key, value in node.items()}
+        return node
+
+    out = walk({k: v for k, v in body.items() if k != "detail"})
+    return {**{k: out.get(k) for k in ("type", "title", "status")},
+            "detail": clip(body["detail"], 4 * limit), **out}
 
 
 class ApiProblem(Exception):
     """An error the HTTP layer raises on purpose; turned into :func:`problem`."""
 
     def __init__(self, status: int, detail: str, *, type: str = "about:blank",
-                 errors: Optional[Sequence[Mapping[str, str]]] = None):
+                 errors: Optional[Sequence[Mapping[str, str]]] = None, error_count: Optional[int] = None):
         super().__init__(detail)
         self.status, self.detail, self.type, self.errors = status, detail, type, errors
+        self.error_count = error_count
 
     def response(self) -> Response:
-        return problem(self.status, self.detail, type=self.type, errors=self.errors)
+        return problem(self.status, self.detail, type=self.type, errors=self.errors, error_count=self.error_count)
 
 
-def invalid(errors: Sequence[Mapping[str, str]]) -> ApiProblem:
-    """A 422 problem for ``errors`` (``[{"pointer"|"parameter", "detail"}]``)."""
-    where = "; ".join(f"{e.get('pointer') or e.get('parameter')}: {e['detail']}" for e in errors)
-    noun = "field is" if len(errors) == 1 else "fields are"
-    return ApiProblem(422, f"{len(errors)} {noun} invalid: {where}", type=INVALID_INPUT, errors=errors)
+def invalid(errors: Sequence[Mapping[str, str]], count: Optional[int] = None) -> ApiProblem:
+    """A 422 problem for ``errors`` (``[{"pointer"|"parameter", "detail"}]``): the first
+    :data:`MAX_ERRORS` listed, ``count`` (default: as many as ``errors``) found in all."""
+    count = max(count or 0, len(errors))
+    shown = list(errors[:MAX_ERRORS])
+    where = "; ".join(f"{e.get('pointer') or e.get('parameter')}: {e['detail']}" for e in shown)
+    noun = "field is" if count == 1 else "fields are"
+    more = f" (the first {len(shown)} of {count} shown)" if count > len(shown) else ""
+    return ApiProblem(422, f"{count} {noun} invalid{more}: {where}", type=INVALID_INPUT, errors=shown,
+                      error_count=count)
 
 
 def fault_errors(faults: Iterable[Fault]) -> list[dict]:
@@ -211,7 +254,7 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(InvalidInput)
     def _invalid_input(error: InvalidInput):
-        return invalid(fault_errors(error.faults)).response()
+        return invalid(fault_errors(error.faults[:MAX_ERRORS]), error.count).response()
 
     @app.errorhandler(OverBudget)
     def _over_budget(error: OverBudget):

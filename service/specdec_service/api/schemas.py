@@ -210,6 +210,10 @@ class ProblemOut(StrictSchema):
         "description": "For 422: each bad field (body pointer or query parameter) and why; for a 400, the "
                        "repeated name, the string with a lone surrogate, the container nested past the bound or the "
                        "number literal beyond it (body pointer)."})
+    error_count = fields.Integer(validate=validate.Range(1), metadata={
+        "description": "With `errors`: how many faults were found in all. At most 20 are listed in `errors` (the "
+                       "first ones; `detail` then says \"the first 20 of N shown\"), and a problem document is at most "
+                       "64 KiB: a long detail, pointer or message is cut, ending in `...` (docs/service.md)."})
     cost = fields.Integer(metadata={"description": "For an over-budget 422: what the request would cost, in `unit`."})
     budget = fields.Integer(metadata={"description": "For an over-budget 422: the most a request of this route may cost."})
     unit = fields.String(metadata={"description": "For an over-budget 422: the unit of `cost` and `budget` (docs/service.md)."})

@@ -94,8 +94,8 @@ def verify():
         result = engine.verify(state, tokens)
     except InvalidInput as error:
         raise InvalidInput(
-            type(f)(("proposal" if f.path[:1] == ("tokens",) else "state",) + f.path, f.message)
-            for f in error.faults) from None
+            [type(f)(("proposal" if f.path[:1] == ("tokens",) else "state",) + f.path, f.message)
+             for f in error.faults], error.count) from None
     return json_response(result.to_json())
 
 

@@ -552,11 +552,12 @@ def check_request(config: Config, depth: int, widths: Sequence[int], draft_cost:
     above ``limit`` is valid (it is read as :func:`effective_depth`), so no rule here depends on
     another field: the contract's ``AnalysisIn`` states them all. Raises :class:`InvalidInput`
     naming each bad field."""
-    faults = []
+    faults, more = [], 0
     try:
         check_values({"config": {}, "depth": depth, "widths": list(widths)})
     except InvalidInput as error:
         faults.extend(error.faults)
+        more = error.more
     else:  # JSON Schema counts 3.0 an integer; in process, only an int is one
         properties = ANALYSIS["properties"]
         if type(depth) is not int:
@@ -566,7 +567,7 @@ def check_request(config: Config, depth: int, widths: Sequence[int], draft_cost:
     if not _DRAFT_COST["minimum"] <= draft_cost <= _DRAFT_COST["maximum"]:
         faults.append(Fault(("draft_cost",), expectation(_DRAFT_COST)))
     if faults:
-        raise InvalidInput(faults)
+        raise InvalidInput(faults, len(faults) + more)
 
 
 def parse_analysis(obj: Any) -> tuple[Config, int, list[int], Fraction]:

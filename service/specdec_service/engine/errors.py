@@ -29,15 +29,29 @@ class SpecdecError(Exception):
     """Base class of every error the engine raises on purpose."""
 
 
+MAX_ERRORS = 20
+"""A refusal names at most this many faults (the problem document's ``errors``); the checks
+stop formatting faults past it and only count them (``InvalidInput.count``)."""
+
+
 class InvalidInput(SpecdecError):
     """Input that is well formed but breaks a rule (HTTP 422).
 
-    ``faults`` lists each bad field; ``str(error)`` joins them.
+    ``faults`` lists bad fields (the checks list at most about :data:`MAX_ERRORS` of them);
+    ``count`` is how many faults were found in all (at least ``len(faults)``: a check past its
+    cap counts a fault without writing it); ``more`` is ``count - len(faults)``.
+    ``str(error)`` joins the first :data:`MAX_ERRORS`.
     """
 
-    def __init__(self, faults: Iterable[Fault]):
+    def __init__(self, faults: Iterable[Fault], count: int = 0):
         self.faults: tuple[Fault, ...] = tuple(faults)
-        super().__init__("; ".join(f"{pointer(f.path)}: {f.message}" for f in self.faults))
+        self.count = max(count, len(self.faults))
+        super().__init__("; ".join(f"{pointer(f.path)}: {f.message}" for f in self.faults[:MAX_ERRORS]))
+
+    @property
+    def more(self) -> int:
+        """Faults counted beyond those listed in :attr:`faults`."""
+        return self.count - len(self.faults)
 
     @classmethod
     def at(cls, path: Sequence[PathPart], message: str) -> "InvalidInput":
@@ -47,7 +61,13 @@ class InvalidInput(SpecdecError):
     def prefixed(self, *prefix: PathPart) -> "InvalidInput":
         """The same faults with ``prefix`` put before each path (used when a
         value is validated on its own and then reported inside a larger body)."""
-        return InvalidInput(Fault(tuple(prefix) + f.path, f.message) for f in self.faults)
+        return InvalidInput((Fault(tuple(prefix) + f.path, f.message) for f in self.faults), self.count)
+
+    @classmethod
+    def joined(cls, errors: Iterable["InvalidInput"]) -> "InvalidInput":
+        """One error with the faults of ``errors`` in order (and the sum of their counts)."""
+        errors = list(errors)
+        return cls([f for e in errors for f in e.faults], sum(e.count for e in errors))
 
 
 class SessionDone(SpecdecError):

@@ -190,12 +190,14 @@ def _memoised(key: _SpecKey) -> Model:
 
 
 check_model_table = checker(shallow(MODEL_TABLE, next={
-    k: v for k, v in MODEL_TABLE["properties"]["next"].items() if k not in ("minProperties", "maxProperties")}))
+    k: v for k, v in MODEL_TABLE["properties"]["next"].items() if k not in ("minProperties", "maxProperties")}),
+    bounds=shallow(MODEL_TABLE))
 """The structure of a custom table (:data:`.requests.MODEL_TABLE`): fields, label and row sizes,
 distinct labels, entries from 0 to 1; :func:`_parse_model` adds the rules no JSON Schema
 states (a row per token, each as long as the vocabulary, summing to 1, exactly read). The number
 of rows of ``next`` (2 to 64 in the contract) is left to that rule, which names each missing or
-unknown row (a table the contract refuses for it, the rule refuses too)."""
+unknown row (a table the contract refuses for it, the rule refuses too), up to 64 rows: more is
+one fault of its size, found before any row is read (``bounds``)."""
 
 
 def _parse_model(spec: Any) -> Model:

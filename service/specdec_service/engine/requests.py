@@ -26,7 +26,9 @@ prose. No Flask and no marshmallow here.
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Iterable
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any, Callable, Iterable, Iterator
 
 import jsonschema_rs
 
@@ -34,7 +36,7 @@ from .bounds import (
     MAX_COUNTER, MAX_DEPTH, MAX_DRAFT_COST, MAX_LABEL, MAX_LIMIT, MAX_POSITION, MAX_SAFE_INTEGER, MAX_SEED,
     MAX_VOCAB, MAX_WIDTH, MIN_DEPTH, MIN_LABEL, MIN_LIMIT, MIN_VOCAB, MIN_WIDTH,
 )
-from .errors import Fault, InvalidInput
+from .errors import MAX_ERRORS, Fault, InvalidInput
 
 MODES = ("speculative", "greedy", "autoregressive")
 """Decoding modes: SPEC section 4 and the two of section 5."""
@@ -188,30 +190,233 @@ def shallow(schema: dict, **properties: dict) -> dict:
     return top
 
 
-def checker(schema: dict) -> Callable[..., None]:
+def checker(schema: dict, bounds: dict | None = None) -> Callable[..., None]:
     """A check of values against ``schema`` (compiled once with ``jsonschema_rs``):
     ``check(value, path=())`` returns when ``value`` is valid and otherwise raises
     :class:`InvalidInput` naming each fault (one per field, in the schema's field order) by its
-    path under ``path``, with a message written from the schema (:func:`expectation`)."""
+    path under ``path``, with a message written from the schema (:func:`expectation`).
+
+    A refusal costs no more than the check of a valid body: the sizes come first
+    (:func:`within_bounds`: an over-long list, an object with too many or unknown names, an
+    over-long string is one fault each, counted, and what the schema checks next is cut to its
+    bounds), so ``jsonschema_rs`` never walks or writes more than a valid body holds; at most
+    :data:`~.errors.MAX_ERRORS` faults are written, the rest counted (``InvalidInput.count``).
+    ``bounds`` (default ``schema``) is the schema whose sizes are checked first, where
+    ``schema`` leaves a bound to a rule of the engine's that names each fault (a table's rows)."""
     validator = jsonschema_rs.Draft202012Validator(schema)
+    bounds = schema if bounds is None else bounds
 
     def check(value: Any, path: tuple = ()) -> None:
         try:
-            try:
-                if validator.is_valid(value):
-                    return
-            except UnicodeEncodeError:  # a lone surrogate, which jsonschema_rs cannot read
-                value = _encodable(value)
-                if validator.is_valid(value):
-                    return
-            errors = [(real_path(value, e.instance_path, e.instance), tuple(e.schema_path))
-                      for e in validator.iter_errors(value)]
+            if validator.is_valid(value):
+                return
+        except UnicodeEncodeError:  # a lone surrogate, which jsonschema_rs cannot read
+            pass
         except ValueError as error:  # a name that is not a string: only possible in process
             raise InvalidInput.at(path, f"must be JSON: {error}") from None
-        raise InvalidInput(Fault(path + f.path, f.message) for f in _faults(schema, value, errors))
+        bounded = within_bounds(bounds, value, ENGINE_SIZES)
+        value = bounded.value
+        try:
+            try:
+                valid = validator.is_valid(value)
+            except UnicodeEncodeError:
+                value = _encodable(value)
+                valid = validator.is_valid(value)
+            errors = [] if valid else [(real_path(value, e.instance_path, e.instance), tuple(e.schema_path))
+                                       for e in validator.iter_errors(value)]
+        except ValueError as error:
+            raise InvalidInput.at(path, f"must be JSON: {error}") from None
+        if valid and not bounded.faults:
+            return
+        found = {f.path: f for f in bounded.faults}
+        faults = [f for f in _faults(schema, value, errors) if f.path not in found]
+        faults = sorted(faults + bounded.faults, key=_field_order(schema))
+        raise InvalidInput((Fault(path + f.path, f.message) for f in faults[:MAX_ERRORS]),
+                           len(faults) + bounded.more)
 
     check.schema = schema  # type: ignore[attr-defined]
     return check
+
+
+# ---------------------------------------------------------------- sizes before anything else
+
+
+@dataclass
+class Bounded:
+    """What :func:`within_bounds` found: ``value`` cut to the schema's size bounds, the
+    ``faults`` of the sizes beyond them (at most :data:`~.errors.MAX_ERRORS` written) and
+    ``more``, those counted but not written."""
+
+    value: Any
+    faults: list[Fault] = field(default_factory=list)
+    more: int = 0
+
+    def add(self, path: tuple, message: str) -> None:
+        """Write the fault (or, past :data:`~.errors.MAX_ERRORS`, count it)."""
+        if len(self.faults) < MAX_ERRORS:
+            self.faults.append(Fault(path, message))
+        else:
+            self.more += 1
+
+
+@dataclass(frozen=True)
+class SizeMessages:
+    """How :func:`within_bounds` words a fault: ``too_big(keyword, schema, value)`` for a
+    ``maxItems``, ``maxProperties`` or ``maxLength`` exceeded; ``unknown(schema, names,
+    count)`` for the ``count`` names an object may not hold gives ``(faults, stands_for)``: the
+    ``(path suffix, message)`` pairs to write and how many faults they stand for (``names``
+    iterates the names in document order: read only as many as are written)."""
+
+    too_big: Callable[[str, dict, Any], str]
+    unknown: Callable[[dict, Iterator[str], int], tuple[list[tuple[tuple, str]], int]]
+
+
+def within_bounds(schema: dict, value: Any, messages: SizeMessages) -> Bounded:
+    """``value`` checked for its sizes against ``schema`` before anything walks its elements:
+    a list over its ``maxItems``, an object over its ``maxProperties`` or holding names its
+    ``additionalProperties: false`` refuses, a string over its ``maxLength`` is a fault (worded
+    by ``messages``), and is cut to the bound (its first ``maxItems`` items, its first
+    ``maxProperties`` members, its known names, its first ``maxLength`` characters) in the
+    returned value, which is then no larger than a valid one: the schema's own check of it
+    costs what a valid body's does. The walk follows ``properties``, ``items``,
+    ``additionalProperties`` and ``$ref`` (and the one branch of a ``oneOf``/``anyOf`` of
+    distinct types), only into parts whose schema bounds a size, and never into an element of
+    a container before that container's size is known to be within its bound. Containers are
+    copied only where something was cut; ``value`` itself is not changed."""
+    bounded = Bounded(value)
+    bounded.value = _cut(schema, value, (), _Walk(schema.get("$defs", {}), messages, bounded))
+    return bounded
+
+
+@dataclass(frozen=True)
+class _Walk:
+    defs: dict
+    messages: SizeMessages
+    bounded: Bounded
+
+
+_JSON_TYPES = {"string": (str,), "object": (dict,), "array": (list,), "null": (type(None),), "boolean": (bool,),
+               "integer": (int,), "number": (int, float)}
+
+
+def _resolved(schema: Any, value: Any, defs: dict) -> Any:
+    """``schema`` with its ``$ref`` followed and, for a ``oneOf``/``anyOf`` without a type of its
+    own, the one branch whose ``type`` fits ``value`` (``None`` when none or several do)."""
+    while isinstance(schema, dict) and "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[1]]
+    if not isinstance(schema, dict) or "type" in schema:
+        return schema
+    branches = schema.get("oneOf") or schema.get("anyOf")
+    if not branches:
+        return schema
+    fitting = [b for b in (_resolved(b, value, defs) for b in branches) if isinstance(b, dict) and _fits(b, value)]
+    return fitting[0] if len(fitting) == 1 else None
+
+
+def _fits(schema: dict, value: Any) -> bool:
+    """Whether ``value`` is of a ``type`` of ``schema`` (any, without one)."""
+    kinds = schema.get("type")
+    if kinds is None:
+        return True
+    for kind in kinds if isinstance(kinds, list) else [kinds]:
+        if isinstance(value, _JSON_TYPES[kind]) and (type(value) is not bool or kind == "boolean"):
+            return True
+    return False
+
+
+_SIZED: dict[int, bool] = {}
+
+
+def _sized(schema: Any, defs: dict) -> bool:
+    """Whether ``schema`` or a part of it bounds a size (else :func:`_cut` need not walk a
+    value of it: a list of numbers is not walked number by number). Remembered by identity
+    (the schemas are module constants)."""
+    if not isinstance(schema, dict):
+        return False
+    key = id(schema)
+    if key not in _SIZED:
+        _SIZED[key] = True  # a cycle (none today) counts as sized
+        target = defs.get(schema["$ref"].rsplit("/", 1)[1]) if "$ref" in schema else None
+        parts = [target, schema.get("items"), schema.get("additionalProperties"),
+                 *schema.get("properties", {}).values(), *schema.get("oneOf", ()), *schema.get("anyOf", ())]
+        _SIZED[key] = (any(k in schema for k in ("maxItems", "maxProperties", "maxLength"))
+                       or schema.get("additionalProperties") is False or any(_sized(p, defs) for p in parts))
+    return _SIZED[key]
+
+
+def _cut(schema: Any, value: Any, path: tuple, walk: _Walk) -> Any:
+    """:func:`within_bounds` at one node: the node cut to its bounds (the same object when
+    nothing was cut)."""
+    schema = _resolved(schema, value, walk.defs)
+    if not isinstance(schema, dict) or not _sized(schema, walk.defs):
+        return value
+    kind = type(value)
+    if kind is str:
+        bound = schema.get("maxLength")
+        if bound is not None and len(value) > bound:
+            walk.bounded.add(path, walk.messages.too_big("maxLength", schema, value))
+            return value[:bound]
+        return value
+    if kind is list:
+        return _cut_list(schema, value, path, walk)
+    if kind is dict:
+        return _cut_object(schema, value, path, walk)
+    return value
+
+
+def _cut_list(schema: dict, value: list, path: tuple, walk: _Walk) -> list:
+    bound = schema.get("maxItems")
+    if bound is not None and len(value) > bound:
+        walk.bounded.add(path, walk.messages.too_big("maxItems", schema, value))
+        value = value[:bound]
+    items = schema.get("items")
+    if not _sized(items, walk.defs):
+        return value
+    cut = [_cut(items, item, path + (i,), walk) for i, item in enumerate(value)]
+    return value if all(a is b for a, b in zip(cut, value)) else cut
+
+
+def _cut_object(schema: dict, value: dict, path: tuple, walk: _Walk) -> dict:
+    original = value
+    bound = schema.get("maxProperties")
+    if bound is not None and len(value) > bound:
+        walk.bounded.add(path, walk.messages.too_big("maxProperties", schema, value))
+        value = dict(islice(value.items(), bound))
+    known = schema.get("properties", {})
+    others = schema.get("additionalProperties", True)
+    if others is False:
+        unknown = len(value) - len(value.keys() & known.keys())
+        if unknown:
+            names = (name for name in value if name not in known)
+            written, stands_for = walk.messages.unknown(schema, names, unknown)
+            for suffix, message in written:
+                walk.bounded.add(path + suffix, message)
+            walk.bounded.more += stands_for - len(written)
+            value = {name: value[name] for name in known if name in value}
+    cut = {}
+    for name, member in value.items():
+        sub = known.get(name, others)
+        cut[name] = _cut(sub, member, path + (name,), walk) if isinstance(sub, dict) else member
+    return original if len(cut) == len(original) and all(cut[k] is original[k] for k in cut) else cut
+
+
+def _unknown_fields(schema: dict, names: Iterator[str], count: int) -> tuple[list[tuple[tuple, str]], int]:
+    """The engine's wording of unknown names: a fault at each name, the first
+    :data:`~.errors.MAX_ERRORS` written."""
+    message = _unknown_message(schema)
+    return [((name,), message) for name in islice(names, MAX_ERRORS)], count
+
+
+def _unknown_message(schema: dict) -> str:
+    return f"unknown field: the fields are {', '.join(sorted(schema['properties']))}"
+
+
+def _too_big(keyword: str, schema: dict, value: Any) -> str:
+    return _keyword_faults(keyword, schema, (), value)[0].message
+
+
+ENGINE_SIZES = SizeMessages(_too_big, _unknown_fields)
+"""The engine's wording of size faults: the messages of :func:`_keyword_faults`."""
 
 
 def _encodable(value: Any) -> Any:
@@ -229,30 +434,37 @@ def _encodable(value: Any) -> Any:
 
 
 def _faults(schema: dict, payload: Any, errors: Iterable[tuple[tuple, tuple]]) -> list[Fault]:
-    """The faults of ``errors`` (instance path, schema path), one per path: a value of the
-    wrong type gets that fault only (nothing about its content)."""
+    """The faults of ``errors`` (instance path, schema path), one per path, in no particular
+    order: a value of the wrong type gets that fault only (nothing about its content). A
+    schema's message is written once however many values break it (a table of 8,320 wrong
+    entries has two)."""
     errors = list(errors)
     wrong_type = {path for path, where in errors if where[-1] == "type"}
     faults: dict[tuple, Fault] = {}
+    expected: dict[tuple, str] = {}
     for path, where in errors:
-        keyword, subschema = where[-1], _at(schema, where[:-1])
+        keyword, at = where[-1], where[:-1]
         if keyword == "type":
-            faults[path] = Fault(path, expectation(subschema))
-        elif not any(path[:len(wrong)] == wrong for wrong in wrong_type):
-            for fault in _keyword_faults(keyword, subschema, path, _at(payload, path)):
+            if at not in expected:
+                expected[at] = expectation(_at(schema, at))
+            faults[path] = Fault(path, expected[at])
+        elif not any(path[:n] in wrong_type for n in range(len(path) + 1)):
+            for fault in _keyword_faults(keyword, _at(schema, at), path, _at(payload, path)):
                 faults.setdefault(fault.path, fault)
-    order = list(schema.get("properties", ()))
-    return sorted(faults.values(), key=lambda f: (order.index(f.path[0]) if f.path and f.path[0] in order
-                                                  else len(order), len(f.path)))
+    return list(faults.values())
+
+
+def _field_order(schema: dict) -> Callable[[Fault], tuple]:
+    """The sort key of faults: by the schema's field order, then shallower first."""
+    order = {name: i for i, name in enumerate(schema.get("properties", ()))}
+    return lambda f: (order.get(f.path[0], len(order)) if f.path else len(order), len(f.path))
 
 
 def _keyword_faults(keyword: str, schema: dict, path: tuple, value: Any) -> list[Fault]:
     if keyword == "required":
         return [Fault(path + (key,), "is required") for key in schema["required"] if key not in value]
     if keyword == "additionalProperties":
-        fields = ", ".join(sorted(schema["properties"]))
-        return [Fault(path + (key,), f"unknown field: the fields are {fields}")
-                for key in value if key not in schema["properties"]]
+        return [Fault(path + (key,), _unknown_message(schema)) for key in value if key not in schema["properties"]]
     if keyword == "oneOf":
         names = [branch["required"][0] for branch in schema["oneOf"]]
         return [Fault(path + (names[0],), f"give exactly one of {' and '.join(names)}")]

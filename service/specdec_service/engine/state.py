@@ -146,7 +146,7 @@ def parse_config(obj: Any) -> Config:
 
     Raises :class:`InvalidInput` with paths relative to the config.
     """
-    if type(obj) is dict and all(type(v) in _SCALARS for v in obj.values()):
+    if type(obj) is dict and len(obj) <= len(CONFIG_KEYS) and all(type(v) in _SCALARS for v in obj.values()):
         return _parse_scalar_config(tuple((k, type(v), v) for k, v in obj.items()))
     return _parse_config(obj)
 
@@ -171,15 +171,15 @@ def _parse_config(obj: Any) -> Config:
     check_config(obj)
     strict_integers(obj, _CONFIG_INTEGERS, CONFIG)
     obj = {**DEFAULTS, **obj}
-    faults: list[Fault] = []
+    errors: list[InvalidInput] = []
     models = {}
     for role in ("target", "draft"):
         try:
             models[role] = resolve_model(obj[role], role)
         except InvalidInput as error:
-            faults.extend(error.prefixed(role).faults)
-    if faults:
-        raise InvalidInput(faults)
+            errors.append(error.prefixed(role))
+    if errors:
+        raise InvalidInput.joined(errors)
 
     target, draft = models["target"], models["draft"]
     if target.vocab != draft.vocab:
@@ -258,19 +258,19 @@ def _parse_tokens(labels: Any, config: Config, path: tuple, faults: list[Fault])
 def parse_around(check: Callable[..., None], obj: Any, field: str, parse: Callable[[Any], Any]) -> Any:
     """``parse(obj[field])`` after ``check(obj)`` (the body around it), every fault of both
     named together, the nested ones under ``field``."""
-    faults: list[Fault] = []
+    errors: list[InvalidInput] = []
     try:
         check(obj)
     except InvalidInput as error:
-        faults = list(error.faults)
+        errors.append(error)
     value = None
     if isinstance(obj, dict) and field in obj:
         try:
             value = parse(obj[field])
         except InvalidInput as error:
-            faults[:0] = error.prefixed(field).faults
-    if faults:
-        raise InvalidInput(faults)
+            errors.insert(0, error.prefixed(field))
+    if errors:
+        raise InvalidInput.joined(errors)
     return value
 
 

@@ -12,32 +12,30 @@ fields exactly, probabilities within :data:`~.compare.TOLERANCE`). A failing tra
   same config, reproduces the submission exactly; otherwise the one(s) whose trace agrees
   with it on the longest prefix, if longer than the reference's agreement.
 
-Speed: a trace that serialises to exactly the reference's bytes (or to them as a request body
-is read: :func:`_read_as_float64`) costs one engine run (the reference, cached as its bytes for
-recent configs) and two ``orjson.dumps``: it is the reference, so it needs no schema validation; any other trace costs its schema validation (about
-0.03 ms with ``jsonschema_rs``) and one C-level ``==``; only failing traces are compared field
-by field, checked and diagnosed. :func:`grade_many` takes the same path for each trace of a
-batch (docs/bench-grading.md).
+Speed: a correct trace costs one engine run (the reference, cached for recent configs), one
+C-level ``==`` with it and one schema check (``jsonschema_rs``, about 0.03 ms): equal values of
+the schema's types are the reference (:func:`_is_reference`); only failing traces are validated
+with every fault named, compared field by field, checked and diagnosed. :func:`grade_many` takes
+the same path for each trace of a batch (docs/bench-grading.md).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import marshal
-import re
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from math import fsum
 from typing import Any, Optional, Sequence
 
-try:  # the fast path of a trace equal to its reference (orjson is a dependency of the service)
+try:  # the config key and the reference cache (orjson is a dependency of the service)
     import orjson
-except ImportError:  # pragma: no cover - a stripped install: validate every trace
+except ImportError:  # pragma: no cover - a stripped install: the standard library writes the key
     orjson = None
 
 from ..budget import BUDGETS, GRADE_CHECK_RUNS, GRADE_REFERENCE_WEIGHT, session_units
-from ..engine import Config, Fault, InvalidInput, State, pointer, run
+from ..engine import Config, InvalidInput, State, pointer, run
 from ..engine.bounds import MAX_TRACES
+from ..engine.errors import MAX_ERRORS
 from ..engine.rules import RuleSet
 from ..engine.trace import trace_of
 from .catalogue import CATALOGUE, Mistake
@@ -46,7 +44,7 @@ from .compare import TOLERANCE, Difference, first_difference
 from .faulty import faulty_step
 from .requests import check_batch
 from .rules import CHECKS, explain, locate
-from .validate import parse_trace_config, validate_trace
+from .validate import parse_trace_config, schema_valid, validate_trace
 
 
 
@@ -63,74 +61,21 @@ def grade(trace: Any, *, diagnose: bool = True) -> dict:
     fault.
     """
     config = parse_trace_config(trace)
-    raw, reference = _reference(config, _config_key(config))
-    if _is_reference(trace, raw, config):  # the reference itself, types included: valid by construction
-        return _passed(trace)
+    reference = _reference(config, _config_key(config))
+    if _is_reference(trace, reference):
+        return _passed(reference)
     validate_trace(trace)
-    return _grade_valid(trace, config, _loaded(raw, reference), diagnose)
+    return _grade_valid(trace, config, reference, diagnose)
 
 
-def _is_reference(trace: Any, raw: Optional[bytes], config: Config) -> bool:
-    """Whether ``trace`` is its reference (``raw``, the reference's ``orjson`` bytes), so that
-    it needs no schema validation and passes: its own bytes are ``raw``, or ``raw`` as the
-    service reads a request body (:func:`_read_as_float64`). ``False`` whenever in doubt (no
-    orjson, a value it cannot write); the caller then validates and compares as usual."""
-    if raw is None:
-        return False
-    got = _bytes(trace)
-    return got is not None and (got == raw or got == _read_as_float64(raw, config)) and not _may_hold_non_finite(trace)
-
-
-_NON_FINITE = (re.compile(rb"g.{6}[\xf0-\xff][\x7f\xff]", re.S), re.compile(rb"\xe7.{6}[\xf0-\xff][\x7f\xff]", re.S))
-"""A float in :mod:`marshal`'s bytes (type code ``g``, or ``g`` with the reference flag 0x80,
-``\xe7``, then its 8 IEEE 754 bytes little-endian) whose exponent bits are all set: a NaN or an
-infinity. Two patterns, each starting with its literal type code, which the regular expression
-engine finds fast (one pattern starting with the class ``[g\xe7]`` costs 20 us a trace)."""
-
-
-def _may_hold_non_finite(trace: Any) -> bool:
-    """Whether ``trace`` may hold a NaN or an infinity. orjson writes those as ``null``, so a
-    trace with a NaN where its reference has ``null`` (a block's missing ``bonus``, a greedy
-    block's ``ratio``) would have the reference's bytes; only an in-process caller can pass
-    one (a request body cannot hold one, ``api.bodies``). Read from :mod:`marshal`'s bytes of
-    the trace: about 12 us for an eight-token trace (a walk in Python costs 30). ``True`` when
-    in doubt (a value marshal cannot write, a string holding such bytes), which only sends the
-    trace to the schema (which refuses a NaN, ``validate._non_finite``) and the comparison."""
-    try:
-        data = marshal.dumps(trace)
-    except ValueError:  # a subclass or a Decimal: marshal writes only the built-in types
-        return True
-    return any(pattern.search(data) is not None for pattern in _NON_FINITE)
-
-
-def _read_as_float64(raw: bytes, config: Config) -> Optional[bytes]:
-    """The bytes of the reference ``raw`` as read from a request body by ``POST /v1/grade``:
-    a number with an integral value is an ``int`` however written (``api.bodies.parse_float64``),
-    so ``1.0`` and ``0.0`` come back as ``1`` and ``0``. In ``orjson``'s shortest round-trip
-    form a float ends in ``.0`` exactly when it is integral and written without an exponent;
-    this drops those ``.0`` (the form read back compares ``==`` with the reference, and its
-    numbers are still numbers, so it satisfies the grading schema; the engine writes no
-    ``-0.0``, and a form that is not the body's only costs the validation). ``None`` when a
-    label holds a ``.`` (a string of the trace could then hold ``.0,``; the trace's other
-    strings are names and hex digits): such a trace is validated as usual."""
-    if any("." in label for label in config.vocab):
-        return None
-    return _INTEGRAL_FLOAT.sub(b"", raw)
-
-
-_INTEGRAL_FLOAT = re.compile(rb"\.0(?=[,\]}])")
-"""The ``.0`` that ends an integral float in ``orjson``'s output (followed by ``,``, ``]`` or ``}``)."""
-
-
-def _bytes(obj: Any) -> Optional[bytes]:
-    """``orjson.dumps(obj)``, or ``None`` when orjson is not installed or cannot write ``obj``
-    (a lone surrogate, a value that is not JSON): then nothing is compared by bytes."""
-    if orjson is None:
-        return None
-    try:
-        return orjson.dumps(obj)
-    except (TypeError, orjson.JSONEncodeError):
-        return None
+def _is_reference(trace: Any, reference: dict) -> bool:
+    """Whether ``trace`` is its ``reference``, so that it passes without a field-by-field
+    comparison: its values equal the reference's (``==``, in C; a NaN equals nothing, so a NaN
+    where the reference has ``null`` is not the reference) and it is valid against the grading
+    schema (:func:`.validate.schema_valid`: ``==`` takes ``true`` for ``1``, the schema does
+    not). ``1.0`` and ``1`` are equal and both valid where the reference has either: a request
+    body reads an integral float as an integer (``api.bodies``)."""
+    return trace == reference and schema_valid(trace)
 
 
 def _grade_valid(trace: dict, config: Config, reference: dict, diagnose: bool) -> dict:
@@ -207,44 +152,50 @@ each as its ``orjson`` bytes (about 5 kB for an eight-token toy trace)."""
 _references: "OrderedDict[bytes | str, bytes | dict]" = OrderedDict()
 
 
-def _reference(config: Config, key: bytes | str) -> tuple[Optional[bytes], Optional[dict]]:
-    """``(raw, trace)``: the reference of ``config`` (whose :func:`_config_key` is ``key``) as
-    its ``orjson`` bytes ``raw`` and as a dict ``trace``; at least one is not ``None``.
+def _reference(config: Config, key: bytes | str) -> dict:
+    """The reference trace of ``config`` (whose :func:`_config_key` is ``key``): ``engine.run``,
+    remembered for the last :data:`REFERENCE_CACHE_SIZE` small configs. Treat it as read-only
+    (it may be shared; reports copy what they take from it).
 
-    A fresh run gives both; a cache hit gives the bytes only (:func:`_loaded` reads the dict back
-    when a submission differs). The cache keeps bytes, not the trace's hundred-odd containers:
-    one object the garbage collector never scans, immutable so no caller can corrupt it, and the
-    fresh trace dies young (a cache of dicts promoted every graded reference into the oldest
-    generation, whose collections then scanned every live trace). A trace ``orjson`` cannot
-    write (a Decimal of a custom model) is kept as the dict (``raw`` is ``None``): treat it as
-    read-only, as every ``trace`` returned here."""
+    A reference run for the first time is kept as its ``orjson`` bytes: one object the cyclic
+    garbage collector never scans (a cache of dicts moved every graded reference's hundred-odd
+    containers into the oldest generation, whose collections then scanned them all: grading
+    distinct configs was a third slower, docs/bench-grading.md). Asked for again, it is read
+    back (``orjson`` writes every float as its shortest round-trip repr, so the values and their
+    types come back unchanged; the engine's traces hold no tuple and no NaN) and kept as the
+    dict from then on: only the references asked for more than once stay as containers. A trace
+    ``orjson`` cannot write (a lone surrogate in a label) is kept as the dict."""
     small = config.limit * len(config.vocab) <= 1024
     if small:
         found = _references.get(key)
         if found is not None:
             _references.move_to_end(key)
-            return (found, None) if isinstance(found, bytes) else (None, found)
+            if isinstance(found, bytes):
+                found = _references[key] = orjson.loads(found)
+            return found
     trace = run(config)
-    raw = _bytes(trace)
     if small:
-        _references[key] = trace if raw is None else raw
+        _references[key] = _bytes(trace) or trace
         if len(_references) > REFERENCE_CACHE_SIZE:
             _references.popitem(last=False)
-    return raw, trace
+    return trace
 
 
-def _loaded(raw: Optional[bytes], trace: Optional[dict]) -> dict:
-    """The reference as a dict: ``trace``, or ``raw`` read back (``orjson`` writes every float
-    as its shortest round-trip repr, so the values and their types come back unchanged; the
-    engine's traces hold no tuple and no NaN)."""
-    return trace if trace is not None else orjson.loads(raw)
+def _bytes(trace: dict) -> Optional[bytes]:
+    """``orjson.dumps(trace)``, or ``None`` without orjson or when it cannot write ``trace``."""
+    if orjson is None:
+        return None
+    try:
+        return orjson.dumps(trace)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
 
 
 def reference_trace(config: Config) -> dict:
     """``engine.run(config)``, remembered for the last :data:`REFERENCE_CACHE_SIZE` small
     configs. Treat the result as read-only (it may be shared; reports copy what they take
     from it)."""
-    return _loaded(*_reference(config, _config_key(config)))
+    return _reference(config, _config_key(config))
 
 
 def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
@@ -254,49 +205,56 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
     config is read and the reference runs of the distinct configs are costed before any is run
     (each distinct config's reference is run once; over the budget, every trace is validated
     first, so a malformed trace is reported before the budget); then every trace is compared
-    with its reference (one comparison each; a trace with exactly the reference's bytes passes
-    unvalidated, as in :func:`grade`, any other is validated, and the faults of every malformed
+    with its reference (one comparison each; a trace equal to its reference and of the schema's
+    types passes, as in :func:`grade`, any other is validated, and the faults of every malformed
     trace are raised before any is graded), and the checks and diagnoses of the failing ones are
     costed (:func:`batch_cost`) before any is done.
 
     Returns ``{"reports": [report, ...] (in order), "summary": {"count", "passed", "failed",
     "mean_score"}}``. Raises :class:`InvalidInput` (paths ``traces/<i>/...``) listing the faults
-    of every malformed trace, and :class:`~specdec_service.budget.OverBudget` (pointer
+    of every malformed trace (the search stops after the trace where :data:`MAX_ERRORS` faults
+    have been found: a refusal costs no more than the check of a valid batch), and :class:`~specdec_service.budget.OverBudget` (pointer
     ``#/traces``) when the batch costs more than the budget; then no report is returned.
     """
     check_batch({"traces": traces})
     configs: list[Optional[Config]] = []
-    faults: dict[int, list[Fault]] = {}
+    faults = _BatchFaults()
     for i, trace in enumerate(traces):
+        if faults.full:
+            break
         try:
             configs.append(parse_trace_config(trace))
         except InvalidInput as error:
             configs.append(None)
-            faults[i] = error.prefixed("traces", i).faults
+            faults.add(i, error)
     keys = [None if config is None else _config_key(config) for config in configs]
     distinct = {key: config for key, config in zip(keys, configs) if config is not None}
     budget = GRADE_BUDGET
     if faults or _batch_cost(distinct, []) > budget.limit:
         # Nothing is run: every fault of the batch first (a 422 of invalid input wins over the budget).
         for i, trace in enumerate(traces):
+            if faults.full:
+                break
             if i not in faults:
                 _validate_at(trace, i, faults)
-        _raise(faults)
+        faults.raise_any()
         budget.check(_batch_cost(distinct, []), pointer="#/traces")
-    # Within the budget of the references: run each distinct one once. A trace with exactly its
-    # reference's bytes passes unvalidated, as in grade(); any other is validated (all faults are
-    # raised before any grading) and compared.
-    seen: dict = {}
+    # Within the budget of the references: run each distinct one once. A trace equal to its
+    # reference (of the schema's types) passes, as in grade(); any other is validated (all faults
+    # are raised before any grading) and compared.
+    shared = {key for key, n in Counter(keys).items() if n > 1}  # configs of more than one trace
+    seen: dict = {}  # their references, run or read once for the batch
     reports: list[Optional[dict]] = []
     failing: list[tuple[int, dict, Config, dict, Difference]] = []
     for i, (trace, config, key) in enumerate(zip(traces, configs, keys)):
-        raw, reference = seen.get(key) or _reference(config, key)
-        if _is_reference(trace, raw, config):
-            seen[key] = (raw, None)  # the trace dict dies here (see _reference)
-            reports.append(_passed(trace))
+        if faults.full:
+            break
+        reference = seen.get(key) or _reference(config, key)
+        if key in shared:
+            seen[key] = reference  # any other reference dies young (see _reference)
+        if _is_reference(trace, reference):
+            reports.append(_passed(reference))
             continue
-        reference = _loaded(raw, reference)
-        seen[key] = (raw, reference)
         reports.append(None)
         if not _validate_at(trace, i, faults):
             difference = _difference(trace, reference)
@@ -304,7 +262,7 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
                 reports[i] = _passed(reference)
             else:
                 failing.append((i, trace, config, reference, difference))
-    _raise(faults)
+    faults.raise_any()
     budget.check(_batch_cost(distinct, [(trace, config) for _, trace, config, _, _ in failing]), pointer="#/traces")
     for i, trace, config, reference, difference in failing:
         reports[i] = _failed(trace, config, reference, difference, diagnose)
@@ -322,21 +280,35 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
     }
 
 
-def _validate_at(trace: dict, i: int, faults: dict[int, list[Fault]]) -> bool:
-    """Validate trace ``i`` of a batch; record its faults (paths ``traces/<i>/...``) in
-    ``faults``. Returns whether it had any."""
+class _BatchFaults(dict):
+    """The faults of a batch's malformed traces (an :class:`InvalidInput` with paths
+    ``traces/<i>/...``) by index; :attr:`full` once :data:`MAX_ERRORS` are listed, where the
+    search of the batch stops."""
+
+    listed = 0
+
+    def add(self, i: int, error: InvalidInput) -> None:
+        self[i] = error.prefixed("traces", i)
+        self.listed += len(error.faults)
+
+    @property
+    def full(self) -> bool:
+        return self.listed >= MAX_ERRORS
+
+    def raise_any(self) -> None:
+        """Raise :class:`InvalidInput` with the faults of the malformed traces, in batch order."""
+        if self:
+            raise InvalidInput.joined(self[i] for i in sorted(self))
+
+
+def _validate_at(trace: dict, i: int, faults: _BatchFaults) -> bool:
+    """Validate trace ``i`` of a batch; record its faults in ``faults``. Returns whether it had any."""
     try:
         validate_trace(trace)
     except InvalidInput as error:
-        faults[i] = error.prefixed("traces", i).faults
+        faults.add(i, error)
         return True
     return False
-
-
-def _raise(faults: dict[int, list[Fault]]) -> None:
-    """Raise :class:`InvalidInput` with the faults of every malformed trace, in batch order."""
-    if faults:
-        raise InvalidInput([fault for i in sorted(faults) for fault in faults[i]])
 
 
 def diagnose_trace(config: Config, trace: dict, difference: Optional[Difference] = None) -> list[dict]:

@@ -24,15 +24,15 @@ import copy
 import math
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any, Mapping
+from itertools import islice
+from typing import Any, Iterator, Mapping
 
 from ..engine import MAX_LIMIT, MAX_POSITION, Config, Fault, InvalidInput, parse_config, trace_schema
-from ..engine.requests import real_path
+from ..engine.errors import MAX_ERRORS
+from ..engine.requests import CONFIG, SizeMessages, real_path, within_bounds
 
 MAX_HEX = 64
 """The longest ``hex`` of a draw the grader reads (the right one has 16 digits)."""
-MAX_ERRORS = 20
-"""At most this many schema faults are reported for one trace."""
 
 
 @lru_cache(maxsize=1)
@@ -81,27 +81,57 @@ def _inline(node: Any, defs: dict) -> Any:
 
 @lru_cache(maxsize=1)
 def _validator():
-    """A compiled validator of :func:`grading_schema`: ``jsonschema_rs`` (Rust, about 0.1 ms
-    for an eight-token trace) when installed, else ``jsonschema`` on the inlined schema (about
-    9 ms). Both yield errors with a path and a message. ``jsonschema_rs`` cannot read a string
-    holding a lone surrogate (which only an in-process caller can pass: the service refuses
-    one with a 400), so such a trace is checked by ``jsonschema``."""
+    """A check of :func:`grading_schema`: a function of a trace (within the schema's sizes, see
+    :func:`validate_trace`) giving ``(faults, count)``, its ``(path, message)`` faults and how
+    many it found. ``jsonschema_rs`` (Rust, about 0.1 ms for an eight-token trace) when
+    installed, else ``jsonschema`` on the inlined schema (about 9 ms).
+
+    ``jsonschema_rs`` lists every fault of what it checks, and writes each with a copy of the
+    value at fault: a trace of 256 blocks full of wrong values holds hundreds of thousands. So
+    the trace less its blocks is checked first, then the blocks one by one (a block is at most
+    about 3,000 faults), and the search stops after the block where :data:`MAX_ERRORS` faults
+    have been found; each later block that is not valid counts as one more fault (it has at
+    least one). ``jsonschema_rs`` cannot read a string holding a lone surrogate (which only an
+    in-process caller can pass: the service refuses one with a 400), so such a trace is checked
+    by ``jsonschema``."""
     schema = grading_schema()
     python = _python_validator(schema)
     try:
         import jsonschema_rs
     except ImportError:
-        return python
-    validator = jsonschema_rs.Draft202012Validator(schema)
+        return lambda instance: _all(python(instance))
+    whole = jsonschema_rs.Draft202012Validator(schema)
+    top = copy.deepcopy(schema)
+    blocks_schema = top["properties"]["blocks"]
+    top["properties"]["blocks"] = {k: v for k, v in blocks_schema.items() if k != "items"}
+    outer = jsonschema_rs.Draft202012Validator(top)
+    block = jsonschema_rs.Draft202012Validator({"$defs": schema["$defs"], **blocks_schema["items"]})
 
     def errors(instance):
         try:
-            if validator.is_valid(instance):
-                return []
-            return [_rs_fault(e, instance) for e in validator.iter_errors(instance)]
+            if whole.is_valid(instance):
+                return [], 0
+            found = [_rs_fault(e, instance) for e in outer.iter_errors(instance)]
+            blocks = instance.get("blocks") if isinstance(instance, dict) else None
+            blocks = blocks if isinstance(blocks, list) else []
+            count = len(found)
+            for i, item in enumerate(blocks):
+                if block.is_valid(item):
+                    continue
+                if len(found) >= MAX_ERRORS:
+                    count += 1  # not searched: at least one fault
+                    continue
+                more = [(("blocks", i) + path, message) for path, message in (_rs_fault(e, item) for e in block.iter_errors(item))]
+                found += more
+                count += len(more)
+            return found, count
         except UnicodeEncodeError:
-            return python(instance)
+            return _all(python(instance))
     return errors
+
+
+def _all(faults: list) -> tuple[list, int]:
+    return faults, len(faults)
 
 
 def _python_validator(schema: dict):
@@ -151,7 +181,7 @@ def parse_trace_config(trace: Any) -> Config:
     if "config" not in trace:
         raise InvalidInput.at(("config",), "is required: the trace's session settings")
     config = trace["config"]
-    if isinstance(config, Mapping) and not (type(config.get("target")) is str and type(config.get("draft")) is str):
+    if isinstance(config, Mapping) and len(config) <= len(CONFIG["properties"]) and not (type(config.get("target")) is str and type(config.get("draft")) is str):
         config = {key: _decimals(value) if key in ("target", "draft") else value for key, value in config.items()}
     try:
         return parse_config(config)
@@ -161,25 +191,97 @@ def parse_trace_config(trace: Any) -> Config:
 
 def _decimals(value: Any) -> Any:
     """A custom model with every float as the Decimal of its shortest repr (the same exact
-    value the engine reads from a float), so the engine's bounds on huge numbers apply."""
+    value the engine reads from a float), so the engine's bounds on huge numbers apply. (The
+    built-in types are asked first: ``isinstance`` of the ``Mapping`` ABC costs about 2 us, and a
+    table has 4,000 entries.)"""
     if isinstance(value, float):
         return Decimal(repr(value)) if math.isfinite(value) else value
-    if isinstance(value, Mapping):
-        return {k: _decimals(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_decimals(v) for v in value]
+    if isinstance(value, (str, int)) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {k: _decimals(v) for k, v in value.items()}
     return value
+
+
+@lru_cache(maxsize=1)
+def _is_valid():
+    """``jsonschema_rs``'s ``is_valid`` of :func:`grading_schema`, or ``None`` without it."""
+    try:
+        import jsonschema_rs
+    except ImportError:
+        return None
+    return jsonschema_rs.Draft202012Validator(grading_schema()).is_valid
+
+
+def schema_valid(trace: Any) -> bool:
+    """Whether ``trace`` matches the grading schema, by ``jsonschema_rs`` (about 0.03 ms for an
+    eight-token trace), which reads a NaN or an infinity as ``null`` (only an in-process caller
+    can pass one; :func:`validate_trace` refuses it). ``False`` when it cannot tell (not
+    installed, a string holding a lone surrogate): then :func:`validate_trace` decides."""
+    is_valid = _is_valid()
+    try:
+        return is_valid is not None and is_valid(trace)
+    except (UnicodeEncodeError, ValueError):
+        return False
 
 
 def validate_trace(trace: Any) -> None:
     """Raise :class:`InvalidInput` listing up to :data:`MAX_ERRORS` schema faults of ``trace``
-    (with their paths), or return when it matches the grading schema. A NaN or infinity (which
-    only an in-process caller can pass) is refused first, at its path."""
-    errors = _non_finite(trace)  # first: jsonschema_rs would read a NaN as null and say so
+    (with their paths; ``count``: how many were found), or return when it matches the grading
+    schema.
+
+    The sizes come first (:func:`~specdec_service.engine.requests.within_bounds`): a list
+    longer, an object with more names, a string longer than the schema allows, and each object
+    holding names it does not allow, is one fault, and the rest of the check reads the trace
+    cut to those bounds (so a body of 10^6 unknown entries costs what a valid trace does).
+    Then a NaN or infinity (which only an in-process caller can pass) is refused at its path
+    (before the schema: jsonschema_rs would read a NaN as null), and then the schema's faults
+    (:func:`_validator`). A valid trace costs one ``jsonschema_rs`` check and a walk for NaNs."""
+    if schema_valid(trace):  # within the schema's sizes, so the walk is too
+        errors = _non_finite(trace)
+        if errors:
+            raise InvalidInput(Fault(path, message) for path, message in errors[:MAX_ERRORS])
+        return
+    bounded = within_bounds(grading_schema(), trace, TRACE_SIZES)
+    trace = bounded.value
+    errors = _non_finite(trace)
+    count = len(errors)
     if not errors:
-        errors = sorted(_validator()(trace), key=lambda e: (len(e[0]), list(map(str, e[0]))))
+        errors, count = _validator()(trace)
+    errors = [(f.path, f.message) for f in bounded.faults] + errors
+    count += len(bounded.faults) + bounded.more
     if errors:
-        raise InvalidInput(Fault(path, message) for path, message in errors[:MAX_ERRORS])
+        errors.sort(key=lambda e: (len(e[0]), list(map(str, e[0]))))
+        raise InvalidInput((Fault(path, message) for path, message in errors[:MAX_ERRORS]), count)
+
+
+def _too_big(keyword: str, schema: dict, value: Any) -> str:
+    """A size fault as ``jsonschema_rs`` words it (the value described when long)."""
+    bound = schema[keyword]
+    if keyword == "maxLength":
+        return f"{_shown(value)} is longer than {bound} character{'s' * (bound != 1)}"
+    return f"{_shown(value)} has more than {bound} {'items' if keyword == 'maxItems' else 'properties'}"
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, str) and len(value) <= 58:
+        return json.dumps(value, ensure_ascii=False)
+    return _describe(value)
+
+
+def _unexpected(schema: dict, names: Iterator[str], count: int) -> tuple[list[tuple[tuple, str]], int]:
+    """Unknown names as ``jsonschema_rs`` words them: one fault at the object naming them (the
+    first ten, then how many more)."""
+    listed = [repr(name) if len(name) <= 40 else repr(name[:37] + "...") for name in islice(names, 10)]
+    more = f" and {count - len(listed)} more" if count > len(listed) else ""
+    verb = "was" if count == 1 else "were"
+    return [((), f"Additional properties are not allowed ({', '.join(listed)}{more} {verb} unexpected)")], 1
+
+
+TRACE_SIZES = SizeMessages(_too_big, _unexpected)
+"""How :func:`validate_trace` words a size fault: as ``jsonschema_rs`` does."""
 
 
 def _non_finite(trace: Any) -> list[tuple[tuple, str]]:
