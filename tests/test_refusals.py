@@ -17,7 +17,8 @@ from typing import Any, Iterator
 import pytest
 
 from specdec_service import create_app
-from specdec_service.api.problems import MAX_PROBLEM_BYTES
+from specdec_service.api.bodies import BODY_RULES
+from specdec_service.api.problems import MAX_PROBLEM_BYTES, STRUCTURE_BOUND
 from specdec_service.engine import parse_config, run
 from specdec_service.engine.errors import MAX_ERRORS
 
@@ -69,12 +70,22 @@ def replaced(value: Any, path: tuple, new: Any) -> Any:
     return copy
 
 
-def oversized(kind: str, part: Any, size: int) -> Any:
-    """``part`` made about ``size`` bytes larger in the way ``kind`` names (:data:`KINDS`)."""
+WALK_VALUES_MARGIN = 1_000
+"""Values kept free for the rest of the body (a walked body holds fewer than 1,000): an
+oversized list or object of the walk stays within its route's values bound
+(:data:`~specdec_service.api.bodies.BODY_RULES`), so what refuses it is the capped check of the
+fields, not the structure bound that comes first (which ``test_beyond_the_values_bound_*``
+covers)."""
+
+
+def oversized(kind: str, part: Any, size: int, max_values: int) -> Any:
+    """``part`` made about ``size`` bytes larger in the way ``kind`` names (:data:`KINDS`), with at
+    most ``max_values - WALK_VALUES_MARGIN`` more values."""
+    items = min(size // 2, max_values - WALK_VALUES_MARGIN)
     if kind == "long list":
-        return [1] * (size // 2)  # "1," a wrong item: a type fault for each, if anything walked them
+        return [1] * items  # "1," a wrong item: a type fault for each, if anything walked them
     if kind == "unknown names":
-        return {**part, **{f"u{i}": 0 for i in range(size // 12)}}
+        return {**part, **{f"u{i}": 0 for i in range(min(size // 12, items))}}
     if kind == "huge name":
         return {**part, "n" * size: 0}
     return "s" * size  # a huge string
@@ -98,13 +109,16 @@ def cases() -> Iterator:
 
 
 def capped_problem(response) -> dict:
-    """The problem document of a refusal, checked against the rule: 4xx (not a 413: the body is
-    within its limit), at most 64 KiB, at most 20 errors, ``error_count`` at least as many."""
+    """The problem document of a refusal, checked against the rule: 4xx (a 413 only for the
+    structure bound on the number of values: the body is within its byte limit), at most 64 KiB,
+    at most 20 errors, ``error_count`` at least as many."""
     data = response.get_data()
-    assert 400 <= response.status_code < 500 and response.status_code != 413, data[:500]
+    assert 400 <= response.status_code < 500, data[:500]
     assert response.mimetype == "application/problem+json"
     assert len(data) <= MAX_PROBLEM_BYTES
     problem = json.loads(data)
+    if response.status_code == 413:
+        assert problem["type"] == STRUCTURE_BOUND, problem
     if "errors" in problem:
         assert 1 <= len(problem["errors"]) <= MAX_ERRORS
         assert problem["error_count"] >= len(problem["errors"])
@@ -123,7 +137,8 @@ def test_every_oversized_part_is_a_capped_refusal(route, limit, body, path, kind
     part = body
     for key in path:
         part = part[key]
-    response, size = post(route, replaced(body, path, oversized(kind, part, WALK_SIZE[limit])))
+    response, size = post(route, replaced(body, path, oversized(kind, part, WALK_SIZE[limit],
+                                                                BODY_RULES[route].max_values)))
     assert size <= limit
     problem = capped_problem(response)
     assert response.status_code in (400, 422), problem
@@ -142,20 +157,37 @@ SEED1 = {"draft": "biased", "seed": 1}
 
 
 def test_step_with_130000_committed_entries():
-    """Was a 422 of 18.4 MB after 9.5 s (130,001 errors)."""
+    """Was a 422 of 18.4 MB after 9.5 s (130,001 errors): now the structure bound on the values
+    of a session body refuses it before any field is read (413, one sentence)."""
     response, size = post("/v1/step", {"config": SEED1, "committed": [1] * 130_000})
     problem = capped_problem(response)
-    assert size == 260_052 and response.status_code == 422
+    assert size == 260_052 and response.status_code == 413
+    assert "this route takes at most 10000" in problem["detail"] and "errors" not in problem
+
+
+def test_step_with_9000_committed_entries():
+    """Within the values bound, the list's fields are checked: capped at 20 errors of 257."""
+    response, size = post("/v1/step", {"config": SEED1, "committed": [1] * 9_000})
+    problem = capped_problem(response)
+    assert size == 18_052 and response.status_code == 422
     assert problem["error_count"] == 257  # the list's length, then each of the first 256 items (not strings)
     assert problem["errors"][0] == {"pointer": "#/committed", "detail": "must be a list of 0 to 256 token labels"}
     assert len(problem["errors"]) == 20 and "257 fields are invalid (the first 20 of 257 shown)" in problem["detail"]
 
 
 def test_analysis_with_130000_widths():
-    """Was a 422 of 19.7 MB after 11.2 s."""
+    """Was a 422 of 19.7 MB after 11.2 s: now the structure bound (413, one sentence)."""
     response, size = post("/v1/analysis", {"config": SEED1, "widths": [1] * 130_000})
     problem = capped_problem(response)
-    assert size == 260_049 and response.status_code == 422
+    assert size == 260_049 and response.status_code == 413
+    assert "this route takes at most 10000" in problem["detail"] and "errors" not in problem
+
+
+def test_analysis_with_9000_widths():
+    """Within the values bound: the list's length, then the repeats among the 16 widths read."""
+    response, size = post("/v1/analysis", {"config": SEED1, "widths": [1] * 9_000})
+    problem = capped_problem(response)
+    assert size == 18_049 and response.status_code == 422
     assert problem["errors"][0] == {"pointer": "#/widths", "detail": "must be a list of 1 to 16 widths"}
     assert problem["error_count"] == 16  # the length, then 15 repeats among the 16 widths read
 
