@@ -308,6 +308,8 @@ def test_every_component_has_its_name_as_its_unique_title():
     object or an enumeration) has no title."""
     schemas = _document()["components"]["schemas"]
     assert {name: schema.get("title") for name, schema in schemas.items()} == {name: name for name in schemas}
+    aliases = [name for name, schema in schemas.items() if "$ref" in schema]
+    assert not aliases, f"components that are a bare $ref (generators duplicate the referenced model): {aliases}"
     nested = [f"#/components/schemas/{name}{path}" for name, schema in schemas.items()
               for path, node in _titled(schema) if path and (node.get("type") in ("object", ["object", "null"])
                                                              or "properties" in node or "enum" in node)]

@@ -21,7 +21,8 @@ Made for client generators (openapi-python-client, openapi-typescript; docs/serv
 ``tests/test_clients.py``): every operation has its stable ``operationId``
 (:class:`.routes.Route`), the document a ``servers`` entry (:data:`SERVERS`), every
 schema component a ``title`` equal to its name (generators name a class by its title, so
-a title two components share made two classes of one name, and one was dropped), and a
+a title two components share made two classes of one name, and one was dropped), no
+component is a bare ``$ref`` (:func:`_for_generators`), and a
 body whose fields are "exactly one of" several is stated as a ``oneOf`` of whole forms
 (:func:`exactly_one_forms`), never as a ``oneOf`` of bare ``required`` lists (a type a
 generator can only call ``Any``).
@@ -48,6 +49,9 @@ from .structure import MAX_EXPONENT, MAX_NESTING, MAX_NUMBER_CHARS
 from .trace_components import request_components, trace_components, trace_ref_attribute
 
 OPENAPI_VERSION = "3.1.0"
+TITLE = "specdec API"
+"""``info.title``; generators name a client after it (openapi-python-client: ``specdec-api-client``,
+package ``specdec_api_client``, not the SDK's ``specdec_client``)."""
 SERVERS = [{"url": "http://localhost:8000",
             "description": "The service as the README's quick start runs it (`specdec-service serve`, gunicorn on "
                            "port 8000 of the loopback interface), or the edge of `docker compose up` (port 8000); "
@@ -90,7 +94,10 @@ read 0.1 as exactly 1/10, and decimal exponents beyond +-1000 as +-1e+-1000;
 float64 refuses a number beyond its range with a 422; shortest decimals read
 the same numbers as exact decimals (docs/service.md).
 An integer field accepts an integer-valued number (`9.0`) as
-that integer and echoes the integer. Every error is an RFC 9457 problem document
+that integer and echoes the integer. A request field with a `default` may be left
+out: the default applies (generate TypeScript types with openapi-typescript's
+`--default-non-nullable false`, which keeps such fields optional; docs/service.md).
+Every error is an RFC 9457 problem document
 (`application/problem+json`); a 422 lists each bad field in `errors` by its
 JSON Pointer into the request body (or the name of the bad query parameter).
 Every response carries `X-Content-Type-Options: nosniff`. CORS is open (any
@@ -228,7 +235,7 @@ def build_spec(blueprints: Iterable[Any]) -> APISpec:
     ``blueprints`` in order (other blueprints are skipped)."""
     marshmallow = MarshmallowPlugin(schema_name_resolver=_schema_name)
     spec = APISpec(
-        title="specdec",
+        title=TITLE,
         version=__version__,
         openapi_version=OPENAPI_VERSION,
         plugins=[marshmallow],
@@ -259,9 +266,20 @@ def build_spec(blueprints: Iterable[Any]) -> APISpec:
     for name, schema in spec.components.schemas.items():
         schemas.update(exactly_one_forms(name, schema))
     spec.components.schemas.clear()
-    spec.components.schemas.update(
-        (name, {"title": name, **{k: v for k, v in schema.items() if k != "title"}}) for name, schema in schemas.items())
+    spec.components.schemas.update((name, _for_generators(name, schema)) for name, schema in schemas.items())
     return spec
+
+
+def _for_generators(name: str, schema: dict) -> dict:
+    """The component ``name`` with its name as ``title``, and, when it is another component
+    under a name of its own (``{"$ref": ..., "description": ...}``, e.g. ``GradeTraceIn``),
+    with the reference as ``allOf: [{"$ref": ...}]``: the same schema, which openapi-python-client
+    types as the referenced model (a bare ``$ref`` component made it generate that model twice
+    and drop the operations using it)."""
+    rest = {k: v for k, v in schema.items() if k not in ("title", "$ref")}
+    if "$ref" in schema:
+        rest = {"allOf": [{"$ref": schema["$ref"]}], **rest}
+    return {"title": name, **rest}
 
 
 def _is_exactly_one(schema: dict) -> bool:
