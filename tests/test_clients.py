@@ -11,7 +11,8 @@ must be SPEC section 4's worked example (the README's figures).
 
 - Python: openapi-python-client (the test extra), with its default settings: it must report
   no problem but the one it cannot help (``GET /openapi.yaml`` answers YAML, which it does
-  not parse) and generate a function for every ``operationId``.
+  not parse) and generate a function for every ``operationId``; ``mypy --strict`` checks
+  tests/clients/python_session.py against it, then python runs it.
 - TypeScript: openapi-typescript writes the types (``--default-non-nullable false``: a request
   field with a default stays optional), openapi-fetch calls the service, ``tsc --strict``
   compiles tests/clients/ts/session.ts, node runs it. The npm packages are pinned in
@@ -31,7 +32,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from specdec_service import create_app
 
 pytestmark = [pytest.mark.server, pytest.mark.clients]
@@ -87,7 +87,7 @@ def expected() -> dict:
 def run(command: list, cwd: Path, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     """``command`` in ``cwd``; a non-zero exit fails the test with its output."""
     result = subprocess.run([str(part) for part in command], cwd=cwd, env=env, capture_output=True, text=True,
-                            timeout=timeout)
+                            timeout=timeout, check=False)
     assert result.returncode == 0, f"{' '.join(map(str, command))} exited {result.returncode}:\n" \
                                    f"{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
     return result
@@ -95,8 +95,8 @@ def run(command: list, cwd: Path, env: dict | None = None, timeout: float = 600)
 
 def check_answers(answers: dict, expected: dict) -> None:
     """The program's answers are the service's, and the session is the README's."""
-    for key in expected:
-        assert answers[key] == expected[key], f"{key}: the generated client read another answer than the service's"
+    for key, answer in expected.items():
+        assert answers[key] == answer, f"{key}: the generated client read another answer than the service's"
     steps = answers["steps"]
     assert [step["done"] for step in steps] == [None] * (len(steps) - 1) + ["limit"]
     assert [token for step in steps for token in step["block"]["committed"]] == README_RUN["output"]
@@ -120,6 +120,8 @@ def test_the_generated_python_client_runs_a_session_a_grade_and_an_analysis(tmp_
     functions = {path.stem for path in (package / "api").rglob("*.py")}
     assert {snake(name) for name in operation_ids()} <= functions
 
+    run([sys.executable, "-m", "mypy", "--strict", "--no-color-output", "--cache-dir", tmp_path / "mypy",
+         CLIENTS / "python_session.py"], tmp_path, {**env, "MYPYPATH": str(tmp_path / "client")})
     program = run([sys.executable, CLIENTS / "python_session.py", live_url], tmp_path,
                   {**env, "PYTHONPATH": str(tmp_path / "client")})
     check_answers(json.loads(program.stdout), expected)

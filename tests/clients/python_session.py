@@ -14,6 +14,7 @@ import json
 import sys
 from typing import Any
 
+import httpx
 from specdec_api_client import Client
 from specdec_api_client.api.analysis import analyze
 from specdec_api_client.api.grading import grade_distribution, grade_trace
@@ -21,8 +22,18 @@ from specdec_api_client.api.runs import create_run
 from specdec_api_client.api.service import get_health
 from specdec_api_client.api.sessions import step_session
 from specdec_api_client.models import (
-    AnalysisIn, AnalysisOut, DistributionCountsIn, DistributionOut, GradeBatchIn, GradeBatchOut, GradeReportOut,
-    HealthOut, RunIn, StateIn, StepOut, Trace,
+    AnalysisIn,
+    AnalysisOut,
+    DistributionCountsIn,
+    DistributionOut,
+    GradeBatchIn,
+    GradeBatchOut,
+    GradeReportOut,
+    HealthOut,
+    RunIn,
+    StateIn,
+    StepOut,
+    Trace,
 )
 
 CONFIG = {"draft": "biased", "seed": 1}
@@ -39,7 +50,7 @@ def expect(value: Any, kind: type) -> Any:
 
 
 def main(base_url: str) -> dict[str, Any]:
-    client = Client(base_url=base_url, raise_on_unexpected_status=True, timeout=60.0)
+    client = Client(base_url=base_url, raise_on_unexpected_status=True, timeout=httpx.Timeout(60.0))
     health = expect(get_health.sync(client=client), HealthOut)
 
     steps: list[StepOut] = []

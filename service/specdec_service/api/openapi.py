@@ -303,7 +303,7 @@ def exactly_one_forms(name: str, schema: dict) -> dict[str, dict]:
     if not _is_exactly_one(schema):
         return {name: schema}
     keys = [branch["required"][0] for branch in schema["oneOf"]]
-    stem = name[:-2] if name.endswith("In") else name
+    stem = name.removesuffix("In")
     base = {k: v for k, v in schema.items() if k != "oneOf"}
     forms = {}
     for key in keys:
