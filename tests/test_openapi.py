@@ -285,6 +285,9 @@ def test_every_operation_has_a_unique_stable_operation_id():
     changed = {f"{m.upper()} {p}": (name, ids.get((m, p))) for (m, p), name in STABLE_OPERATION_IDS.items()
                if ids.get((m, p)) != name}
     assert not changed, f"a stable operationId changed or went (was, is): {changed}"
+    documented = (OPENAPI_PATH.parent / "docs" / "service.md").read_text(encoding="utf-8")
+    undocumented = sorted(name for name in ids.values() if f"`{name}`" not in documented)
+    assert not undocumented, f"operationIds docs/service.md does not list: {undocumented}"
 
 
 def _titled(node, path=""):
