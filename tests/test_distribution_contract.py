@@ -39,7 +39,10 @@ DOCUMENT = yaml.safe_load((Path(__file__).resolve().parents[1] / "openapi.yaml")
 COMPONENTS = DOCUMENT["components"]["schemas"]
 CONTRACT = Draft202012Validator({"$ref": "#/components/schemas/DistributionIn", "components": DOCUMENT["components"]})
 """The published contract of the body, its references resolved in the document."""
-PROPERTIES = COMPONENTS["DistributionIn"]["properties"]
+FORMS = [COMPONENTS[form["$ref"].rsplit("/", 1)[1]] for form in COMPONENTS["DistributionIn"]["oneOf"]]
+"""The body's forms in the contract (one with ``samples``, one with ``counts``: api/openapi.py's
+``exactly_one_forms``), which the parser's one schema with its ``oneOf`` of ``required`` must equal."""
+PROPERTIES = {name: schema for form in FORMS for name, schema in form["properties"].items()}
 APP = create_app({"TESTING": True})
 
 LABELS = ["A", "B", "C"]

@@ -2,6 +2,7 @@
 byte, and obeyed by the app (schemathesis, every check, bounded examples)."""
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -308,3 +309,103 @@ def test_live_stateful_sequences_conform_to_the_contract(live_url):
     assert LINKS <= set(dir(LiveWorkflow))
     LiveWorkflow.run(settings=settings(max_examples=15, stateful_step_count=6, deadline=None,
                                        suppress_health_check=list(HealthCheck), database=None, derandomize=True))
+
+
+# What client generators need (issue 22; tests/test_clients.py generates and runs the clients).
+
+STABLE_OPERATION_IDS = {
+    ("get", "/health"): "getHealth", ("get", "/openapi.yaml"): "getOpenapi", ("get", "/v1/models"): "listModels",
+    ("get", "/v1/draws"): "getDraws", ("post", "/v1/draft"): "draftProposal", ("post", "/v1/verify"): "verifyProposal",
+    ("post", "/v1/step"): "stepSession", ("post", "/v1/runs"): "createRun", ("post", "/v1/grade"): "gradeTrace",
+    ("get", "/v1/grade/suites"): "listSuites", ("get", "/v1/grade/suites/{name}"): "getSuite",
+    ("post", "/v1/grade/distribution"): "gradeDistribution", ("post", "/v1/analysis"): "analyze",
+    ("get", "/"): "getInspector",
+}
+"""The ``operationId`` of each operation: generated clients are called by these names
+(``step_session`` in Python, ``stepSession`` in TypeScript), so they never change."""
+
+
+def _document() -> dict:
+    return yaml.safe_load(OPENAPI_PATH.read_text(encoding="utf-8"))
+
+
+def test_every_operation_has_a_unique_stable_operation_id():
+    ids = {(method, path): op.get("operationId") for path, item in _document()["paths"].items()
+           for method, op in item.items()}
+    missing = sorted(f"{method.upper()} {path}" for (method, path), name in ids.items() if not name)
+    assert not missing, f"operations without an operationId (operation_id= on the route): {missing}"
+    assert len(set(ids.values())) == len(ids), f"an operationId is used twice: {sorted(ids.values())}"
+    bad = sorted(name for name in ids.values() if not re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)*", name))
+    assert not bad, f"operationIds must be lowerCamelCase words: {bad}"
+    changed = {f"{m.upper()} {p}": (name, ids.get((m, p))) for (m, p), name in STABLE_OPERATION_IDS.items()
+               if ids.get((m, p)) != name}
+    assert not changed, f"a stable operationId changed or went (was, is): {changed}"
+    documented = (OPENAPI_PATH.parent / "docs" / "service.md").read_text(encoding="utf-8")
+    undocumented = sorted(name for name in ids.values() if f"`{name}`" not in documented)
+    assert not undocumented, f"operationIds docs/service.md does not list: {undocumented}"
+
+
+def _titled(node, path=""):
+    """(JSON Pointer, schema) of every schema below ``node`` that has a ``title``."""
+    if isinstance(node, dict):
+        if isinstance(node.get("title"), str) and ("type" in node or "$ref" in node or "oneOf" in node
+                                                   or "enum" in node or "properties" in node):
+            yield path, node
+        for key, value in node.items():
+            if key not in ("examples", "example", "default", "const", "enum"):
+                yield from _titled(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _titled(value, f"{path}/{i}")
+
+
+def test_every_component_has_its_name_as_its_unique_title():
+    """Generators name a type by its schema's ``title``: a title that two schemas share made
+    openapi-python-client report duplicate models and drop ``POST /v1/grade``. A component's
+    title is its name; a schema nested in one that a generator makes a named type of (an
+    object or an enumeration) has no title."""
+    schemas = _document()["components"]["schemas"]
+    assert {name: schema.get("title") for name, schema in schemas.items()} == {name: name for name in schemas}
+    aliases = [name for name, schema in schemas.items() if "$ref" in schema]
+    assert not aliases, f"components that are a bare $ref (generators duplicate the referenced model): {aliases}"
+    nested = [f"#/components/schemas/{name}{path}" for name, schema in schemas.items()
+              for path, node in _titled(schema) if path and (node.get("type") in ("object", ["object", "null"])
+                                                             or "properties" in node or "enum" in node)]
+    assert not nested, f"nested object or enumeration schemas with a title: {nested}"
+
+
+def _unions(node, path=""):
+    if isinstance(node, dict):
+        for keyword in ("oneOf", "anyOf"):
+            for i, branch in enumerate(node.get(keyword, ())):
+                yield f"{path}/{keyword}/{i}", branch
+        for key, value in node.items():
+            if key not in ("examples", "example"):
+                yield from _unions(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _unions(value, f"{path}/{i}")
+
+
+def test_every_union_branch_is_a_whole_schema():
+    """A ``oneOf`` of bare ``required`` lists (exactly one of two fields) is typed ``Any`` by
+    openapi-python-client: each branch of a union states a type, an enumeration or a reference
+    (the distribution body is a ``oneOf`` of its two forms)."""
+    document = _document()
+    partial = [path for root, node in (("#/paths", document["paths"]), ("#/components", document["components"]))
+               for path, branch in _unions(node, root)
+               if not ({"type", "$ref", "enum", "const"} & set(branch))]
+    assert not partial, f"union branches that are not whole schemas: {partial}"
+
+
+def test_the_server_is_the_quick_start_address():
+    """A generated client's default base URL is where the README's quick start serves."""
+    from specdec_service import gunicorn_conf
+
+    servers = _document()["servers"]
+    assert [server["url"] for server in servers] == ["http://localhost:8000"]
+    assert all(server.get("description") for server in servers)
+    if not os.environ.get("SPECDEC_BIND"):  # the default bind of `specdec-service serve`
+        assert gunicorn_conf.bind == "127.0.0.1:8000"
+    readme = (OPENAPI_PATH.parent / "README.md").read_text(encoding="utf-8")
+    assert "start the service on http://localhost:8000" in readme

@@ -12,6 +12,7 @@ How to add a route
    :meth:`.routes.ApiBlueprint.operation`::
 
        @blueprint.operation("POST", "/v1/analysis", summary="...", description="...",
+                            operation_id="analyze",
                             body="AnalysisIn", ok=AnalysisOut, ok_description="...",
                             problems=(400, 413, 415, 422),
                             examples=lambda: {...}, ok_examples=lambda: {...})
@@ -24,6 +25,7 @@ How to add a route
    (``engine/requests.py``, ``grading/requests.py``): the parser checks it and the
    contract's component is produced from it (``body`` names that component).
    ``body``/``ok`` are component names, marshmallow schemas or raw JSON Schema dicts;
+   ``operation_id`` is the stable lowerCamelCase name generated clients call it by;
    ``problems`` names the shared error responses by status
    (:data:`.routes.ERROR_RESPONSES`); examples are functions (they run the
    engine once, when the document is built). Extra named schemas go in

@@ -170,6 +170,7 @@ def _analyze(body: Any) -> dict:
 
 @blueprint.operation(
     "POST", "/v1/analysis", summary="Analyse a config exactly",
+    operation_id="analyze",
     description="Exact rationals over all sessions at once (docs/analysis.md): per context alpha and the residual; "
                 "the expectation of every work counter of SPEC section 7 as a trace counts it, committed per pass, "
                 "acceptance rate and speedup at `draft_cost`; Leviathan et al.'s closed form beside; a sweep over "

@@ -14,6 +14,7 @@ _QUERY = DrawsQuery()
 
 @blueprint.operation(
     "GET", "/v1/draws", summary="A slice of the draw stream",
+    operation_id="getDraws",
     description=f"`count` (1-{MAX_DRAWS_SLICE}) consecutive draws of `seed` from `position` "
                 "(position + count - 1 <= 2^53-1), each with its raw 64-bit value in hex (SPEC section 2). "
                 "Parameters are decimal integers; an unknown or repeated parameter is a 422.",

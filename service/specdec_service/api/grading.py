@@ -285,6 +285,7 @@ def _trace_examples() -> dict:
 
 @blueprint.operation(
     "POST", "/v1/grade", summary="Grade traces of a student implementation",
+    operation_id="gradeTrace",
     description="Recomputes the reference trace from each trace's own settings and compares them block by block: "
     f"tokens, decisions, positions and draws exactly, probabilities within {TOLERANCE:g}. The report: `passed`, "
     f"`score` (the share of the {len(CHECKS)} named checks that hold: {', '.join(CHECKS)}), the first "
@@ -345,6 +346,7 @@ def cycle_collection_paused() -> Iterator[None]:
 
 @blueprint.operation(
     "GET", "/v1/grade/suites", summary="Assignment suites",
+    operation_id="listSuites",
     description="The named suites of configs a student's program is graded on (`quick`, `standard`, `full`); "
                 "`specdec grade --exec` runs a program on every config of one.",
     ok=SuitesOut, ok_description="The suites.",
@@ -364,6 +366,7 @@ def _unknown_suite() -> dict:
 
 @blueprint.operation(
     "GET", "/v1/grade/suites/<name>", summary="One assignment suite",
+    operation_id="getSuite",
     description="The suite's configs, each complete (every setting, as a trace echoes it) with the SPEC rules its "
                 "reference trace exercises. `standard` exercises every rule and every catalogued mistake fails at "
                 "least one of its configs with a diagnosis that names it (docs/grading.md). An unknown name is a 404.",
@@ -388,6 +391,7 @@ _COUNTS_EXAMPLE = {"config": {"draft": "biased", "seed": 0}, "m": 1,
 
 @blueprint.operation(
     "POST", "/v1/grade/distribution", summary="Grade a sampler by its output distribution",
+    operation_id="gradeDistribution",
     description="For implementations whose random numbers differ from ours: compares sampled outputs (or counts of output "
     f"prefixes of length m <= {MAX_M}) with the exact target distribution of the first m tokens: Pearson "
     "chi-square with cells expecting fewer than 5 samples pooled (p-value, degrees of freedom), total-variation "

@@ -51,6 +51,7 @@ def _page_response() -> dict:
 
 @blueprint.operation(
     "GET", "/", summary="The inspector web page",
+    operation_id="getInspector",
     description=(
         "An HTML page that drives the public API from the browser: settings, Draft, Verify, Step, Run, "
         "Reset, the verification and correction bars, committed output with block ids, block history, "

@@ -17,6 +17,7 @@ YAML_MIMETYPE = "application/yaml"
 
 @blueprint.operation(
     "GET", "/health", summary="Liveness", description="Answers 200 while the service runs.",
+    operation_id="getHealth",
     ok=HealthOut, ok_description="The service is up.",
     ok_examples=lambda: {"ok": example("Up", {"status": "ok", "version": __version__})})
 def health():
@@ -26,6 +27,7 @@ def health():
 
 @blueprint.operation(
     "GET", "/openapi.yaml", summary="This contract",
+    operation_id="getOpenapi",
     description="The OpenAPI 3.1 document, the same bytes as `openapi.yaml` in the repository.",
     ok={"type": "object"}, ok_description="The document (YAML).", ok_mimetype=YAML_MIMETYPE, conditional=True)
 def openapi_document():

@@ -25,6 +25,7 @@ def models_body() -> bytes:
 
 @blueprint.operation(
     "GET", "/v1/models", summary="Built-in models",
+    operation_id="listModels",
     description="The built-in target (`toy`) and drafts (`aligned`, `biased`) with their vocabulary and "
                 "bigram tables (SPEC section 1); probabilities as the nearest float64.",
     ok=ModelsOut, ok_description="The built-in models.", conditional=True,

@@ -16,6 +16,16 @@ Shared error responses, referenced by name from a route's ``problems``
 (409), ``BodyTooLarge`` (413), ``NotJson`` (415), ``InvalidInput`` (422); and
 ``EdgeError``, the problems the production edge (nginx) answers itself, which
 every operation lists (:data:`.routes.EDGE_STATUSES`).
+
+Made for client generators (openapi-python-client, openapi-typescript; docs/service.md,
+``tests/test_clients.py``): every operation has its stable ``operationId``
+(:class:`.routes.Route`), the document a ``servers`` entry (:data:`SERVERS`), every
+schema component a ``title`` equal to its name (generators name a class by its title, so
+a title two components share made two classes of one name, and one was dropped), no
+component is a bare ``$ref`` (:func:`_for_generators`), and a
+body whose fields are "exactly one of" several is stated as a ``oneOf`` of whole forms
+(:func:`exactly_one_forms`), never as a ``oneOf`` of bare ``required`` lists (a type a
+generator can only call ``Any``).
 """
 
 from __future__ import annotations
@@ -39,6 +49,14 @@ from .structure import MAX_EXPONENT, MAX_NESTING, MAX_NUMBER_CHARS
 from .trace_components import request_components, trace_components, trace_ref_attribute
 
 OPENAPI_VERSION = "3.1.0"
+TITLE = "specdec API"
+"""``info.title``; generators name a client after it (openapi-python-client: ``specdec-api-client``,
+package ``specdec_api_client``, not the SDK's ``specdec_client``)."""
+SERVERS = [{"url": "http://localhost:8000",
+            "description": "The service as the README's quick start runs it (`specdec-service serve`, gunicorn on "
+                           "port 8000 of the loopback interface), or the edge of `docker compose up` (port 8000); "
+                           "a deployment answers at its own URL (a generated client takes the base URL)."}]
+"""The ``servers`` of the document: the base URL a generated client starts with."""
 REGENERATE = "specdec-service openapi --write"
 """The command that rewrites ``openapi.yaml`` from the schemas."""
 
@@ -76,7 +94,10 @@ read 0.1 as exactly 1/10, and decimal exponents beyond +-1000 as +-1e+-1000;
 float64 refuses a number beyond its range with a 422; shortest decimals read
 the same numbers as exact decimals (docs/service.md).
 An integer field accepts an integer-valued number (`9.0`) as
-that integer and echoes the integer. Every error is an RFC 9457 problem document
+that integer and echoes the integer. A request field with a `default` may be left
+out: the default applies (generate TypeScript types with openapi-typescript's
+`--default-non-nullable false`, which keeps such fields optional; docs/service.md).
+Every error is an RFC 9457 problem document
 (`application/problem+json`); a 422 lists each bad field in `errors` by its
 JSON Pointer into the request body (or the name of the bad query parameter).
 Every response carries `X-Content-Type-Options: nosniff`. CORS is open (any
@@ -214,11 +235,12 @@ def build_spec(blueprints: Iterable[Any]) -> APISpec:
     ``blueprints`` in order (other blueprints are skipped)."""
     marshmallow = MarshmallowPlugin(schema_name_resolver=_schema_name)
     spec = APISpec(
-        title="specdec",
+        title=TITLE,
         version=__version__,
         openapi_version=OPENAPI_VERSION,
         plugins=[marshmallow],
         info={"description": DESCRIPTION, "license": {"name": "MIT", "identifier": "MIT"}},
+        servers=SERVERS,
     )
     marshmallow.converter.add_attribute_function(property_names)
     marshmallow.converter.add_attribute_function(trace_ref_attribute)
@@ -240,7 +262,59 @@ def build_spec(blueprints: Iterable[Any]) -> APISpec:
             paths.setdefault(openapi_path(route.path), {})[route.method] = route.operation()
         for path, operations in paths.items():
             spec.path(path=path, operations=operations)
+    schemas = {}
+    for name, schema in spec.components.schemas.items():
+        schemas.update(exactly_one_forms(name, schema))
+    spec.components.schemas.clear()
+    spec.components.schemas.update((name, _for_generators(name, schema)) for name, schema in schemas.items())
     return spec
+
+
+def _for_generators(name: str, schema: dict) -> dict:
+    """The component ``name`` with its name as ``title``, and, when it is another component
+    under a name of its own (``{"$ref": ..., "description": ...}``, e.g. ``GradeTraceIn``),
+    with the reference as ``allOf: [{"$ref": ...}]``: the same schema, which openapi-python-client
+    types as the referenced model (a bare ``$ref`` component made it generate that model twice
+    and drop the operations using it)."""
+    rest = {k: v for k, v in schema.items() if k not in ("title", "$ref")}
+    if "$ref" in schema:
+        rest = {"allOf": [{"$ref": schema["$ref"]}], **rest}
+    return {"title": name, **rest}
+
+
+def _is_exactly_one(schema: dict) -> bool:
+    """Whether ``schema`` is an object whose ``oneOf`` only requires one of its properties per branch."""
+    branches = schema.get("oneOf")
+    return (schema.get("type") == "object" and isinstance(branches, list) and len(branches) > 1
+            and all(set(b) == {"required"} and len(b["required"]) == 1 and b["required"][0] in schema["properties"]
+                    for b in branches))
+
+
+def exactly_one_forms(name: str, schema: dict) -> dict[str, dict]:
+    """The component ``name`` as generators can type it: ``{name: schema}`` unchanged, or, when
+    ``schema`` is an object with ``oneOf: [{required: [a]}, {required: [b]}, ...]`` (exactly one
+    of the properties ``a``, ``b``, ...), the same set of bodies as a ``oneOf`` of whole forms,
+    one per branch: ``<Stem><A>In`` (``DistributionIn`` -> ``DistributionSamplesIn``,
+    ``DistributionCountsIn``), each with every property but the other branches' ones and
+    ``a`` required, ``additionalProperties`` as ``schema`` says (false: a body giving both is
+    in neither form). The parser keeps checking ``schema`` itself (its messages name the field,
+    e.g. "give exactly one of samples and counts"); tests/test_distribution_contract.py holds
+    the two to the same verdicts."""
+    if not _is_exactly_one(schema):
+        return {name: schema}
+    keys = [branch["required"][0] for branch in schema["oneOf"]]
+    stem = name.removesuffix("In")
+    base = {k: v for k, v in schema.items() if k != "oneOf"}
+    forms = {}
+    for key in keys:
+        form = dict(base, properties={k: v for k, v in schema["properties"].items() if k == key or k not in keys},
+                    required=[*schema.get("required", ()), key])
+        form["description"] = f"{schema.get('description', '')} This form gives `{key}`.".strip()
+        forms[stem + "".join(part.capitalize() for part in key.split("_")) + (name[len(stem):] or "")] = form
+    union = {"description": f"{schema.get('description', '')} Exactly one of "
+                            f"{' and '.join(f'`{k}`' for k in keys)}: one of the forms {', '.join(forms)}.".strip(),
+             "oneOf": [{"$ref": f"#/components/schemas/{form}"} for form in forms]}
+    return {name: union, **forms}
 
 
 class _Dumper(yaml.SafeDumper):
@@ -258,7 +332,7 @@ def _represent_str(dumper: yaml.SafeDumper, value: str):
 
 
 _Dumper.add_representer(str, _represent_str)
-TOP_LEVEL_ORDER = ("openapi", "info", "tags", "paths", "components")
+TOP_LEVEL_ORDER = ("openapi", "info", "servers", "tags", "paths", "components")
 
 
 @lru_cache(maxsize=4)

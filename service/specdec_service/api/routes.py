@@ -107,7 +107,12 @@ class Route:
     ``immutable``: the 200 is cacheable for ever (``Cache-Control``);
     ``links``: the 200's OpenAPI links by name (:func:`link`), the calls a
     client makes next with a part of this answer (schemathesis's stateful
-    phase follows them). Every response states its headers (:data:`HEADERS`).
+    phase follows them).
+    ``operation_id``: the operation's ``operationId``, a lowerCamelCase verb phrase
+    (``stepSession``) that generated clients name their function by
+    (``step_session`` in Python): stable, a rename breaks every generated client
+    (docs/service.md, "Clients generated from the contract").
+    Every response states its headers (:data:`HEADERS`).
     """
 
     path: str
@@ -127,10 +132,12 @@ class Route:
     conditional: bool = False
     immutable: bool = False
     links: Optional[dict] = None
+    operation_id: Optional[str] = None
 
     def operation(self) -> dict:
         """The OpenAPI operation object (examples computed now)."""
-        op: dict[str, Any] = {"summary": self.summary, "description": self.description, "tags": [self.tag]}
+        op: dict[str, Any] = {"operationId": self.operation_id} if self.operation_id else {}
+        op.update(summary=self.summary, description=self.description, tags=[self.tag])
         parameters = list(self.parameters) + ([IF_NONE_MATCH] if self.conditional else [])
         if parameters:
             op["parameters"] = parameters
@@ -184,14 +191,16 @@ class ApiBlueprint(Blueprint):
                   ok_description: str, body: Any = None, parameters: tuple = (), problems: tuple = (),
                   examples: Examples = None, ok_examples: Examples = None,
                   ok_mimetype: str = "application/json", responses: Examples = None,
-                  conditional: bool = False, immutable: bool = False, links: Optional[dict] = None) -> Callable:
+                  conditional: bool = False, immutable: bool = False, links: Optional[dict] = None,
+                  operation_id: Optional[str] = None) -> Callable:
         """Decorator: serve the view at ``method`` ``path`` and record its
-        :class:`Route` (the arguments are the fields of :class:`Route`)."""
+        :class:`Route` (the arguments are the fields of :class:`Route`; every route
+        names its ``operation_id``, tests/test_openapi.py checks it)."""
         route = Route(path=path, method=method.lower(), summary=summary, description=description, tag=self.tag,
                       ok=ok, ok_description=ok_description, body=body, parameters=tuple(parameters),
                       problems=tuple(problems), examples=examples, ok_examples=ok_examples,
                       ok_mimetype=ok_mimetype, responses=responses, conditional=conditional,
-                      immutable=immutable, links=links)
+                      immutable=immutable, links=links, operation_id=operation_id)
 
         def register(view: Callable) -> Callable:
             self.add_url_rule(path, view_func=view, methods=[method.upper()])

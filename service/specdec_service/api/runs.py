@@ -16,6 +16,7 @@ _EXAMPLE = {"draft": "biased", "seed": 1, "limit": 4}
 
 @blueprint.operation(
     "POST", "/v1/runs", summary="Run a whole session",
+    operation_id="createRun",
     description="Decodes blocks from the empty prefix until the session ends (limit or EOS, SPEC section 6) "
                 "and returns the trace (`specdec-trace/1`, docs/trace-format.md): every block, the output, "
                 "the total counters, the final position.",

@@ -61,6 +61,7 @@ _NEXT = {
 
 @blueprint.operation(
     "POST", "/v1/draft", summary="Draft a proposal",
+    operation_id="draftProposal",
     description="The body is a session state. Returns the uncommitted proposal of the next block: up to "
                 "min(width, limit - committed) draft tokens, each with its context, draft row q and draw "
                 "(SPEC section 4.1). Nothing is committed; the position does not move.",
@@ -76,6 +77,7 @@ def draft():
 
 @blueprint.operation(
     "POST", "/v1/verify", summary="Verify a proposal",
+    operation_id="verifyProposal",
     description="Verifies a caller's proposal (1..min(width, limit - committed) tokens, each with positive draft "
                 "probability in its context; empty in mode autoregressive) against the target and commits the "
                 "block (SPEC sections 4.2-4.4). The draft draws are used as if drafted, so verifying the "
@@ -101,6 +103,7 @@ def verify():
 
 @blueprint.operation(
     "POST", "/v1/step", summary="Take the next block",
+    operation_id="stepSession",
     description="The body is a session state (only `config` is required: `committed` [], `position` 0 and "
                 "`counters` zeros may be left out). Drafts, verifies and commits one block (SPEC sections 4-6) "
                 "and returns it with every row, draw and decision, and the next state, which can be sent back "

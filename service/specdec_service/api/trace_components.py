@@ -60,10 +60,11 @@ def _rewrite(node: Any) -> Any:
 
 def trace_components() -> dict[str, dict]:
     """``{component name: JSON Schema}``: the trace schema's root (without
-    ``$schema``, ``$id``, ``$defs``) and each of its definitions, with every
+    ``$schema``, ``$id``, ``$defs`` and its ``title`` ``specdec-trace/1``: a component's
+    title is its name, :func:`.openapi.build_spec`) and each of its definitions, with every
     ``#/$defs/x`` reference pointing at the component of ``x``."""
     schema = trace_schema()
-    components = {ROOT: _rewrite({k: v for k, v in schema.items() if k not in ("$schema", "$id", "$defs")})}
+    components = {ROOT: _rewrite({k: v for k, v in schema.items() if k not in ("$schema", "$id", "$defs", "title")})}
     components.update((component_name(name), _rewrite(d)) for name, d in schema["$defs"].items())
     return components
 
