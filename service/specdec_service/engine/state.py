@@ -9,13 +9,14 @@ committed prefix, position, cumulative counters) and gets the next one back.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from operator import add
 from typing import Any, Callable, NamedTuple, Optional
 
 from .bounds import MAX_COUNTER, MAX_LIMIT, MAX_WIDTH, MIN_WIDTH  # noqa: F401  (re-exported)
 from .errors import Fault, InvalidInput
 from .models import Model, resolve_model
+from .rows import Rows
 from .requests import (
     CONFIG, COUNTERS, MODES, RUN, STATE, VERIFY, checker, integer_fields, shallow, strict_integers,  # noqa: F401
 )
@@ -76,10 +77,20 @@ class Config:
     limit: int = 8
     eos: Optional[int] = None
 
-    @property
+    @cached_property
     def vocab(self) -> tuple[str, ...]:
-        """The shared vocabulary."""
+        """The shared vocabulary (an attribute once read: every block reads it)."""
         return self.target.vocab
+
+    @cached_property
+    def index(self) -> dict[str, int]:
+        """Each label's token index (computed once per config)."""
+        return {label: i for i, label in enumerate(self.target.vocab)}
+
+    @cached_property
+    def model_rows(self) -> Rows:
+        """The models' own rows (:class:`~.rows.ModelRows`), made once per config."""
+        return Rows(self.target.after, self.draft.after)
 
     def to_json(self) -> dict:
         """Every setting, defaults filled in, in :data:`CONFIG_KEYS` order."""
@@ -108,13 +119,9 @@ class State:
     @property
     def done(self) -> Optional[str]:
         """``None`` while the session can go on, else why it ended:
-        ``"eos"`` (an EOS was committed) or ``"limit"`` (SPEC section 6)."""
-        eos = self.config.eos
-        if eos is not None and self.committed and self.committed[-1] == eos:
-            return "eos"
-        if len(self.committed) >= self.config.limit:
-            return "limit"
-        return None
+        ``"eos"`` (an EOS was committed) or ``"limit"`` (SPEC section 6; :func:`ended`)."""
+        committed = self.committed
+        return ended(self.config, len(committed), committed[-1] if committed else None)
 
     def labels(self, tokens=None) -> list[str]:
         """Token indices (default: the committed prefix) as labels."""
@@ -130,6 +137,19 @@ class State:
             "position": self.position,
             "counters": self.counters.to_json(),
         }
+
+
+def ended(config: Config, length: int, last: Optional[int]) -> Optional[str]:
+    """SPEC section 6: why a session whose output holds ``length`` tokens, the last one
+    ``last`` (an index; ``None`` when empty or not a token), has ended: ``"eos"`` (its last
+    token is the EOS), ``"limit"`` (``length >= limit``), or ``None`` (it goes on). The
+    engine's :attr:`State.done` and the grader's checks of a submitted block both ask it."""
+    eos = config.eos
+    if eos is not None and length and last == eos:
+        return "eos"
+    if length >= config.limit:
+        return "limit"
+    return None
 
 
 def parse_config(obj: Any) -> Config:
