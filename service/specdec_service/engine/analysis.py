@@ -27,9 +27,9 @@ committed prefixes shorter than ``depth``. Probabilities are integers over a
 power of one common denominator (see ``_Scaled``): exact, without a gcd per
 operation.
 
-The rows come from the engine's rule objects (:mod:`.rules`, each rule states
-the exact distribution it induces): :func:`rules_for` turns a
-:class:`~.rules.RuleSet` into :class:`BlockRules`. ``autoregressive`` is the
+The rows come from the engine's rules (:mod:`.rules`: the proposal rule and the
+verifier of a decoder each state the exact law they induce): :func:`rules_for` turns a
+:class:`~.rules.Decoder` into :class:`BlockRules`. ``autoregressive`` is the
 block of width 0 (no proposal, the "bonus" is the sampled token); the naive
 rule :data:`NAIVE` is speculative sampling with the catalogue's
 ``TargetRowCorrection`` swapped in (:data:`.rules.NAIVE`). docs/analysis.md explains every number.

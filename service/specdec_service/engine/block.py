@@ -26,7 +26,7 @@ from .draws import MAX_POSITION, Stream
 from .errors import Fault, InvalidInput, SessionDone
 from .proposals import PAST_THE_END, Drafted
 from .rules import MODE_RULES, Decoder
-from .state import MAX_COUNTER, COUNTER_NAMES, State, parse_tokens
+from .state import MAX_COUNTER, COUNTER_NAMES, State, next_state, parse_tokens
 
 
 class StepResult(NamedTuple):
@@ -184,8 +184,7 @@ def commit(state: State, rules: Decoder, drafted: Drafted, verdict, n: int) -> S
     if max(total) > MAX_COUNTER:
         over = [name for name, value in zip(COUNTER_NAMES, total) if value > MAX_COUNTER]
         raise InvalidInput([Fault(("counters", name), "would exceed 2^53-1 after this block") for name in over])
-    index = cfg.index
-    next_state = State(cfg, state.committed + tuple([index[label] for label in labels]), n, total)
+    after = next_state(cfg, state.committed + tuple(map(cfg.index.__getitem__, labels)), n, total)
     block["counters"] = counters.to_json()
-    block["done"] = next_state.done
-    return StepResult(block, next_state, verdict.rejected)
+    block["done"] = after.done
+    return StepResult(block, after, verdict.rejected)

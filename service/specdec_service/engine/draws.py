@@ -84,6 +84,10 @@ def draw_slice(seed: int, position: int, count: int) -> list[Draw]:
     return [draw(seed, n) for n in range(position, position + count)]
 
 
+_new_draw = tuple.__new__
+"""``Draw(position, mantissa, raw)`` without the named tuple's Python-level constructor."""
+
+
 class Stream:
     """The draw stream of one block (SPEC section 2): the next unused position of a seed's
     stream, which every draw taken advances by one. Proposal rules and verifiers take their
@@ -108,7 +112,7 @@ class Stream:
         z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
         z ^= z >> 31
-        return Draw(n, z >> 11, z)
+        return _new_draw(Draw, (n, z >> 11, z))
 
     def skip(self, count: int = 1) -> None:
         """Leave ``count`` positions unused (no SPEC rule does: a catalogued mistake's)."""

@@ -84,9 +84,8 @@ class SampledProposal:
     uses_draw: bool = True
     drafts: bool = True
 
-    def room(self, config, length: int) -> int:
-        """``min(width, limit - L)`` (:func:`room`)."""
-        return room(config, length)
+    room = staticmethod(room)
+    """``room(config, length)``: ``min(width, limit - L)`` (:func:`room`, bound without a wrapper)."""
 
     def start(self, last: Optional[int]) -> Optional[int]:
         """The token the first draft row is conditioned on: the last committed token (the next

@@ -9,7 +9,7 @@ committed prefix, position, cumulative counters) and gets the next one back.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
 from operator import add
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -49,13 +49,22 @@ class Counters(NamedTuple):
 
     def __add__(self, other: "Counters") -> "Counters":  # type: ignore[override]
         """Field by field (not tuple concatenation)."""
-        return Counters(*map(add, self, other))
+        return counters_of(map(add, self, other))
 
     def to_json(self) -> dict:
         """``{name: count}`` in SPEC section 7's order."""
         return dict(zip(COUNTER_NAMES, self))
 
 
+def _after_table(model: Model) -> dict:
+    """``{token: model.after(token)}`` for ``None`` and every token index (SPEC section 1)."""
+    return {None: model.start, **dict(enumerate(model.rows))}
+
+
+counters_of = partial(tuple.__new__, Counters)
+"""``counters_of(values)``: ``Counters(*values)`` for an iterable of the eight counts in
+:data:`COUNTER_NAMES` order, without the named tuple's Python-level constructor (every block
+makes two)."""
 COUNTER_NAMES = Counters._fields
 assert COUNTER_NAMES == tuple(COUNTERS["properties"]), "the counters of SPEC section 7, as stated in .requests"
 
@@ -89,8 +98,9 @@ class Config:
 
     @cached_property
     def model_rows(self) -> Rows:
-        """The models' own rows (:class:`~.rows.ModelRows`), made once per config."""
-        return Rows(self.target.after, self.draft.after)
+        """The models' own rows (:class:`~.rows.ModelRows`), made once per config: each row
+        looked up by its context in a table (a C-level lookup; ``Model.after`` in effect)."""
+        return Rows(*(_after_table(model).__getitem__ for model in (self.target, self.draft)))
 
     def to_json(self) -> dict:
         """Every setting, defaults filled in, in :data:`CONFIG_KEYS` order."""
@@ -137,6 +147,18 @@ class State:
             "position": self.position,
             "counters": self.counters.to_json(),
         }
+
+
+def next_state(config: Config, committed: tuple[int, ...], position: int, counters: Counters) -> State:
+    """``State(config, committed, position, counters)`` as a block makes it (one per block):
+    the same value, set in one step rather than field by field (a frozen dataclass's
+    ``__init__`` sets each field through ``object.__setattr__``)."""
+    state = _new_object(State)
+    state.__dict__.update(config=config, committed=committed, position=position, counters=counters)
+    return state
+
+
+_new_object = object.__new__
 
 
 def ended(config: Config, length: int, last: Optional[int]) -> Optional[str]:

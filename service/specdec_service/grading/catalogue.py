@@ -24,10 +24,10 @@ from .faulty import (
 @dataclass(frozen=True)
 class Mistake:
     """One catalogued mistake: ``id`` (kebab-case), ``title``, ``rule`` (the SPEC section it
-    breaks), ``hint`` (what to fix, for the student), ``rules`` (the variant's rule set: a
-    correct one with one rule swapped), ``example`` (a config in JSON form that shows it) and
+    breaks), ``hint`` (what to fix, for the student), ``rules`` (the variant's decoder: a
+    correct one with one rule changed), ``example`` (a config in JSON form that shows it) and
     ``example_divergence`` (the pointer of the first divergence of the example's trace from the
-    reference). ``rules`` is a decoder (:class:`~specdec_service.engine.rules.Decoder`)."""
+    reference)."""
 
     id: str
     title: str
@@ -39,7 +39,7 @@ class Mistake:
 
     @property
     def mode(self) -> str:
-        """The decoding mode the mistake is made in (its rule set's)."""
+        """The decoding mode the mistake is made in (its decoder's)."""
         return self.rules.mode
 
     @property

@@ -30,7 +30,7 @@ from typing import NamedTuple, Optional, Sequence
 
 from ..distributions import Dist, acceptance_ratio, accepts, residual, sample
 from ..draws import Draw, Stream
-from ..state import Counters
+from ..state import Counters, counters_of
 
 # ---------------------------------------------------------------- the parts
 
@@ -297,23 +297,27 @@ class TokenWise:
         """The labels a token-wise block record commits: the accepted prefix of its
         verification, then its correction, bonus or sample token (the first present); after a
         correction, the later proposals the discard keeps (none, SPEC 4.3)."""
-        lead = accepted_prefix(block["verification"])
-        commit = [v["token"] for v in block["verification"][:lead]]
-        for key in ("correction", "bonus", "sample"):
-            if block[key] is not None:
-                commit.append(block[key]["token"])
-                break
-        if block["correction"] is not None:
-            commit += self.discard.kept(block["proposal"]["tokens"][lead + 1:])
+        verification = block["verification"]
+        lead = accepted_prefix(verification)
+        commit = [v["token"] for v in verification[:lead]]
+        correction = block["correction"]
+        if correction is not None:
+            commit.append(correction["token"])
+            return commit + self.discard.kept(block["proposal"]["tokens"][lead + 1:])
+        end = block["bonus"]
+        if end is None:
+            end = block["sample"]
+        if end is not None:
+            commit.append(end["token"])
         return commit
 
     def tally(self, block: dict, draws: int) -> Counters:
         """SPEC section 7, read off a block record: one target pass, the drafted proposals, the
         accepted prefix, the rejection (0 or 1), the discarded and bonus tokens, the committed
         tokens, and ``draws``."""
-        return Counters(1, len(block["proposal"]["tokens"]), accepted_prefix(block["verification"]),
-                        0 if block["correction"] is None else 1, len(block["discarded"]),
-                        0 if block["bonus"] is None else 1, len(block["committed"]), draws)
+        return counters_of((1, len(block["proposal"]["tokens"]), accepted_prefix(block["verification"]),
+                            0 if block["correction"] is None else 1, len(block["discarded"]),
+                            0 if block["bonus"] is None else 1, len(block["committed"]), draws))
 
     # -- the exact law, for the analysis
 
