@@ -142,3 +142,34 @@ def test_processing_keeps_the_residual_defined_where_a_rejection_can_happen(draf
         p, q = rows.target(context), rows.draft(context)
         if alpha(p, q) < 1:
             assert sum(residual(p, q).weights) > 0
+
+
+def test_a_sampling_object_is_read_exactly():
+    from specdec_service.engine.sampling import parse_sampling
+
+    assert parse_sampling({"temperature": 0.5, "top_k": 2, "top_p": 0.8}) == EXAMPLE
+    assert parse_sampling({}).empty and parse_sampling({"draft": "raw"}).draft == "raw"
+    assert parse_sampling({"top_p": 0.1, "min_p": 0, "temperature": 0}) == Sampling(F(0), None, F(1, 10), F(0))
+    assert parse_sampling({"temperature": 20, "top_p": 1, "min_p": 1, "top_k": 64}).temperature == 20
+
+
+@pytest.mark.parametrize("obj, faults", [
+    ({"temperature": 0.04}, {"sampling/temperature": "must be 0 or a number from 0.05 to 20"}),
+    ({"temperature": 20.5}, {"sampling/temperature": "must be 0 or a number from 0.05 to 20"}),
+    ({"temperature": True}, {"sampling/temperature": "must be 0 or a number from 0.05 to 20"}),
+    ({"top_k": 0}, {"sampling/top_k": "must be an integer from 1 to 64"}),
+    ({"top_k": 65}, {"sampling/top_k": "must be an integer from 1 to 64"}),
+    ({"top_k": 2.0}, {"sampling/top_k": "must be an integer from 1 to 64"}),
+    ({"top_p": 0}, {"sampling/top_p": "must be a number above 0 and at most 1"}),
+    ({"top_p": 1.5}, {"sampling/top_p": "must be a number above 0 and at most 1"}),
+    ({"min_p": -0.1, "draft": "q"}, {"sampling/min_p": "must be a number from 0 to 1", "sampling/draft": "must be one of processed, raw"}),
+    ({"top_q": 1}, {"sampling/top_q": "is not a sampling parameter (temperature, top_k, top_p, min_p, draft)"}),
+    ([], {"sampling": "must be an object with any of temperature, top_k, top_p, min_p and draft"}),
+])
+def test_a_bad_sampling_field_is_named_with_its_bound(obj, faults):
+    from specdec_service.engine import InvalidInput
+    from specdec_service.engine.sampling import parse_sampling
+
+    with pytest.raises(InvalidInput) as error:
+        parse_sampling(obj)
+    assert {"/".join(map(str, f.path)): f.message for f in error.value.faults} == faults

@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from decimal import Context, Decimal, localcontext
 from fractions import Fraction
 from functools import lru_cache
-from typing import Optional
+from math import isfinite
+from typing import Any, Optional
 
 from .distributions import Dist, argmax
+from .errors import Fault, InvalidInput
 from .proposals import point_mass
 from .rows import Rows
 
@@ -60,6 +62,61 @@ class Sampling:
 
 def _exact(x) -> Optional[Fraction]:
     return None if x is None else Fraction(str(x)) if isinstance(x, float) else Fraction(x)
+
+
+# ---------------------------------------------------------------- reading the setting
+
+SAMPLING_KEYS = ("temperature", "top_k", "top_p", "min_p", "draft")
+"""The fields of a ``sampling`` object (SPEC section 9), all optional."""
+MAX_TOP_K = 64
+"""The largest ``top_k`` (SPEC section 9)."""
+_LOWEST_TEMPERATURE = Fraction(1, 20)
+_BOUNDS = {
+    "temperature": (lambda x: x == 0 or _LOWEST_TEMPERATURE <= x <= 20, "must be 0 or a number from 0.05 to 20"),
+    "top_p": (lambda x: 0 < x <= 1, "must be a number above 0 and at most 1"),
+    "min_p": (lambda x: 0 <= x <= 1, "must be a number from 0 to 1"),
+}
+
+
+def parse_sampling(obj: Any, path: tuple = ("sampling",)) -> Sampling:
+    """Read a ``sampling`` object (SPEC section 9): any of ``temperature`` (0, or 0.05 to 20),
+    ``top_k`` (an integer from 1 to 64), ``top_p`` (0 < top_p <= 1), ``min_p`` (0 to 1), each
+    read as the decimal written, and ``draft`` (``"processed"``, the default, or ``"raw"``).
+
+    Raises :class:`~.errors.InvalidInput` naming each bad field (paths under ``path``) and its
+    bound."""
+    if not isinstance(obj, dict):
+        raise InvalidInput.at(path, "must be an object with any of temperature, top_k, top_p, min_p and draft")
+    faults = [Fault(path + (key,), "is not a sampling parameter (temperature, top_k, top_p, min_p, draft)")
+              for key in obj if key not in SAMPLING_KEYS]
+    values = {}
+    for key, (holds, message) in _BOUNDS.items():
+        if key in obj:
+            value = _number(obj[key])
+            if value is None or not holds(value):
+                faults.append(Fault(path + (key,), message))
+            values[key] = value
+    top_k = obj.get("top_k")
+    if "top_k" in obj and (type(top_k) is not int or not 1 <= top_k <= MAX_TOP_K):
+        faults.append(Fault(path + ("top_k",), f"must be an integer from 1 to {MAX_TOP_K}"))
+    draft = obj.get("draft", "processed")
+    if draft not in ("processed", "raw"):
+        faults.append(Fault(path + ("draft",), "must be one of processed, raw"))
+    if faults:
+        raise InvalidInput(faults)
+    return Sampling(values.get("temperature"), top_k, values.get("top_p"), values.get("min_p"), draft)
+
+
+def _number(x: Any) -> Optional[Fraction]:
+    """A JSON number as the exact decimal written (``None`` for anything else: a boolean, a
+    string, a NaN or an infinity)."""
+    if type(x) is int:
+        return Fraction(x)
+    if type(x) is float and isfinite(x):
+        return Fraction(str(x))
+    if isinstance(x, Decimal) and x.is_finite():
+        return Fraction(x)
+    return None
 
 
 # ---------------------------------------------------------------- the four steps
