@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TEXT = (ROOT / "docs" / "engine.md").read_text(encoding="utf-8")
 SECTION = TEXT.split("## One function per SPEC rule", 1)[1]
 ROWS = [line for line in SECTION.splitlines() if line.startswith("| ") and not line.startswith("| SPEC") and "---" not in line]
-NAMES = sorted({name for row in ROWS for name in re.findall(r"`((?:distributions|draws|rules|block|state|models)\.[\w.]+)`", row.split("|")[3])})
+NAMES = sorted({name for row in ROWS for name in re.findall(r"`((?:distributions|draws|rules|block|state|models|rows|proposals|verifiers|sampling)\.[\w.]+)`", row.split("|")[3])})
 
 
 def resolve(dotted: str):
@@ -38,6 +38,13 @@ def test_each_named_home_exists_and_cites_its_rule(name):
         doc = obj.fget.__doc__ or ""
     assert doc.strip(), name
     assert re.search(r"SPEC|Leviathan|Stern|section \d", doc), (name, doc[:120])
+
+
+def test_each_verifier_module_cites_its_section_and_states_its_law():
+    from specdec_service.engine.verifiers import greedy, tokenwise
+
+    for module, section in ((tokenwise, "SPEC section 4"), (greedy, "SPEC section 5")):
+        assert section in module.__doc__ and "**Law.**" in module.__doc__, module.__name__
 
 
 def test_readme_counts_the_catalogue():

@@ -1,6 +1,7 @@
-"""Faulty variants are the engine's one block with one rule swapped: with a mode's correct rules
+"""Faulty variants are the engine's one block with one rule changed: with a mode's correct rules
 they are the engine, block for block, and every mistaken rule changes some trace."""
 
+import dataclasses
 import itertools
 import json
 from pathlib import Path
@@ -41,11 +42,21 @@ def test_faulty_step_from_a_mid_session_state_equals_step():
         state = next_state
 
 
+def changed_rules(rules, correct) -> list[str]:
+    """The rules of a decoder that differ from the correct one's: its row reader, proposal rule,
+    verifier (another class), or a part of its verifier (acceptance, correction, bonus, discard)."""
+    changed = [f for f in ("rows", "proposal") if getattr(rules, f) != getattr(correct, f)]
+    verifier, right = rules.verifier, correct.verifier
+    if type(verifier) is not type(right):
+        changed.append("verifier")
+    parts = [f.name for f in dataclasses.fields(right) if f.name != "name"]
+    return changed + [part for part in parts if getattr(verifier, part) != getattr(right, part)]
+
+
 @pytest.mark.parametrize("mistake", CATALOGUE, ids=[m.id for m in CATALOGUE])
 def test_every_mistake_is_its_modes_rules_with_one_rule_swapped_and_changes_some_trace(mistake):
     correct = MODE_RULES[mistake.mode]
-    swapped_rules = [f for f in ("proposal", "acceptance", "correction", "bonus", "discard", "schedule")
-                     if getattr(mistake.rules, f) != getattr(correct, f)]
+    swapped_rules = changed_rules(mistake.rules, correct)
     expected = 2 if mistake.id == "greedy-acceptance" else 1  # the greedy test comes with its correction
     assert len(swapped_rules) == expected, (mistake.id, swapped_rules)
     configs = [parse_config({"draft": d, "seed": s, "width": w, "limit": 4, "mode": mistake.mode})

@@ -27,9 +27,9 @@ committed prefixes shorter than ``depth``. Probabilities are integers over a
 power of one common denominator (see ``_Scaled``): exact, without a gcd per
 operation.
 
-The rows come from the engine's rule objects (:mod:`.rules`, each rule states
-the exact distribution it induces): :func:`rules_for` turns a
-:class:`~.rules.RuleSet` into :class:`BlockRules`. ``autoregressive`` is the
+The rows come from the engine's rules (:mod:`.rules`: the proposal rule and the
+verifier of a decoder each state the exact law they induce): :func:`rules_for` turns a
+:class:`~.rules.Decoder` into :class:`BlockRules`. ``autoregressive`` is the
 block of width 0 (no proposal, the "bonus" is the sampled token); the naive
 rule :data:`NAIVE` is speculative sampling with the catalogue's
 ``TargetRowCorrection`` swapped in (:data:`.rules.NAIVE`). docs/analysis.md explains every number.
@@ -129,35 +129,36 @@ def rules_for(config: Config, ruleset: Optional[RuleSet] = None) -> BlockRules:
 
     In context c with target row p and draft row q: a proposal x has the
     law Q = ``proposal.distribution(q)`` and is accepted with probability
-    A(x) = ``acceptance.probability(p, q, x)``, so ``accept = Q A`` and
+    A(x) = ``verifier.acceptance_probability(p, q, x)``, so ``accept = Q A`` and
     ``reject = Q (1 - A)``; after a rejection (probability
     ``miss = sum(reject)``) the correction has the law R =
-    ``correction.distribution(p, q)``, so ``correct = miss R`` (for
+    ``verifier.correction_law(p, q)``, so ``correct = miss R`` (for
     speculative sampling exactly ``max(p - q, 0)``, Leviathan et al. 2023);
-    ``bonus = bonus.distribution(p, q)``. A rule set whose proposal drafts
+    ``bonus = verifier.bonus_law(p, q)``. A rule set whose proposal drafts
     nothing (autoregressive) has width 0. Draws are counted when the rules
     use them (every rule set of :data:`~.rules.MODE_RULES` uses a draw for
     every proposal, verification, correction and bonus, or none: greedy).
     """
     ruleset = ruleset or MODE_RULES[config.mode]
+    verifier = ruleset.verifier
     size = len(config.vocab)
     rows: dict = {name: {} for name in ("propose", "accept", "reject", "correct", "bonus")}
     uses_draw = ruleset.proposal.uses_draw or not ruleset.proposal.drafts
     for c in contexts_of(size):
         p, q = config.target.after(c), config.draft.after(c)
         propose = row_of(ruleset.proposal.distribution(q))
-        accept = tuple(x and x * ruleset.acceptance.probability(p, q, i) for i, x in enumerate(propose))
+        accept = tuple(x and x * verifier.acceptance_probability(p, q, i) for i, x in enumerate(propose))
         reject = tuple(x - a for x, a in zip(propose, accept))
         miss = sum(reject, ZERO)
         rows["propose"][c] = propose
         rows["accept"][c] = accept
         rows["reject"][c] = reject
-        rows["correct"][c] = (tuple(miss * r for r in row_of(ruleset.correction.distribution(p, q))) if miss
+        rows["correct"][c] = (tuple(miss * r for r in row_of(verifier.correction_law(p, q))) if miss
                               else (ZERO,) * size)
-        rows["bonus"][c] = row_of(ruleset.bonus.distribution(p, q))
+        rows["bonus"][c] = row_of(verifier.bonus_law(p, q))
     width = config.width if ruleset.proposal.drafts else 0
     return BlockRules(size, width=width, draws=uses_draw, eos=config.eos, limit=config.limit,
-                      bonus_rule=ruleset.bonus, **rows)
+                      bonus_rule=verifier.bonus, **rows)
 
 
 # ---------------------------------------------------------------- integer rows

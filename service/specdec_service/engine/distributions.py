@@ -19,7 +19,6 @@ from typing import Sequence
 from .draws import Draw
 
 _TWO_53 = 2**53
-_BIGGEST_EXACT = int(sys.float_info.max)
 
 
 @dataclass(frozen=True)
@@ -51,6 +50,15 @@ class Dist:
         sum): each is divided by their exact sum (SPEC section 1)."""
         denominator = lcm(*(p.denominator for p in probabilities))
         return cls.of_weights(int(p * denominator) for p in probabilities)
+
+    def __hash__(self) -> int:
+        """The hash of ``(weights, total)``, computed once (a row is a key of the residual's
+        memo, looked up at every correction)."""
+        try:
+            return self.__dict__["_hash"]
+        except KeyError:
+            value = self.__dict__["_hash"] = hash((self.weights, self.total))
+            return value
 
     def probability(self, token: int) -> Fraction:
         """The exact probability of token index ``token``."""
@@ -111,10 +119,10 @@ def acceptance_ratio(p: Dist, q: Dist, token: int) -> float:
     published as the largest float64, since JSON has no infinity; any ratio
     >= 1 means the proposal is always accepted.
     """
-    numerator, denominator = p.weights[token] * q.total, p.total * q.weights[token]
-    if numerator > denominator * _BIGGEST_EXACT:
+    try:  # int / int is correctly rounded, and raises OverflowError beyond the largest float64
+        return p.weights[token] * q.total / (p.total * q.weights[token])
+    except OverflowError:
         return LARGEST_FLOAT
-    return numerator / denominator
 
 
 @lru_cache(maxsize=4096)

@@ -41,8 +41,7 @@ class Draw(NamedTuple):
 
     def to_json(self) -> dict:
         """``{"position": n, "u": float, "hex": "16 hex digits"}``."""
-        position, mantissa, raw = self
-        return {"position": position, "u": mantissa * _DOUBLE_UNIT, "hex": f"{raw:016x}"}
+        return {"position": self[0], "u": self[1] * _DOUBLE_UNIT, "hex": "%016x" % self[2]}
 
 
 def raw_value(seed: int, position: int) -> int:
@@ -83,3 +82,38 @@ def draw_slice(seed: int, position: int, count: int) -> list[Draw]:
     if faults:
         raise InvalidInput(faults)
     return [draw(seed, n) for n in range(position, position + count)]
+
+
+_new_draw = tuple.__new__
+"""``Draw(position, mantissa, raw)`` without the named tuple's Python-level constructor."""
+
+
+class Stream:
+    """The draw stream of one block (SPEC section 2): the next unused position of a seed's
+    stream, which every draw taken advances by one. Proposal rules and verifiers take their
+    draws from it in the order the SPEC gives, so a rule never counts positions itself.
+
+    ``seed`` and ``position`` are integers 0..2**53-1 (the block checks the position it ends at).
+    """
+
+    __slots__ = ("seed", "position")
+
+    def __init__(self, seed: int, position: int) -> None:
+        self.seed = seed
+        self.position = position
+
+    def take(self) -> Draw:
+        """SPEC section 2: the draw at the next unused position, which moves on by one
+        (:func:`draw`, inlined: a block takes one draw per proposal, verification and
+        correction or bonus)."""
+        n = self.position
+        self.position = n + 1
+        z = (self.seed + (n + 1) * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+        z ^= z >> 31
+        return _new_draw(Draw, (n, z >> 11, z))
+
+    def skip(self, count: int = 1) -> None:
+        """Leave ``count`` positions unused (no SPEC rule does: a catalogued mistake's)."""
+        self.position += count

@@ -9,13 +9,14 @@ committed prefix, position, cumulative counters) and gets the next one back.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache, partial
 from operator import add
 from typing import Any, Callable, NamedTuple, Optional
 
 from .bounds import MAX_COUNTER, MAX_LIMIT, MAX_WIDTH, MIN_WIDTH  # noqa: F401  (re-exported)
 from .errors import Fault, InvalidInput
 from .models import Model, resolve_model
+from .rows import Rows
 from .requests import (
     CONFIG, COUNTERS, MODES, RUN, STATE, VERIFY, checker, integer_fields, shallow, strict_integers,  # noqa: F401
 )
@@ -48,13 +49,22 @@ class Counters(NamedTuple):
 
     def __add__(self, other: "Counters") -> "Counters":  # type: ignore[override]
         """Field by field (not tuple concatenation)."""
-        return Counters(*map(add, self, other))
+        return counters_of(map(add, self, other))
 
     def to_json(self) -> dict:
         """``{name: count}`` in SPEC section 7's order."""
         return dict(zip(COUNTER_NAMES, self))
 
 
+def _after_table(model: Model) -> dict:
+    """``{token: model.after(token)}`` for ``None`` and every token index (SPEC section 1)."""
+    return {None: model.start, **dict(enumerate(model.rows))}
+
+
+counters_of = partial(tuple.__new__, Counters)
+"""``counters_of(values)``: ``Counters(*values)`` for an iterable of the eight counts in
+:data:`COUNTER_NAMES` order, without the named tuple's Python-level constructor (every block
+makes two)."""
 COUNTER_NAMES = Counters._fields
 assert COUNTER_NAMES == tuple(COUNTERS["properties"]), "the counters of SPEC section 7, as stated in .requests"
 
@@ -76,10 +86,21 @@ class Config:
     limit: int = 8
     eos: Optional[int] = None
 
-    @property
+    @cached_property
     def vocab(self) -> tuple[str, ...]:
-        """The shared vocabulary."""
+        """The shared vocabulary (an attribute once read: every block reads it)."""
         return self.target.vocab
+
+    @cached_property
+    def index(self) -> dict[str, int]:
+        """Each label's token index (computed once per config)."""
+        return {label: i for i, label in enumerate(self.target.vocab)}
+
+    @cached_property
+    def model_rows(self) -> Rows:
+        """The models' own rows (:class:`~.rows.ModelRows`), made once per config: each row
+        looked up by its context in a table (a C-level lookup; ``Model.after`` in effect)."""
+        return Rows(*(_after_table(model).__getitem__ for model in (self.target, self.draft)))
 
     def to_json(self) -> dict:
         """Every setting, defaults filled in, in :data:`CONFIG_KEYS` order."""
@@ -108,13 +129,9 @@ class State:
     @property
     def done(self) -> Optional[str]:
         """``None`` while the session can go on, else why it ended:
-        ``"eos"`` (an EOS was committed) or ``"limit"`` (SPEC section 6)."""
-        eos = self.config.eos
-        if eos is not None and self.committed and self.committed[-1] == eos:
-            return "eos"
-        if len(self.committed) >= self.config.limit:
-            return "limit"
-        return None
+        ``"eos"`` (an EOS was committed) or ``"limit"`` (SPEC section 6; :func:`ended`)."""
+        committed = self.committed
+        return ended(self.config, len(committed), committed[-1] if committed else None)
 
     def labels(self, tokens=None) -> list[str]:
         """Token indices (default: the committed prefix) as labels."""
@@ -130,6 +147,31 @@ class State:
             "position": self.position,
             "counters": self.counters.to_json(),
         }
+
+
+def next_state(config: Config, committed: tuple[int, ...], position: int, counters: Counters) -> State:
+    """``State(config, committed, position, counters)`` as a block makes it (one per block):
+    the same value, set in one step rather than field by field (a frozen dataclass's
+    ``__init__`` sets each field through ``object.__setattr__``)."""
+    state = _new_object(State)
+    state.__dict__.update(config=config, committed=committed, position=position, counters=counters)
+    return state
+
+
+_new_object = object.__new__
+
+
+def ended(config: Config, length: int, last: Optional[int]) -> Optional[str]:
+    """SPEC section 6: why a session whose output holds ``length`` tokens, the last one
+    ``last`` (an index; ``None`` when empty or not a token), has ended: ``"eos"`` (its last
+    token is the EOS), ``"limit"`` (``length >= limit``), or ``None`` (it goes on). The
+    engine's :attr:`State.done` and the grader's checks of a submitted block both ask it."""
+    eos = config.eos
+    if eos is not None and length and last == eos:
+        return "eos"
+    if length >= config.limit:
+        return "limit"
+    return None
 
 
 def parse_config(obj: Any) -> Config:

@@ -4,8 +4,9 @@
   the reference recomputed from each trace's own settings, with the first divergence, named
   checks for partial credit (:data:`CHECKS`) and a diagnosis from the :data:`CATALOGUE` of
   classic mistakes (:mod:`.grader`, :mod:`.checks`, :mod:`.compare`, :mod:`.rules`);
-- :data:`CATALOGUE`: the mistakes, each a mode's correct rule set with one rule swapped, decoded
-  by the engine's one block function (:mod:`.catalogue`, :mod:`.faulty`);
+- :data:`CATALOGUE`: the mistakes, each a mode's correct decoder with one rule changed (a
+  proposal rule, a verifier or a part of it), decoded by the engine's one block function
+  (:mod:`.catalogue`, :mod:`.faulty`);
 - :func:`grade_distribution`: distribution-level grading of sampled outputs or prefix counts
   against the exact target distribution (:mod:`.distribution`), its body stated once as JSON
   Schema (:data:`DISTRIBUTION_REQUEST`, :mod:`.requests`), which the parser checks and the

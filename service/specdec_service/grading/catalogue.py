@@ -1,8 +1,9 @@
 """The catalogue of classic mistakes in implementations of speculative, greedy and autoregressive decoding.
 
-Each :class:`Mistake` is a named variant of the engine: a mode's correct rule set with one rule
-swapped for a mistaken one (see :mod:`.faulty`; ``greedy-acceptance`` swaps the acceptance test
-and its correction together, as mode greedy pairs them), the SPEC rule it breaks, a hint for the student, and a small
+Each :class:`Mistake` is a named variant of the engine: a mode's correct decoder with one rule
+changed (see :mod:`.faulty`: a proposal rule, a verifier, or one part of the token-wise verifier;
+``greedy-acceptance`` swaps the acceptance test and its correction together, as mode greedy pairs
+them), the SPEC rule it breaks, a hint for the student, and a small
 example config whose trace shows it, with the first divergence from the reference
 (``example_divergence``, a pointer into the trace). ``docs/grading.md`` documents every entry;
 ``tests/test_grading_catalogue.py`` checks each example.
@@ -23,8 +24,8 @@ from .faulty import (
 @dataclass(frozen=True)
 class Mistake:
     """One catalogued mistake: ``id`` (kebab-case), ``title``, ``rule`` (the SPEC section it
-    breaks), ``hint`` (what to fix, for the student), ``rules`` (the variant's rule set: a
-    correct one with one rule swapped), ``example`` (a config in JSON form that shows it) and
+    breaks), ``hint`` (what to fix, for the student), ``rules`` (the variant's decoder: a
+    correct one with one rule changed), ``example`` (a config in JSON form that shows it) and
     ``example_divergence`` (the pointer of the first divergence of the example's trace from the
     reference)."""
 
@@ -38,7 +39,7 @@ class Mistake:
 
     @property
     def mode(self) -> str:
-        """The decoding mode the mistake is made in (its rule set's)."""
+        """The decoding mode the mistake is made in (its decoder's)."""
         return self.rules.mode
 
     @property
@@ -118,7 +119,7 @@ CATALOGUE: tuple[Mistake, ...] = (
         "interleaved-draws", "Draft and verification draws interleaved",
         "SPEC section 4.1",
         "Draft all k proposals first (draws n .. n+k-1), then verify them with the following draws; do not alternate draft and verify.",
-        swapped(SPECULATIVE, schedule=INTERLEAVED), _toy(1), "#/blocks/0/proposal/tokens/1"),
+        swapped(SPECULATIVE, proposal=INTERLEAVED), _toy(1), "#/blocks/0/proposal/tokens/1"),
     Mistake(
         "greedy-acceptance", "Greedy (argmax) acceptance in sampling mode",
         "SPEC section 4.2",
@@ -128,7 +129,7 @@ CATALOGUE: tuple[Mistake, ...] = (
         "accepted-counts-all-tests", "Accepted proposals counted instead of the accepted prefix",
         "SPEC sections 4.2 and 7",
         "Stop verifying at the first rejection, and count as accepted only the accepted prefix, not every proposal that passed its test.",
-        swapped(SPECULATIVE, schedule=VERIFY_ALL), _toy(1), "#/blocks/0/verification/2"),
+        swapped(SPECULATIVE, verifier=VERIFY_ALL), _toy(1), "#/blocks/0/verification/2"),
     Mistake(
         "reused-rejection-draw", "Correction reuses the rejection's draw",
         "SPEC section 4.3",
@@ -170,7 +171,7 @@ CATALOGUE: tuple[Mistake, ...] = (
         "autoregressive-skipped-draw", "Autoregressive decoding skips a draw",
         "SPEC section 2",
         "Use the draws one after another: each token takes the next unused draw (position n, then n + 1), none is skipped.",
-        swapped(AUTOREGRESSIVE, schedule=SKIP_ONE), _toy(1, mode="autoregressive"), "#/blocks/0/sample/draw/position"),
+        swapped(AUTOREGRESSIVE, bonus=SKIP_ONE), _toy(1, mode="autoregressive"), "#/blocks/0/sample/draw/position"),
 )
 """Every catalogued mistake, in the order reports list them."""
 

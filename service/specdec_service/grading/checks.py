@@ -12,10 +12,13 @@ the reference *trace*; each block is judged from the submission's **own** state 
   counted again as a wrong correction;
 - the bookkeeping checks are consistency checks of the submission's own records: ``draws``
   (each recorded draw is SplitMix64 at its position), ``position`` (draws used consecutively
-  from the block's position, blocks chained), ``output`` (a block commits its accepted prefix
-  plus its correction or bonus, blocks chained, the session ends where SPEC section 6 says),
-  ``counters`` (each block's counters count its own records; the totals sum them), and
-  ``format`` (format name, settings echoed, block modes).
+  from the block's position, blocks chained), ``output`` (a block commits what the engine reads
+  off its record: the accepted prefix plus its correction or bonus, blocks chained, and the
+  session ends where SPEC section 6 says), ``counters`` (each block's counters are the
+  engine's count of its own records; the totals sum them), and ``format`` (format name,
+  settings echoed, block modes). The readings are the engine's (the mode's verifier's
+  ``commits`` and ``tally``, ``engine.state.ended``): the checks run the same code as the
+  engine, not a second implementation.
 
 So a submission whose only mistake is the bonus fails the ``bonus`` check alone (score 0.9).
 A check holds when it holds in every block; each failing check lists its blocks and the first
@@ -28,10 +31,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..engine import Config, Counters, InvalidInput, SessionDone, State, draw, pointer, step, verify
-from ..engine.block import finish
-from ..engine.rules import MODE_RULES
+from ..engine import COUNTER_NAMES, Config, Counters, InvalidInput, SessionDone, State, draw, pointer, step, verify
 from ..engine.bounds import MAX_POSITION, int_in
+from ..engine.draws import Stream
+from ..engine.proposals import Drafted
+from ..engine.rules import MODE_RULES
+from ..engine.state import ended
+from ..engine.verifiers.tokenwise import Decisions
 from ..engine.trace import TRACE_FORMAT
 from .compare import first_difference
 from .rules import CHECKS, RULES, explain
@@ -109,124 +115,138 @@ def _is_position(x: Any) -> bool:
     return int_in(x, 0, MAX_POSITION)
 
 
+class _Walk:
+    """What the checks carry from block to block: the output committed so far (labels), where
+    the previous block ended, whether the session has ended, the counters summed, the last
+    block's ``done``."""
+
+    def __init__(self) -> None:
+        self.prefix: list = []
+        self.next_position: Any = 0
+        self.ended = False
+        self.sums = dict.fromkeys(COUNTER_NAMES, 0)
+        self.done: Any = None
+
+
 def evaluate(trace: dict, config: Config) -> list[CheckResult]:
     """Evaluate every check of :data:`~.rules.CHECKS` on a schema-valid ``trace`` whose
-    ``config`` parsed as ``config``. Returns the results in :data:`CHECKS` order."""
-    results = {name: CheckResult(name) for name in CHECKS}
-    fmt, draws_, position, output, counters = (results[n] for n in ("format", "draws", "position", "output", "counters"))
-    vocab = config.vocab
-    index = {label: i for i, label in enumerate(vocab)}
-    eos_label = None if config.eos is None else vocab[config.eos]
+    ``config`` parsed as ``config``. Returns the results in :data:`CHECKS` order.
 
+    What a block commits, counts and whether the session ends there are not worked out here:
+    they are the engine's own readings of the block's record (the mode's verifier's
+    ``commits`` and ``tally``, and :func:`~specdec_service.engine.state.ended`)."""
+    results = {name: CheckResult(name) for name in CHECKS}
+    fmt = results["format"]
     if trace["format"] != TRACE_FORMAT:
         fmt.fail(None, ("format",), f"expected {TRACE_FORMAT!r}")
     diff = first_difference(config.to_json(), trace["config"], ("config",), tolerant=True, typed=True)
     if diff is not None:
         fmt.fail(None, diff.path, f"{diff.kind}: expected {_describe(diff.expected)}, got {_describe(diff.got)}")
-
-    expected_prefix: list = []
-    previous_next = 0
-    ended = False
-    sums = dict.fromkeys(Counters().to_json(), 0)
-    last_done = None
-    blocks = trace["blocks"]
-    for b, block in enumerate(blocks):
-        base = ("blocks", b)
-        if block["mode"] != config.mode:
-            fmt.fail(b, base + ("mode",), f"expected {config.mode!r}")
-        if block["prefix"] != expected_prefix:
-            output.fail(b, base + ("prefix",), "differs from the output committed by the previous blocks")
-        if block["position"] != previous_next:
-            position.fail(b, base + ("position",), f"expected {previous_next}, where the previous block ended")
-        if ended:
-            output.fail(b, base, "a block after the session ended")
-
-        # Rule checks against the engine from this block's own state.
-        tokens = [index.get(label) for label in block["prefix"]]
-        if None in tokens or not _is_position(block["position"]):
-            for name in ("proposal", "acceptance", "correction", "discard", "bonus"):
-                results[name].fail(b, base + ("prefix",), "cannot be checked: the block's prefix or position is not a state")
-        else:
-            state = State(config, tuple(tokens), block["position"], Counters())
-            _rule_checks(results, b, base, state, block)
-
-        # draws and position: the recorded draws themselves and their order.
-        positions = []
-        for path, d in _draws_of(block):
-            if d is None:
-                continue
-            n = d["position"]
-            positions.append((path, n))
-            if not _is_position(n):
-                draws_.fail(b, base + path + ("position",), "not a position")
-                continue
-            ref = draw(config.seed, n)
-            if _number(d["u"]) != ref.u:
-                draws_.fail(b, base + path + ("u",), f"draw {n} of seed {config.seed} is u = {ref.u!r}")
-            if d["hex"] != ref.hex:
-                draws_.fail(b, base + path + ("hex",), f"draw {n} of seed {config.seed} is {ref.hex}")
-        start = block["position"]
-        for offset, (path, n) in enumerate(positions):
-            if isinstance(start, int) and n != start + offset:
-                position.fail(b, base + path + ("position",), f"expected draw {start + offset}: draws are used one after another")
-                break
-        if isinstance(start, int) and block["next_position"] != start + len(positions):
-            position.fail(b, base + ("next_position",), f"expected {start + len(positions)}: the position plus the draws used")
-        previous_next = block["next_position"]
-
-        # counters: the block's own records, counted.
-        lead = 0
-        for v in block["verification"]:
-            if v["accepted"] is not True:
-                break
-            lead += 1
-        derived = {
-            "target_passes": 1,
-            "draft_steps": len(block["proposal"]["tokens"]),
-            "accepted": lead,
-            "rejected": 0 if block["correction"] is None else 1,
-            "discarded": len(block["discarded"]),
-            "bonus_tokens": 0 if block["bonus"] is None else 1,
-            "committed": len(block["committed"]),
-            "draws": len(positions),
-        }
-        for name, value in derived.items():
-            got = block["counters"].get(name)
-            if got != value:
-                counters.fail(b, base + ("counters", name), f"the block's own records give {value}, not {got}")
-            sums[name] += got if isinstance(got, int) else 0
-
-        # output: what the block commits, and where the session ends.
-        commit = [v["token"] for v in block["verification"][:lead]]
-        for key in ("correction", "bonus", "sample"):
-            if block[key] is not None:
-                commit.append(block[key]["token"])
-                break
-        if block["committed"] != commit:
-            output.fail(b, base + ("committed",), f"expected {_describe(commit)}: the accepted prefix, then the correction or bonus")
-        new_output = list(block["prefix"]) + list(block["committed"])
-        if len(new_output) > config.limit:
-            output.fail(b, base + ("committed",), f"the output would hold {len(new_output)} tokens, more than the limit {config.limit}")
-        done = "eos" if (eos_label is not None and new_output and new_output[-1] == eos_label) else (
-            "limit" if len(new_output) >= config.limit else None)
-        if block["done"] != done:
-            output.fail(b, base + ("done",), f"expected {done!r} after {len(new_output)} tokens")
-        ended = ended or done is not None
-        expected_prefix = new_output
-        last_done = block["done"]
-
-    if not ended:
-        output.fail(None, ("blocks", len(blocks)), "the session did not reach its end (limit or EOS)")
-    if trace["output"] != expected_prefix:
-        output.fail(None, ("output",), "differs from the blocks' committed tokens")
-    if trace["done"] != last_done:
-        output.fail(None, ("done",), f"expected {last_done!r}, the last block's")
-    if trace["position"] != previous_next:
-        position.fail(None, ("position",), f"expected {previous_next}, the last block's next_position")
-    for name, total in sums.items():
-        if trace["counters"].get(name) != total:
-            counters.fail(None, ("counters", name), f"expected {total}, the sum over the blocks")
+    walk = _Walk()
+    for b, block in enumerate(trace["blocks"]):
+        _block_checks(results, walk, config, b, block)
+    _trace_checks(results, walk, trace)
     return [results[name] for name in CHECKS]
+
+
+def _block_checks(results: dict, walk: _Walk, config: Config, b: int, block: dict) -> None:
+    """Every check of one block, in the order its failures are reported."""
+    base = ("blocks", b)
+    if block["mode"] != config.mode:
+        results["format"].fail(b, base + ("mode",), f"expected {config.mode!r}")
+    if block["prefix"] != walk.prefix:
+        results["output"].fail(b, base + ("prefix",), "differs from the output committed by the previous blocks")
+    if block["position"] != walk.next_position:
+        results["position"].fail(b, base + ("position",), f"expected {walk.next_position}, where the previous block ended")
+    if walk.ended:
+        results["output"].fail(b, base, "a block after the session ended")
+
+    # Rule checks against the engine from this block's own state.
+    index = config.index
+    tokens = [index.get(label) for label in block["prefix"]]
+    if None in tokens or not _is_position(block["position"]):
+        for name in ("proposal", "acceptance", "correction", "discard", "bonus"):
+            results[name].fail(b, base + ("prefix",), "cannot be checked: the block's prefix or position is not a state")
+    else:
+        state = State(config, tuple(tokens), block["position"], Counters())
+        _rule_checks(results, b, base, state, block)
+
+    used = _draw_checks(results, config, b, base, block)
+    walk.next_position = block["next_position"]
+    verifier = MODE_RULES[config.mode].verifier
+    _counter_checks(results["counters"], walk, b, base, block, verifier.tally(block, used).to_json())
+    _output_checks(results["output"], walk, config, b, base, block, verifier.commits(block))
+
+
+def _draw_checks(results: dict, config: Config, b: int, base: tuple, block: dict) -> int:
+    """The draws check (each recorded draw is SplitMix64 at its position) and the position
+    check of the block's draws (used one after another from the block's position). Returns how
+    many draws the block records."""
+    draws_, position = results["draws"], results["position"]
+    positions = []
+    for path, d in _draws_of(block):
+        if d is None:
+            continue
+        n = d["position"]
+        positions.append((path, n))
+        if not _is_position(n):
+            draws_.fail(b, base + path + ("position",), "not a position")
+            continue
+        ref = draw(config.seed, n)
+        if _number(d["u"]) != ref.u:
+            draws_.fail(b, base + path + ("u",), f"draw {n} of seed {config.seed} is u = {ref.u!r}")
+        if d["hex"] != ref.hex:
+            draws_.fail(b, base + path + ("hex",), f"draw {n} of seed {config.seed} is {ref.hex}")
+    start = block["position"]
+    for offset, (path, n) in enumerate(positions):
+        if isinstance(start, int) and n != start + offset:
+            position.fail(b, base + path + ("position",), f"expected draw {start + offset}: draws are used one after another")
+            break
+    if isinstance(start, int) and block["next_position"] != start + len(positions):
+        position.fail(b, base + ("next_position",), f"expected {start + len(positions)}: the position plus the draws used")
+    return len(positions)
+
+
+def _counter_checks(counters: CheckResult, walk: _Walk, b: int, base: tuple, block: dict, derived: dict) -> None:
+    """Each counter of the block against its own records (``derived``), summed for the totals."""
+    for name, value in derived.items():
+        got = block["counters"].get(name)
+        if got != value:
+            counters.fail(b, base + ("counters", name), f"the block's own records give {value}, not {got}")
+        walk.sums[name] += got if isinstance(got, int) else 0
+
+
+def _output_checks(output: CheckResult, walk: _Walk, config: Config, b: int, base: tuple, block: dict,
+                   commit: list) -> None:
+    """What the block commits (``commit``: its records read by the engine) and where the
+    session ends (SPEC section 6)."""
+    if block["committed"] != commit:
+        output.fail(b, base + ("committed",), f"expected {_describe(commit)}: the accepted prefix, then the correction or bonus")
+    new_output = list(block["prefix"]) + list(block["committed"])
+    if len(new_output) > config.limit:
+        output.fail(b, base + ("committed",), f"the output would hold {len(new_output)} tokens, more than the limit {config.limit}")
+    done = ended(config, len(new_output), config.index.get(new_output[-1]) if new_output else None)
+    if block["done"] != done:
+        output.fail(b, base + ("done",), f"expected {done!r} after {len(new_output)} tokens")
+    walk.ended = walk.ended or done is not None
+    walk.prefix = new_output
+    walk.done = block["done"]
+
+
+def _trace_checks(results: dict, walk: _Walk, trace: dict) -> None:
+    """The trace's own fields against its blocks."""
+    output = results["output"]
+    if not walk.ended:
+        output.fail(None, ("blocks", len(trace["blocks"])), "the session did not reach its end (limit or EOS)")
+    if trace["output"] != walk.prefix:
+        output.fail(None, ("output",), "differs from the blocks' committed tokens")
+    if trace["done"] != walk.done:
+        output.fail(None, ("done",), f"expected {walk.done!r}, the last block's")
+    if trace["position"] != walk.next_position:
+        results["position"].fail(None, ("position",), f"expected {walk.next_position}, the last block's next_position")
+    for name, total in walk.sums.items():
+        if trace["counters"].get(name) != total:
+            results["counters"].fail(None, ("counters", name), f"expected {total}, the sum over the blocks")
 
 
 def _number(x: Any):
@@ -270,12 +290,12 @@ def _tail_given_decisions(state: State, block: dict) -> Optional[dict]:
 
     So a wrong acceptance test fails the acceptance check alone: the correction, discard and bonus
     checks ask whether the block did the right thing *after* its own decisions. It is the
-    engine's own tail of a block (:func:`~specdec_service.engine.block.finish`, the mode's correct
-    rules) given the block's decisions; the correction or bonus uses the draw after the block's
-    last recorded draft or verification draw (greedy: none).
+    engine's own verifier concluding the block's decisions (``TokenWise.conclude``, the mode's
+    correct rules); the correction or bonus uses the draw after the block's last recorded draft
+    or verification draw (greedy: none).
     """
     cfg = state.config
-    index = {label: i for i, label in enumerate(cfg.vocab)}
+    index = cfg.index
     tokens = [index.get(label) for label in block["proposal"]["tokens"]]
     if None in tokens:
         return None
@@ -283,17 +303,23 @@ def _tail_given_decisions(state: State, block: dict) -> Optional[dict]:
     for _, d in _draws_of({**block, "correction": None, "bonus": None, "sample": None}):
         if d is not None and _is_position(d["position"]):
             n = d["position"] + 1
+    decoder = MODE_RULES[cfg.mode]
+    rows = decoder.rows.read(cfg)
+    drafted = Drafted(state.committed[-1] if state.committed else None)
+    context = drafted.last
+    for token in tokens:
+        drafted.tokens.append(token)
+        drafted.rows.append(rows.draft(context))
+        context = token
     verification = block["verification"]
     rejected = next((i for i, v in enumerate(verification) if v["accepted"] is not True), None)
     if rejected is None or rejected >= len(tokens):
-        rejected, accepted, q = None, tokens[:len(verification)], None
+        rejected, accepted = None, tokens[:len(verification)]
     else:
         accepted = tokens[:rejected]
-        context = tokens[rejected - 1] if rejected else (state.committed[-1] if state.committed else None)
-        q = cfg.draft.after(context)
     try:
-        tail = finish(state, MODE_RULES[cfg.mode], tokens, accepted, rejected, q, n)
+        verdict = decoder.verifier.conclude(state, rows, drafted, Decisions([], accepted, rejected, None), Stream(cfg.seed, n))
     except ValueError:  # p == q: no rejection was possible, so no correction either
         return {"correction": None, "discarded": [], "bonus": None, "no_bonus": None}
-    return {"correction": tail.correction, "discarded": [cfg.vocab[t] for t in tail.discarded],
-            "bonus": tail.bonus, "no_bonus": tail.no_bonus}
+    return {"correction": verdict.correction, "discarded": [cfg.vocab[t] for t in verdict.discarded],
+            "bonus": verdict.bonus, "no_bonus": verdict.no_bonus}

@@ -1,32 +1,37 @@
-"""The mistaken rules of the catalogue, and faulty runs: the engine's one block with one rule swapped.
+"""The mistaken rules of the catalogue, and faulty runs: the engine's one block with one rule changed.
 
-Design. A block is written once, :func:`specdec_service.engine.block.play`, over the rule
-objects of a mode (:mod:`specdec_service.engine.rules`). A catalogued mistake is a correct rule
-set (:data:`~specdec_service.engine.rules.SPECULATIVE`, ``GREEDY``, ``AUTOREGRESSIVE``) with
-one rule replaced by a mistaken one defined here (``dataclasses.replace``), so a variant differs
-from the reference by that rule and nothing else, and its traces have exactly the engine's
-format. Each mistaken rule subclasses the correct rule it replaces and overrides only what it
-gets wrong.
+Design. A block is written once, :func:`specdec_service.engine.block.play` (draft -> verify ->
+commit), over a mode's decoder (:mod:`specdec_service.engine.rules`: a proposal rule, a
+verifier and a row reader). A catalogued mistake is a correct decoder
+(:data:`~specdec_service.engine.rules.SPECULATIVE`, ``GREEDY``, ``AUTOREGRESSIVE``) with one rule
+changed (:func:`~specdec_service.engine.rules.swapped`): a proposal rule, a verifier, or one
+part of the token-wise verifier (its acceptance test, correction, bonus or discard), each
+defined here as a subclass of the correct rule that overrides only what it gets wrong. So a
+variant differs from the reference by that rule and nothing else, and its traces have exactly
+the engine's format. The engine's loop has no switch for any of them.
 
-:func:`faulty_step` / :func:`faulty_run` decode with a rule set; with a mode's correct rule set
+:func:`faulty_step` / :func:`faulty_run` decode with a decoder; with a mode's correct decoder
 they are the engine's ``step`` / ``run`` (the same function).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import NamedTuple, Optional
+from typing import Iterator, NamedTuple, Optional
 
 from ..engine import Config, State
 from ..engine.block import play
 from ..engine.distributions import Dist, acceptance_ratio, accepts, argmax
+from ..engine.draws import Stream
+from ..engine.proposals import Drafted
 from ..engine.rules import (
     MODE_RULES, SPECULATIVE, ArgmaxBonus, ArgmaxProposal, Discard, RatioTest,
-    ResidualCorrection, RuleSet, SampledBonus, SampledProposal, Schedule, TargetArgmaxTest, point_mass,
+    ResidualCorrection, RuleSet, SampledBonus, SampledProposal, TargetArgmaxTest, TokenWise, point_mass,
 )
 from ..engine.rules import TargetRowCorrection, swapped  # noqa: F401  (the catalogue's names; defined beside the rules)
 from ..engine.trace import trace_of
+from ..engine.verifiers.tokenwise import Decisions
 
 _TWO_53 = 2**53
 
@@ -58,13 +63,53 @@ def sample_weights(r, d) -> int:
 @dataclass(frozen=True)
 class DraftAfterRejected(SampledProposal):
     """Mistake: the next block's draft is conditioned on the previous block's rejected
-    proposal (the draft's cache not rolled back), not on the committed correction token."""
+    proposal (the draft's cache not rolled back), not on the committed correction token.
+    ``rejected`` is that proposal (``None``: the previous block rejected nothing); the rule
+    for the next block is :meth:`after`."""
 
     name: str = "after-rejected"
+    rejected: Optional[int] = None
 
-    def start(self, last: Optional[int], carry: Optional[int]) -> Optional[int]:
-        """``carry`` (the rejected proposal) when there is one after a non-empty prefix."""
-        return carry if carry is not None and last is not None else last
+    def start(self, last: Optional[int]) -> Optional[int]:
+        """The rejected proposal when there is one after a non-empty prefix."""
+        return self.rejected if self.rejected is not None and last is not None else last
+
+    def after(self, rejected: Optional[int]) -> "DraftAfterRejected":
+        """This rule for the block after one that rejected ``rejected``."""
+        return self if rejected == self.rejected else replace(self, rejected=rejected)
+
+
+class _LazyDrafted(Drafted):
+    """A drafted block whose proposals are drafted when the verifier reads them."""
+
+    __slots__ = ("more",)
+
+    def each(self) -> Iterator[tuple[int, Dist]]:
+        return self.more
+
+
+@dataclass(frozen=True)
+class InterleavedProposal(SampledProposal):
+    """Mistake: draft one proposal, verify it, draft the next (draws alternate): each proposal
+    is drafted when the verifier reads it, so drafting stops at the first rejection."""
+
+    name: str = "interleaved"
+
+    def draft(self, state, rows, stream: Stream, tokens=None) -> Drafted:
+        """A drafted block that drafts each proposal from the stream when it is read."""
+        committed = state.committed
+        drafted = _LazyDrafted(committed[-1] if committed else None)
+        count = self.room(state.config, len(committed)) if tokens is None else len(tokens)
+        drafted.more = self._drafting(drafted, state.config, rows, stream, count, tokens)
+        return drafted
+
+    def _drafting(self, drafted, config, rows, stream, count, tokens):
+        context = self.start(drafted.last)
+        for _ in range(count):
+            context = self.extend(drafted, config, rows, stream, context, 1, tokens)
+            yield context, drafted.rows[-1]
+            if context == config.eos:
+                return
 
 
 @dataclass(frozen=True)
@@ -196,8 +241,10 @@ class ReusedDrawCorrection(ResidualCorrection):
     """Mistake: the correction is sampled with the draw that rejected the proposal, not a fresh one."""
 
     name: str = "reused-draw"
-    uses_draw: bool = False
-    reuses_draw: bool = True
+
+    def take(self, stream: Stream, rejecting):
+        """``rejecting``: the draw that rejected the proposal."""
+        return rejecting
 
 
 # ---------------------------------------------------------------- bonus
@@ -210,9 +257,9 @@ class BonusFromDraft(SampledBonus):
 
     name: str = "from-draft"
 
-    def row(self, config, last: Optional[int]) -> Dist:
+    def row(self, rows, last: Optional[int]) -> Dist:
         """The draft's row."""
-        return config.draft.after(last)
+        return rows.draft(last)
 
     def distribution(self, p: Dist, q: Dist) -> Dist:
         """``q``."""
@@ -225,32 +272,126 @@ class ArgmaxBonusFromDraft(ArgmaxBonus):
 
     name: str = "draft-argmax"
 
-    def row(self, config, last: Optional[int]) -> Dist:
+    def row(self, rows, last: Optional[int]) -> Dist:
         """The draft's row."""
-        return config.draft.after(last)
+        return rows.draft(last)
 
     def distribution(self, p: Dist, q: Dist) -> Dist:
         """A point mass at ``argmax(q)``."""
         return point_mass(len(q.weights), argmax(q))
 
 
-NO_BONUS = SampledBonus(name="never", adds=False)
+@dataclass(frozen=True)
+class NeverBonus(SampledBonus):
+    """Mistake: no bonus token, ever (``bonus`` and ``no_bonus`` both null when one is due)."""
+
+    name: str = "never"
+
+    def add(self, rows, last, vocab, stream) -> Optional[dict]:
+        """``None``: the bonus is forgotten."""
+        return None
+
+
+@dataclass(frozen=True)
+class BonusPastLimit(SampledBonus):
+    """Mistake: a bonus drawn even when the accepted proposals reach the limit."""
+
+    name: str = "past-limit"
+
+    def limited(self, config, length: int, accepted: int) -> bool:
+        """``False``: the limit is not looked at."""
+        return False
+
+
+@dataclass(frozen=True)
+class SkippedDrawBonus(SampledBonus):
+    """Mistake (autoregressive): one draw is left unused before the token's draw (a draw
+    consumed and thrown away), so the token takes draw n + 1."""
+
+    name: str = "skip-one"
+
+    def take(self, stream: Stream):
+        """The draw after the next one."""
+        stream.skip(1)
+        return stream.take()
+
+
+NO_BONUS = NeverBonus()
 """Mistake: no bonus token, ever (``bonus`` and ``no_bonus`` both null when one is due)."""
-BONUS_PAST_LIMIT = SampledBonus(name="past-limit", at_limit=True)
+BONUS_PAST_LIMIT = BonusPastLimit()
 """Mistake: a bonus drawn even when the accepted proposals reach the limit."""
 
-# ---------------------------------------------------------------- discard and schedule
+# ---------------------------------------------------------------- discard
 
-KEEP_REST = Discard(name="keep", commits_rest=True, lists_rest=False)
+
+@dataclass(frozen=True)
+class KeepRest(Discard):
+    """Mistake: the proposals after the first rejection are committed after the correction
+    (and not listed as discarded)."""
+
+    name: str = "keep"
+
+    def listed(self, rest: list) -> list:
+        """None are listed."""
+        return []
+
+    def kept(self, rest: list) -> list:
+        """All of them are committed."""
+        return rest
+
+
+@dataclass(frozen=True)
+class KeepAndListRest(Discard):
+    """Mistake: the proposals after the first rejection are committed **and** listed as discarded."""
+
+    name: str = "keep-and-list"
+
+    def kept(self, rest: list) -> list:
+        """All of them are committed."""
+        return rest
+
+
+KEEP_REST = KeepRest()
 """Mistake: the proposals after the first rejection are committed after the correction."""
-KEEP_AND_LIST_REST = Discard(name="keep-and-list", commits_rest=True, lists_rest=True)
+KEEP_AND_LIST_REST = KeepAndListRest()
 """Mistake: the proposals after the first rejection are committed **and** listed as discarded."""
-INTERLEAVED = Schedule(name="interleaved", draft_first=False)
+
+# ---------------------------------------------------------------- verifiers and draw order
+
+
+@dataclass(frozen=True)
+class VerifyAll(TokenWise):
+    """Mistake: every proposal is verified (a vectorised verification), past the first
+    rejection; ``accepted`` counts every proposal that passed its test."""
+
+    name: str = "verify-all"
+
+    def decide(self, state, rows, drafted, stream: Stream) -> Decisions:
+        """Every proposal tested, each with a draw: the correct tests of the proposals up to the
+        first rejection, then again of the proposals after it, and so on to the end. The
+        accepted prefix and the first rejection are the correct rule's."""
+        first = super().decide(state, rows, drafted, stream)
+        records, last_draw, at = first.records, first.last_draw, first.rejected_at
+        while at is not None and at + 1 < len(drafted.tokens):
+            more = super().decide(state, rows, drafted.after(at), stream)
+            for record in more.records:
+                record["index"] += at + 1
+            records += more.records
+            last_draw = more.last_draw
+            at = None if more.rejected_at is None else at + 1 + more.rejected_at
+        return Decisions(records, first.accepted, first.rejected_at, last_draw)
+
+    def tally(self, block: dict, draws: int):
+        """The counters, ``accepted`` counting every passed test."""
+        return super().tally(block, draws)._replace(accepted=sum(v["accepted"] is True for v in block["verification"]))
+
+
+INTERLEAVED = InterleavedProposal()
 """Mistake: draft one, verify it, draft the next (draws alternate; drafting stops at the first rejection)."""
-VERIFY_ALL = Schedule(name="verify-all", stop_at_rejection=False)
+VERIFY_ALL = VerifyAll()
 """Mistake: every proposal is verified (a vectorised verification); ``accepted`` counts every pass."""
-SKIP_ONE = Schedule(name="skip-one", skip=1)
-"""Mistake: one draw is left unused before each draw taken (a draw consumed and thrown away)."""
+SKIP_ONE = SkippedDrawBonus()
+"""Mistake (autoregressive): one draw is left unused before the token's draw."""
 
 
 CORRECT = SPECULATIVE
@@ -262,13 +403,17 @@ def faulty_step(state: State, rules: RuleSet = SPECULATIVE, carry: Optional[int]
 
     ``rules`` applies when its ``mode`` is the config's; otherwise the config's own mode's
     correct rules do (a mistake of one mode is no mistake of another). ``carry`` is the rejected
-    proposal of the previous block (read only by :class:`DraftAfterRejected`). Returns ``(block
-    dict, next state, rejected proposal or None)``. Raises ``ValueError`` when a rule is
-    undefined for this block (e.g. a residual of zero mass) and ``InvalidInput`` past 2^53-1.
+    proposal of the previous block (read only by :class:`DraftAfterRejected`, through its
+    :meth:`~DraftAfterRejected.after`). Returns ``(block dict, next state, rejected proposal or
+    None)``. Raises ``ValueError`` when a rule is undefined for this block (e.g. a residual of
+    zero mass) and ``InvalidInput`` past 2^53-1.
     """
     if rules.mode != state.config.mode:
         rules = MODE_RULES[state.config.mode]
-    result = play(state, rules, carry=carry)
+    after = getattr(rules.proposal, "after", None)
+    if after is not None:
+        rules = replace(rules, proposal=after(carry))
+    result = play(state, rules)
     return result.block, result.state, result.rejected
 
 
@@ -283,3 +428,4 @@ def faulty_run(config: Config, rules: RuleSet = SPECULATIVE) -> dict:
         block, state, carry = faulty_step(state, rules, carry)
         blocks.append(block)
     return trace_of(state, blocks)
+
