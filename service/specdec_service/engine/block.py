@@ -156,7 +156,8 @@ def commit(state: State, rules: Decoder, drafted: Drafted, verdict, n: int) -> S
     (every key of ``docs/trace-format.md``, in order), what it commits and its counters as the
     verifier reads them off the record (``commits``, ``tally``), and the next state (draws up to
     position ``n``). In mode autoregressive (a proposal rule that drafts nothing) the verifier's
-    bonus is recorded as the block's ``sample``. Raises :class:`InvalidInput` past 2^53-1."""
+    bonus is recorded as the block's ``sample``. A verifier's ``extra`` keys (block verification's
+    ``tau``) follow ``verification``. Raises :class:`InvalidInput` past 2^53-1."""
     if n > MAX_POSITION:
         raise InvalidInput.at(("position",), PAST_THE_END)
     cfg = state.config
@@ -168,16 +169,18 @@ def commit(state: State, rules: Decoder, drafted: Drafted, verdict, n: int) -> S
         "position": state.position,
         "proposal": drafted.record(vocab),
         "verification": verdict.verification,
-        "correction": verdict.correction,
-        "discarded": [vocab[t] for t in verdict.discarded],
-        "bonus": extension if drafts else None,
-        "no_bonus": verdict.no_bonus,
-        "sample": None if drafts else extension,
-        "committed": None,
-        "counters": None,
-        "next_position": n,
-        "done": None,
     }
+    if verdict.extra:
+        block.update(verdict.extra)
+    block["correction"] = verdict.correction
+    block["discarded"] = [vocab[t] for t in verdict.discarded]
+    block["bonus"] = extension if drafts else None
+    block["no_bonus"] = verdict.no_bonus
+    block["sample"] = None if drafts else extension
+    block["committed"] = None
+    block["counters"] = None
+    block["next_position"] = n
+    block["done"] = None
     labels = block["committed"] = verifier.commits(block)
     counters = verifier.tally(block, n - state.position)
     total = state.counters + counters

@@ -1,13 +1,16 @@
 """Is a submitted trace well formed? (Malformed -> HTTP 422, not a failed grade.)
 
 A submission is validated against the trace format's JSON Schema
-(``engine/trace.schema.json``, draft 2020-12), with three relaxations so that a *wrong* value a
+(``engine/trace.schema.json``, draft 2020-12), with four relaxations so that a *wrong* value a
 student computed is a failed check rather than a malformed document:
 
 - a probability may be any number (an unclipped residual has negative entries, an
   unnormalised one does not sum to 1);
 - an acceptance ratio may be any number or null;
-- a token list may hold one token more than the engine's limit (a bonus past the limit).
+- a token list may hold one token more than the engine's limit (a bonus past the limit);
+- mode block's weights and thresholds may be any numbers, and its records are not tied to the
+  mode (a block-mode trace written with token-wise records, the catalogue's
+  ``block-runs-token-wise``, is graded).
 
 Its ``config`` must also be a valid session config (``engine.parse_config``: e.g. width 1-16).
 Errors are :class:`~specdec_service.engine.InvalidInput` with the path of each fault.
@@ -36,6 +39,12 @@ def grading_schema() -> dict:
     defs = schema["$defs"]
     defs["probability"] = {"type": "number", "description": "Any number: a wrong probability is graded, not refused."}
     defs["verification_step"]["properties"]["ratio"] = {"oneOf": [{"type": "number"}, {"type": "null"}]}
+    block_step = defs["block_verification_step"]["properties"]
+    block_step["ratio"] = block_step["weight"] = block_step["threshold"] = {"type": "number"}
+    defs["block_correction"]["properties"]["weight"] = {"type": "number"}
+    # Mode block's records are tied to the mode by an if/then; without it a mode-block trace
+    # written with token-wise records (the catalogue's block-runs-token-wise) is graded, not refused.
+    defs["block"].pop("allOf")
     defs["tokens"]["maxItems"] = MAX_LIMIT + 1
     # Distinct labels are left to parse_config (a 422 "is listed twice"): schemathesis 4.32's
     # negative generation fails on uniqueItems here (InvalidArgument: min_size=2 unique
