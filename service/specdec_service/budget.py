@@ -137,7 +137,8 @@ BUDGETS: dict[str, Budget] = _budgets(
     Budget("POST /v1/analysis", "analysis units", ANALYSIS_MAX_COST,
            "about 1 us of one core each: for the config's width and each swept width, limit * (V + 1) * V * (width + 1) operations between "
            "blocks, each weighted by the size of its exact integers, plus 3 * depth * V * the target's supported "
-           "prefixes for the output distributions (engine.analysis.analysis_cost, docs/analysis.md)",
+           "prefixes for the output distributions; in mode block the operations between blocks weigh 20 times, plus 2 "
+           "per draft-block cell enumerated (engine.analysis.analysis_cost, docs/analysis.md)",
            "sweep fewer widths, or analyse a smaller limit, width, depth or vocabulary"),
 )
 """Every route that does work in proportion to its input, by ``"METHOD /path"``. The others
