@@ -189,3 +189,20 @@ def test_weights_never_rise_and_thresholds_are_probabilities():
         assert w[0] == 1 and all(0 <= b <= a * (ps[i].probability(tokens[i]) / qs[i].probability(tokens[i]))
                                  for i, (a, b) in enumerate(zip(w, w[1:])))
         assert all(0 <= x <= 1 for x in h) and h[-1] == w[-1]
+
+
+def test_grading_a_block_proposal_the_draft_cannot_make_is_a_grade_not_a_crash(client):
+    """A submitted block whose proposal has draft probability 0 (no weight exists): graded."""
+    target = {"vocab": ["a", "b", "c"], "start": [0.5, 0.3, 0.2],
+              "next": {"a": [0.2, 0.6, 0.2], "b": [0.5, 0.3, 0.2], "c": [0.3, 0.3, 0.4]}}
+    draft_ = {"vocab": ["a", "b", "c"], "start": [0.5, 0.5, 0.0],
+              "next": {"a": [0.5, 0.5, 0.0], "b": [0.5, 0.5, 0.0], "c": [0.5, 0.5, 0.0]}}
+    for seed in range(20):
+        trace = client.post("/v1/runs", json={"config": {"target": target, "draft": draft_, "mode": "block",
+                                                         "seed": seed, "width": 3}}).get_json()
+        if 1 <= trace["blocks"][0]["tau"] < 3:
+            break
+    trace["blocks"][0]["proposal"]["tokens"][0] = "c"
+    response = client.post("/v1/grade", json=trace)
+    assert response.status_code == 200, response.get_json()
+    assert not response.get_json()["passed"]

@@ -72,9 +72,13 @@ def weights_and_thresholds(ps: Sequence[Dist], qs: Sequence[Dist], tokens: Seque
 
 
 def weights(ps: Sequence[Dist], qs: Sequence[Dist], tokens: Sequence[int]) -> list:
-    """SPEC 10.2: ``[w_0, w_1, ..., w_k]``, ``w_0 = 1``, ``w_i = min(1, w_(i-1) * p_i(d_i) / q_i(d_i))``."""
+    """SPEC 10.2: ``[w_0, w_1, ..., w_k]``, ``w_0 = 1``, ``w_i = min(1, w_(i-1) * p_i(d_i) / q_i(d_i))``.
+    Raises ``ValueError`` for a proposal the draft gives probability 0 (it cannot be drafted;
+    the grader's checks may meet one in a submission)."""
     w = [ONE]
     for p, q, x in zip(ps, qs, tokens):
+        if not q.weights[x]:
+            raise ValueError("a proposal of draft probability 0 has no weight (it cannot be drafted)")
         w.append(min(ONE, w[-1] * Fraction(p.weights[x] * q.total, p.total * q.weights[x])))
     return w
 
