@@ -197,7 +197,10 @@ def _analyze(body: Any) -> dict:
                 "the expectation of every work counter of SPEC section 7 as a trace counts it, committed per pass, "
                 "acceptance rate and speedup at `draft_cost`; Leviathan et al.'s closed form beside; a sweep over "
                 "`widths` with the best width; the distribution of the first `depth` tokens against the target's "
-                "with their total variation (exactly 0 for speculative and autoregressive), and the naive rule's. "
+                "with their total variation (exactly 0 for speculative, autoregressive and block), and the naive rule's; "
+                "in mode block, per width, block against token-wise verification (expected accepted proposals per block, "
+                "committed per pass). Mode block enumerates the draft blocks: at most 500,000 draft-block cells "
+                "(docs/analysis.md), beyond which a 422 names `config/width` or `widths`. "
                 "Computed by dynamic programming, within a work budget: a request whose cost (docs/analysis.md) is "
                 "over it is a 422 of type `tag:specdec,2026:problem/over-budget` with `cost` and `budget`.",
     body="AnalysisIn", examples=lambda: {"biased": example("The toy with the biased draft, depth 1, draft cost 0.05",
