@@ -151,6 +151,17 @@ def play(state: State, rules: Decoder, tokens: Optional[Sequence[int]] = None) -
     return commit(state, rules, drafted, verdict, stream.position)
 
 
+def _after_verification(block: dict, extra: dict) -> dict:
+    """``block`` with a verifier's ``extra`` keys (block verification's ``tau``) right after
+    ``verification`` (``docs/trace-format.md``)."""
+    out = {}
+    for key, value in block.items():
+        out[key] = value
+        if key == "verification":
+            out.update(extra)
+    return out
+
+
 def commit(state: State, rules: Decoder, drafted: Drafted, verdict, n: int) -> StepResult:
     """Record a verified block and move the state on (SPEC sections 4-7): the block record
     (every key of ``docs/trace-format.md``, in order), what it commits and its counters as the
@@ -169,18 +180,18 @@ def commit(state: State, rules: Decoder, drafted: Drafted, verdict, n: int) -> S
         "position": state.position,
         "proposal": drafted.record(vocab),
         "verification": verdict.verification,
+        "correction": verdict.correction,
+        "discarded": [vocab[t] for t in verdict.discarded],
+        "bonus": extension if drafts else None,
+        "no_bonus": verdict.no_bonus,
+        "sample": None if drafts else extension,
+        "committed": None,
+        "counters": None,
+        "next_position": n,
+        "done": None,
     }
     if verdict.extra:
-        block.update(verdict.extra)
-    block["correction"] = verdict.correction
-    block["discarded"] = [vocab[t] for t in verdict.discarded]
-    block["bonus"] = extension if drafts else None
-    block["no_bonus"] = verdict.no_bonus
-    block["sample"] = None if drafts else extension
-    block["committed"] = None
-    block["counters"] = None
-    block["next_position"] = n
-    block["done"] = None
+        block = _after_verification(block, verdict.extra)
     labels = block["committed"] = verifier.commits(block)
     counters = verifier.tally(block, n - state.position)
     total = state.counters + counters
