@@ -76,9 +76,10 @@ def read_grading_json() -> Any:
 GRADE_TRACE_IN = {
     **ref(),
     "description": "A `specdec-trace/1` trace written by a student's implementation (the `Trace` format). "
-                   "Validated with the trace schema relaxed in three places, so that a wrong value is graded, "
-                   "not refused: a probability may be any number, an acceptance ratio any number or null, and a "
-                   "token list may hold one token past the limit (docs/grading.md).",
+                   "Validated with the trace schema relaxed in four places, so that a wrong value is graded, "
+                   "not refused: a probability may be any number, an acceptance ratio any number or null, a "
+                   "token list may hold one token past the limit, and a mode-block block may hold token-wise "
+                   "records (with any numbers as weights and thresholds) (docs/grading.md).",
 }
 """A submitted trace: the trace format's component (one source, ``engine/trace.schema.json``)."""
 
