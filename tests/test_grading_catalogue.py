@@ -42,6 +42,11 @@ def test_mistake_is_diagnosed_on_every_golden_setting_where_it_shows(mistake):
     shown = 0
     names = [n for n, c in sorted(INDEX.items()) if c.get("mode", "speculative") == mistake.mode]
     configs = {name: INDEX[name] for name in names} | {"example": mistake.example}
+    if mistake.mode == "block":  # no golden config is of mode block: the speculative ones in mode block,
+        # and the example's settings at 60 seeds (the unscaled residual shows only where w_tau < 1 reshapes it)
+        configs |= {f"{name}-as-block": {**c, "mode": "block"} for name, c in sorted(INDEX.items())
+                    if c.get("mode", "speculative") == "speculative"}
+        configs |= {f"example-s{seed}": {**mistake.example, "seed": seed} for seed in range(60)}
     for name, settings in configs.items():
         config = parse_config(settings)
         try:
@@ -94,6 +99,9 @@ EXPECTED_FAILING_CHECKS = {
     "greedy-bonus-from-draft": ["bonus"],
     "autoregressive-from-draft": ["bonus"],
     "autoregressive-skipped-draw": ["position", "bonus", "counters"],
+    "block-runs-token-wise": ["acceptance", "correction"],
+    "block-first-failing-eta": ["acceptance"],
+    "block-unscaled-residual": ["correction"],
 }
 
 

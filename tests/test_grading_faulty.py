@@ -47,8 +47,8 @@ def changed_rules(rules, correct) -> list[str]:
     verifier (another class), or a part of its verifier (acceptance, correction, bonus, discard)."""
     changed = [f for f in ("rows", "proposal") if getattr(rules, f) != getattr(correct, f)]
     verifier, right = rules.verifier, correct.verifier
-    if type(verifier) is not type(right):
-        changed.append("verifier")
+    if type(verifier) is not type(right):  # another verifier: it is the one rule swapped (its parts are its own)
+        return changed + ["verifier"]
     parts = [f.name for f in dataclasses.fields(right) if f.name != "name"]
     return changed + [part for part in parts if getattr(verifier, part) != getattr(right, part)]
 

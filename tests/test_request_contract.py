@@ -258,6 +258,8 @@ def analyses(draw):
                             configs("AnalysisConfigIn")))
     if isinstance(config, dict):
         config.pop("limit", None)  # depth at most limit (8 by default) is a rule no schema states
+        if config.get("mode") == "block":  # nor is the bound on the draft blocks mode block enumerates
+            del config["mode"]
     focus = _focus(draw, ["depth", "widths", "draft_cost"])
     body = {"config": config}
     value, present = _field(draw, "depth", properties["depth"], focus=focus)

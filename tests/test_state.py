@@ -40,7 +40,7 @@ def test_state_round_trips_through_json():
         ({"draft": "biased", "seed": 1, "width": 0}, "#/width", "1 to 16"),
         ({"draft": "biased", "seed": 1, "width": 17}, "#/width", "1 to 16"),
         ({"draft": "biased", "seed": 1, "limit": 257}, "#/limit", "1 to 256"),
-        ({"draft": "biased", "seed": 1, "mode": "beam"}, "#/mode", "speculative, greedy, autoregressive"),
+        ({"draft": "biased", "seed": 1, "mode": "beam"}, "#/mode", "speculative, greedy, autoregressive, block"),
         ({"draft": "biased", "seed": 1, "eos": "Z"}, "#/eos", "token of the vocabulary"),
         ({"draft": "biased", "seed": 1, "temperature": 1}, "#/temperature", "unknown field"),
         ({"draft": {"vocab": ["A", "B"], "start": [0.5, 0.5], "next": {"A": [1, 0], "B": [0, 1]}}, "seed": 1}, "#/draft/vocab", "differs from the target"),

@@ -36,9 +36,10 @@ def test_blocks_chain():
 
 MATRIX = [
     {"draft": draft, "seed": seed, "width": width, "mode": mode}
-    for draft, seed, width, mode in itertools.product(["aligned", "biased"], [0, 1, 2**53 - 1], [1, 3, 16], ["speculative", "greedy", "autoregressive"])
+    for draft, seed, width, mode in itertools.product(["aligned", "biased"], [0, 1, 2**53 - 1], [1, 3, 16], ["speculative", "greedy", "autoregressive", "block"])
 ] + [
-    {"target": EOS_TARGET, "draft": EOS_DRAFT, "eos": "<eos>", "seed": seed, "width": 5, "limit": 256} for seed in range(20)
+    {"target": EOS_TARGET, "draft": EOS_DRAFT, "eos": "<eos>", "seed": seed, "width": 5, "limit": 256, "mode": mode}
+    for seed, mode in itertools.product(range(20), ["speculative", "block"])
 ] + [{"draft": "biased", "seed": 5, "width": 16, "limit": 256}]
 
 

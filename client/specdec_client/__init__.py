@@ -36,8 +36,8 @@ from .analysis import (
 )
 from .session import Session
 from .types import (
-    Block, Bonus, Config, Correction, Counters, DraftStep, Draw, Health, ModelInfo, Proposal, State, StepResult,
-    TargetSample, Trace, TRACE_FORMAT, VerificationStep,
+    Block, BlockCorrection, BlockVerificationStep, Bonus, Config, Correction, Counters, DraftStep, Draw, Health,
+    ModelInfo, Proposal, State, StepResult, TargetSample, Trace, TRACE_FORMAT, VerificationStep,
 )
 
 __all__ = [
@@ -45,7 +45,7 @@ __all__ = [
     "Acceptance", "Agreement", "Cell", "Check", "Diagnosis", "DistributionReport", "Failure", "FirstDivergence",
     "GradeBatch", "GradeReport", "GradeSummary", "ImpossiblePrefix", "Reference", "Suite", "SuiteConfig",
     "SuiteSummary", "Transport",
-    "APIError", "BadRequest", "Block", "Bonus", "Client", "Config", "ConnectionFailed", "Correction", "Counters",
+    "APIError", "BadRequest", "Block", "BlockCorrection", "BlockVerificationStep", "Bonus", "Client", "Config", "ConnectionFailed", "Correction", "Counters",
     "DEFAULT_URL", "Divergence", "DraftStep", "Draw", "FieldError", "Health", "InvalidInput", "InvalidRequestBody", "InvalidResponse",
     "InvalidSettings", "MISSING", "MethodNotAllowed", "ModelInfo", "NotFound", "PayloadTooLarge", "Proposal",
     "ReplayReport", "RequestTimedOut", "ServerError", "Session", "SessionDone", "SpecdecError", "State", "StepResult",

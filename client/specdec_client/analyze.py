@@ -116,6 +116,8 @@ def report(result: Analysis, style: Style) -> list[str]:
         row = f"  {s.width:>5} {_num(s.committed_per_pass):>9} {_num(s.speedup):>9}  {bar(float(s.speedup), largest, style)}"
         lines.append(style.good(row + mark) if best else row)
 
+    lines += _block_lines(result, style)
+
     out = result.output
     lines += ["", style.bold(f"Output over the first {out.depth} token(s)") + style.dim(
         f"  ({len(out.distribution)} outcomes; the target has {len(out.target)})")]
@@ -123,6 +125,20 @@ def report(result: Analysis, style: Style) -> list[str]:
     lines.append(f"  total variation to the target: {out.tv} ({verdict})")
     if result.naive is not None:
         lines.append(f"  naive rule (correction from p): total variation {result.naive.tv} = {_num(result.naive.tv)}")
+    return lines
+
+
+def _block_lines(result: Analysis, style: Style) -> list[str]:
+    """Mode block only: per width, the expected accepted proposals of the first block (no limit)
+    under block verification and under token-wise verification (SPEC 10)."""
+    comparison = result.block_comparison
+    if comparison is None:
+        return []
+    lines = ["", style.bold("Block against token-wise verification") + style.dim(
+        "  (expected accepted proposals of the first block, no limit)")]
+    lines.append(style.dim(f"  {'width':>5} {'block':>16} {'token-wise':>16}"))
+    for width, row in comparison.items():
+        lines.append(f"  {width:>5} {str(row['block']):>16} {str(row['token_wise']):>16}")
     return lines
 
 

@@ -3,7 +3,7 @@
 
 ::
 
-    specdec run --draft biased --seed 1 [--width 3] [--mode speculative|greedy|autoregressive]
+    specdec run --draft biased --seed 1 [--width 3] [--mode speculative|greedy|autoregressive|block]
                 [--limit 8] [--target toy] [--eos TOKEN] [--json] [--save TRACE.json]
     specdec draws --seed 1 [--position 0] --count 5 [--json]
     specdec replay TRACE.json [--json]
@@ -116,8 +116,8 @@ def add_config_options(parser: argparse.ArgumentParser, *, seed: bool = True) ->
         parser.add_argument("--seed", required=True, type=_nonnegative, help="seed of the draw stream, 0..2^53-1")
     target = parser.add_argument("--target", help="target model: toy (default) or @FILE.json with a custom table")
     setattr(target, "completer", completes("toy"))
-    parser.add_argument("--mode", choices=("speculative", "greedy", "autoregressive"),
-                        help="decoding procedure (default: speculative)")
+    parser.add_argument("--mode", choices=("speculative", "greedy", "autoregressive", "block"),
+                        help="decoding procedure (default: speculative; block: block verification, SPEC 10)")
     parser.add_argument("--width", type=int, help="draft width, proposals per block, 1-16 (default: 3)")
     parser.add_argument("--limit", type=int, help="output length, 1-256 (default: 8)")
     parser.add_argument("--eos", help="end-of-sequence token (default: none)")

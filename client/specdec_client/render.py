@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass
 from typing import IO, Any, Iterable, Optional, Sequence
 
-from .types import COUNTER_NAMES, Block, Config, Counters, Draw, ModelInfo, Trace
+from .types import COUNTER_NAMES, Block, BlockVerificationStep, Config, Counters, Draw, ModelInfo, Trace
 
 WRAP = 100
 """Distribution lines wrap before this many columns."""
@@ -220,9 +220,13 @@ class Renderer:
                 ratio = num(v.ratio) if v.ratio is not None else s.none
                 why = f"(u {s.vs(v.accepted)} ratio)" if v.draw is not None else \
                     ("(the target's argmax)" if v.accepted else "(not the target's argmax)")
+                if isinstance(v, BlockVerificationStep):  # mode block (SPEC 10): eta against h_i, weight w_i
+                    why = f"(eta {s.vs(v.below_threshold)} h {v.threshold_exact}, w {v.weight_exact})"
                 lines.append(f"{pad[:12]}{v.index:>2}  {self.ctx(v.context):<{w}}  {v.token:<{w}}  "
                              f"{num(v.p_token):>6}  {num(v.q_token):>6}  {ratio:>7}  {u:>7}  {pos:>4}  "
                              f"{s.mark(v.accepted)}  {s.dim(why)}")
+        if block.tau is not None:
+            lines.append(f"  {'tau':<12}{block.tau}: the last i with eta_i < h_i (SPEC 10), d_1..d_tau committed")
         if block.correction is not None:
             c = block.correction
             lead = f"  {'correction':<12}after {self.ctx(c.context)}: "

@@ -162,6 +162,31 @@ class VerificationStep(Record):
 
 
 @dataclass(frozen=True)
+class BlockVerificationStep(VerificationStep):
+    """Mode block (SPEC section 10): the test of proposal d_i within its block. Beside the
+    fields of :class:`VerificationStep`: the weight ``weight`` (w_i, float64) and
+    ``weight_exact`` (``"5/8"``), the threshold ``threshold`` / ``threshold_exact`` (h_i,
+    ``"4/9"``), ``below_threshold`` (eta_i < h_i; ``draw`` is eta_i), and ``accepted`` (i <= tau)."""
+
+    weight: float
+    weight_exact: str
+    threshold: float
+    threshold_exact: str
+    below_threshold: bool
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "BlockVerificationStep":
+        base = VerificationStep.from_dict(d)
+        return cls(*(getattr(base, f.name) for f in fields(VerificationStep) if f.name != "raw"),
+                   float(d["weight"]), str(d["weight_exact"]), float(d["threshold"]), str(d["threshold_exact"]),
+                   bool(d["below_threshold"]), raw=dict(d))
+
+
+def _verification_step(d: Mapping) -> VerificationStep:
+    return (BlockVerificationStep if "threshold" in d else VerificationStep).from_dict(d)
+
+
+@dataclass(frozen=True)
 class Correction(Record):
     """What replaces the first rejected proposal (SPEC section 4.3): the
     residual / correction ``distribution`` max(p - q, 0) normalised (the
@@ -177,6 +202,27 @@ class Correction(Record):
     def from_dict(cls, d: Mapping[str, Any]) -> "Correction":
         return cls(int(d["index"]), d["context"], _floats(d["distribution"]), _opt(Draw, d["draw"]),
                    str(d["token"]), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class BlockCorrection(Correction):
+    """Mode block (SPEC 10.5): the correction after d_(tau+1), drawn from the residual scaled by
+    ``weight`` (w_tau, with ``weight_exact``): max(w_tau p - q, 0) normalised."""
+
+    weight: float
+    weight_exact: str
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "BlockCorrection":
+        base = Correction.from_dict(d)
+        return cls(*(getattr(base, f.name) for f in fields(Correction) if f.name != "raw"),
+                   float(d["weight"]), str(d["weight_exact"]), raw=dict(d))
+
+
+def _correction(d: Optional[Mapping]) -> Optional[Correction]:
+    if d is None:
+        return None
+    return (BlockCorrection if "weight" in d else Correction).from_dict(d)
 
 
 @dataclass(frozen=True)
@@ -231,7 +277,9 @@ class Block(Record):
     ``bonus`` or ``None`` with ``no_bonus`` saying why (``"rejection"``,
     ``"limit"``, ``"eos"``); ``sample`` (autoregressive only); ``committed``
     tokens; the block's own ``counters``; ``next_position``; ``done``
-    (``None``, ``"limit"`` or ``"eos"``: whether the session ended here).
+    (``None``, ``"limit"`` or ``"eos"``: whether the session ended here);
+    ``tau`` (mode block only, SPEC 10: its ``verification`` steps are
+    :class:`BlockVerificationStep` and its ``correction`` a :class:`BlockCorrection`).
     """
 
     mode: str
@@ -248,6 +296,16 @@ class Block(Record):
     counters: Counters
     next_position: int
     done: Optional[str]
+    tau: Optional[int] = None
+    """Mode block only (SPEC 10.4): the largest i with eta_i < h_i (0 if none), the proposals
+    committed; ``None`` in other modes, whose blocks have no such key."""
+
+    def to_dict(self) -> dict:
+        """The JSON object (see :meth:`Record.to_dict`); ``tau`` only in mode block."""
+        d = super().to_dict()
+        if self.raw is None and self.tau is None:
+            d.pop("tau", None)
+        return d
 
     @property
     def rejected(self) -> Optional[VerificationStep]:
@@ -258,10 +316,11 @@ class Block(Record):
     def from_dict(cls, d: Mapping[str, Any]) -> "Block":
         return cls(
             str(d["mode"]), _tuple(d["prefix"]), int(d["position"]), Proposal.from_dict(d["proposal"]),
-            tuple(VerificationStep.from_dict(v) for v in _tuple(d["verification"])),
-            _opt(Correction, d.get("correction")), _tuple(d["discarded"]), _opt(TargetSample, d.get("bonus")),
+            tuple(_verification_step(v) for v in _tuple(d["verification"])),
+            _correction(d.get("correction")), _tuple(d["discarded"]), _opt(TargetSample, d.get("bonus")),
             d.get("no_bonus"), _opt(TargetSample, d.get("sample")), _tuple(d["committed"]),
-            Counters.from_dict(d["counters"]), int(d["next_position"]), d.get("done"), raw=dict(d),
+            Counters.from_dict(d["counters"]), int(d["next_position"]), d.get("done"),
+            None if d.get("tau") is None else int(d["tau"]), raw=dict(d),
         )
 
 
@@ -270,7 +329,7 @@ class Config(Record):
     """Session settings (SPEC section 8). ``draft`` and ``seed`` are
     required; the others default as the service does. ``target``/``draft``
     are built-in names or custom tables; ``mode`` ``"speculative"``,
-    ``"greedy"`` or ``"autoregressive"``; ``width`` 1-16; ``seed``
+    ``"greedy"``, ``"autoregressive"`` or ``"block"`` (SPEC 10); ``width`` 1-16; ``seed``
     0..2^53-1; ``limit`` 1-256; ``eos`` a token label or ``None``. The
     service validates them (HTTP 422 names each bad field)."""
 

@@ -98,6 +98,19 @@ bench/worst_cases.py, a reference block costs about that much more than a block 
 the variants of a failing trace (a reference records every row and draw of every block; the
 variants mostly stop early), and the budget holds for both kinds of request."""
 
+MODE_WEIGHT = {"block": 10}
+"""How many block units one block of a mode weighs beyond the token-wise one (1 for modes not
+listed): block verification computes k weights and thresholds over the vocabulary in exact
+fractions (SPEC 10), about ten times a token-wise block (measured: a 64-token custom pair, width
+16, limit 256, target and draft apart, 256 blocks: 0.31 s of CPU in mode block against 0.032 s
+in mode speculative). The grading budget counts a block-mode reference and its variants with it."""
+
+
+def mode_weight(mode: str) -> int:
+    """:data:`MODE_WEIGHT` of ``mode`` (1 when not listed)."""
+    return MODE_WEIGHT.get(mode, 1)
+
+
 GRADE_CHECK_RUNS = 2
 """A failing trace is checked block by block (``engine.step`` and ``engine.verify`` from the
 submission's own states): counted as two runs of its blocks."""
@@ -128,7 +141,7 @@ BUDGETS: dict[str, Budget] = _budgets(
     Budget("POST /v1/grade", "block units", 80_000_000,
            "the reference run of each distinct config, 5 * limit * (width + 8) * (vocabulary + 64), plus for each trace "
            "(mistakes of its mode + 2) * (its blocks + 1) * (width + 8) * (vocabulary + 64) for the checks and the "
-           "diagnosis of a failing trace",
+           "diagnosis of a failing trace; in mode block each block weighs 10 times",
            "send the traces in several smaller batches (the `specdec grade` command splits its batches itself)"),
     Budget("POST /v1/grade/distribution", "sample units", 2_000_000,
            "entries * min(m, limit) for reading the samples or counts, plus 5 * min(samples / 5, vocabulary^min(m, "
@@ -137,7 +150,8 @@ BUDGETS: dict[str, Budget] = _budgets(
     Budget("POST /v1/analysis", "analysis units", ANALYSIS_MAX_COST,
            "about 1 us of one core each: for the config's width and each swept width, limit * (V + 1) * V * (width + 1) operations between "
            "blocks, each weighted by the size of its exact integers, plus 3 * depth * V * the target's supported "
-           "prefixes for the output distributions (engine.analysis.analysis_cost, docs/analysis.md)",
+           "prefixes for the output distributions; in mode block the operations between blocks weigh 20 times, plus 2 "
+           "per draft-block cell enumerated (engine.analysis.analysis_cost, docs/analysis.md)",
            "sweep fewer widths, or analyse a smaller limit, width, depth or vocabulary"),
 )
 """Every route that does work in proportion to its input, by ``"METHOD /path"``. The others

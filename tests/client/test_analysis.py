@@ -130,3 +130,23 @@ def test_docs_report_is_the_commands_output(service, capsys):
     status, out, err = specdec(capsys, *shlex.split(found.group(1)))
     assert (status, err) == (0, "")
     assert out == found.group(2)
+
+
+def test_analyze_mode_block_compares_with_token_wise(service, client):
+    """SPEC 10: expected accepted proposals per block 219/200 (block) against 207/200 (token-wise)
+    at width 2, 1381/1000 against 483/400 at width 3; the output is the target's (tv 0)."""
+    result = client.analyze(draft="biased", mode="block", width=2, widths=[2, 3], depth=2)
+    assert result.block_comparison == {2: {"block": Fraction(219, 200), "token_wise": Fraction(207, 200)},
+                                       3: {"block": Fraction(1381, 1000), "token_wise": Fraction(483, 400)}}
+    assert result.output.tv == 0 and result.naive is None
+    assert client.analyze(draft="biased", depth=1).block_comparison is None
+
+
+def test_cli_mode_block_compares_with_token_wise(service, capsys):
+    status, out, err = specdec(capsys, "analyze", "--draft", "biased", "--mode", "block", "--width", "2",
+                               "--widths", "2-3", "--depth", "2")
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert "      2          219/200          207/200" in lines
+    assert "      3        1381/1000          483/400" in lines
+    assert "  total variation to the target: 0 (the target's distribution exactly)" in lines

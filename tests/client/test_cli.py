@@ -275,3 +275,19 @@ def test_a_server_that_is_not_specdec_is_one_line(not_specdec, capsys, tmp_path,
     assert err == ("specdec: error: HTTP 501 Not Implemented: Error response Error code: 501 Message: "
                    "Unsupported method ('POST'). Error code explanation: 501... "
                    f"(POST {not_specdec}{route})\n")
+
+
+def test_run_mode_block_shows_weights_thresholds_and_tau(service, capsys):
+    """SPEC 10's worked example: A fails its own threshold (eta 0.8591 >= 4/9) but B passes h_2 = 1,
+    so tau = 2 and A B are committed with the bonus A."""
+    status, out, err = specdec(capsys, "run", "--draft", "biased", "--seed", "4", "--width", "2", "--mode", "block")
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0] == "specdec run  target toy · draft biased · mode block · width 2 · seed 4 · limit 8"
+    verify = [line for line in lines if "(eta " in line]
+    assert verify[0].endswith("(eta ≥ h 4/9, w 5/8)") and "✓ accept" in verify[0]
+    assert verify[1].endswith("(eta < h 1, w 1)") and "✓ accept" in verify[1]
+    assert "  tau         2: the last i with eta_i < h_i (SPEC 10), d_1..d_tau committed" in lines
+    assert "  committed   A B A" in lines
+    sent = json.loads(calls_to(service, "/v1/runs")[0].request.body)
+    assert sent["config"]["mode"] == "block"

@@ -26,6 +26,8 @@ TRACE_CLASSES = {  # trace.schema.json definition (None: the root) -> SDK class
     "proposal_step": types.DraftStep,
     "verification_step": types.VerificationStep,
     "correction": types.Correction,
+    "block_verification_step": types.BlockVerificationStep,
+    "block_correction": types.BlockCorrection,
     "target_sample": types.TargetSample,
 }
 REPORT_CLASSES = {  # contract component -> SDK class

@@ -139,3 +139,24 @@ def test_a_session_ends_at_a_committed_eos(service, client):
     trace = s.run()
     assert s.done_reason == "eos" and s.output[-1] == "<eos>" and "<eos>" not in s.output[:-1]
     assert trace.done == "eos" and client.replay(trace).ok
+
+
+def test_mode_block_through_sessions_run_replay_and_grade(service, client):
+    """Mode block (SPEC 10) through the SDK: a session stepped block by block is the run, a saved
+    run replays clean, grades as passing, and the first-failing-eta mistake is named."""
+    settings = {"draft": "biased", "seed": 4, "width": 2, "mode": "block"}
+    trace = client.run(**settings)
+    first = trace.blocks[0]
+    assert first.tau == 2 and first.committed == ("A", "B", "A")
+    assert [(v.weight_exact, v.threshold_exact, v.below_threshold) for v in first.verification] == [
+        ("5/8", "4/9", False), ("1", "1", True)]
+    s = client.session(**settings)
+    while not s.done:
+        s.commit()
+    assert s.output == trace.output and s.counters == trace.counters
+    assert client.replay(trace).ok
+    assert client.grade(trace).passed
+    wrong = trace.to_dict()
+    wrong["blocks"][0]["verification"][0]["accepted"] = False
+    report = client.grade(wrong)
+    assert not report.passed and report.first_divergence.path == "#/blocks/0/verification/0/accepted"

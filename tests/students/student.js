@@ -68,6 +68,45 @@ function argmax(d) {
   return best;
 }
 
+const mul = (a, b) => frac(a[0] * b[0], a[1] * b[1]);
+const ONE = [1n, 1n], ZERO = [0n, 1n];
+const min1 = (a) => (less(ONE, a) ? ONE : a);
+const exactStr = (a) => (a[1] === 1n ? a[0].toString() : `${a[0]}/${a[1]}`);
+
+// SPEC 10: weights, thresholds, all k eta draws, tau the last passing; the correction from
+// max(w_tau p - q, 0) normalised, or null when tau = k.
+function blockVerify(proposal, last, target, draft, vocab, seed, start, label, floats) {
+  let n = start;
+  const ctxs = [last].concat(proposal.slice(0, -1));
+  const ps = ctxs.map((c) => target.rows.get(c)), qs = ctxs.map((c) => draft.rows.get(c));
+  const w = [ONE];
+  proposal.forEach((tok, i) => w.push(min1(mul(w[i], div(ps[i][tok], qs[i][tok])))));
+  const k = proposal.length, h = [];
+  const scaled = (i, wi) => ps[i].map((a, j) => { const x = sub(mul(wi, a), qs[i][j]); return less(ZERO, x) ? x : ZERO; });
+  for (let i = 1; i < k; i++) {
+    const s = scaled(i, w[i]).reduce(add, ZERO), den = sub(add(s, ONE), w[i]);
+    h.push(den[0] === 0n ? ONE : div(s, den));
+  }
+  h.push(w[k]);
+  const etas = proposal.map(() => draw(seed, n++));
+  const below = etas.map((d, i) => d.m * h[i][1] < h[i][0] * TWO53);
+  let tau = 0;
+  below.forEach((b, i) => { if (b) tau = i + 1; });
+  const verification = proposal.map((tok, i) => ({ index: i + 1, context: label(ctxs[i]), token: vocab[tok],
+    p: floats(ps[i]), q: floats(qs[i]), p_token: toFloat(ps[i][tok]), q_token: toFloat(qs[i][tok]),
+    ratio: toFloat(div(ps[i][tok], qs[i][tok])), weight: toFloat(w[i + 1]), weight_exact: exactStr(w[i + 1]),
+    threshold: toFloat(h[i]), threshold_exact: exactStr(h[i]), draw: etas[i].record, below_threshold: below[i],
+    accepted: i < tau }));
+  let correction = null;
+  if (tau < k) {
+    const diff = scaled(tau, w[tau]), total = diff.reduce(add, ZERO), r = diff.map((x) => div(x, total));
+    const d = draw(seed, n++);
+    correction = { index: tau + 1, context: label(ctxs[tau]), weight: toFloat(w[tau]), weight_exact: exactStr(w[tau]),
+      distribution: floats(r), draw: d.record, token: vocab[sample(r, d.m)] };
+  }
+  return { verification, tau, correction, accepted: proposal.slice(0, tau), n };
+}
+
 function main(config) {
   const target = model(config.target), draft = model(config.draft);
   const vocab = target.vocab;
@@ -82,7 +121,7 @@ function main(config) {
   while (out.length < limit && !(out.length && out[out.length - 1] === eos)) {
     const start = n, prefix = out.slice(), last = out.length ? out[out.length - 1] : null;
     const steps = [], proposal = [], verification = [], accepted = [];
-    let correction = null, bonus = null, noBonus = null, sampleRec = null, discarded = [], committed = [];
+    let correction = null, bonus = null, noBonus = null, sampleRec = null, discarded = [], committed = [], tau = null;
     if (mode === "autoregressive") {
       const p = target.rows.get(last), d = draw(seed, n++);
       const tok = sample(p, d.m);
@@ -91,7 +130,7 @@ function main(config) {
     } else {
       let ctx = last;
       for (let i = 0; i < Math.min(width, limit - out.length); i++) {
-        const q = draft.rows.get(ctx), d = mode === "speculative" ? draw(seed, n++) : null;
+        const q = draft.rows.get(ctx), d = mode === "speculative" || mode === "block" ? draw(seed, n++) : null;
         const tok = d ? sample(q, d.m) : argmax(q);
         proposal.push(tok);
         steps.push({ index: i + 1, context: label(ctx), q: floats(q), draw: d && d.record, token: vocab[tok], drafted: true });
@@ -99,7 +138,20 @@ function main(config) {
         ctx = tok;
       }
       ctx = last;
-      for (let i = 0; i < proposal.length; i++) {
+      if (mode === "block") {
+        const v = blockVerify(proposal, last, target, draft, vocab, seed, n, label, floats);
+        verification.push(...v.verification);
+        accepted.push(...v.accepted);
+        tau = v.tau;
+        n = v.n;
+        if (v.correction) {
+          correction = v.correction;
+          discarded = proposal.slice(tau + 1);
+          committed = accepted.concat([vocab.indexOf(correction.token)]);
+          noBonus = "rejection";
+        }
+      }
+      for (let i = 0; i < (mode === "block" ? 0 : proposal.length); i++) {
         const tok = proposal[i], p = target.rows.get(ctx), q = draft.rows.get(ctx);
         let d = null, ok, ratio = null;
         if (mode === "greedy") ok = tok === argmax(p);
@@ -136,7 +188,7 @@ function main(config) {
         if (accepted.length && end === eos) noBonus = "eos";
         else if (out.length + accepted.length >= limit) noBonus = "limit";
         else if (PLANT !== "no-bonus") {
-          const p = target.rows.get(end), d = mode === "speculative" ? draw(seed, n++) : null;
+          const p = target.rows.get(end), d = mode === "speculative" || mode === "block" ? draw(seed, n++) : null;
           const tok = d ? sample(p, d.m) : argmax(p);
           bonus = { context: label(end), p: floats(p), draw: d && d.record, token: vocab[tok] };
           committed.push(tok);
@@ -150,7 +202,7 @@ function main(config) {
     names.forEach((k) => { totals[k] += counters[k]; });
     const done = out[out.length - 1] === eos ? "eos" : out.length >= limit ? "limit" : null;
     blocks.push({ mode, prefix: prefix.map(label), position: start,
-      proposal: { tokens: proposal.map(label), steps }, verification, correction,
+      proposal: { tokens: proposal.map(label), steps }, verification, ...(mode === "block" ? { tau } : {}), correction,
       discarded: discarded.map(label), bonus, no_bonus: noBonus, sample: sampleRec,
       committed: committed.map(label), counters, next_position: n, done });
   }

@@ -51,6 +51,46 @@ def argmax(d):
     return best
 
 
+def exact_str(x):
+    return str(x)
+
+
+def block_verify(proposal, last, target, draftm, vocab, seed, n, label):
+    """SPEC 10: weights, thresholds, all k eta draws, tau the last passing; returns the records,
+    tau, the correction (or None), the accepted proposals and the next position."""
+    ctxs = [last] + proposal[:-1]
+    ps, qs = [target[c] for c in ctxs], [draftm[c] for c in ctxs]
+    w = [Fraction(1)]
+    for p, q, tok in zip(ps, qs, proposal):
+        w.append(min(Fraction(1), w[-1] * p[tok] / q[tok]))
+    k, h = len(proposal), []
+    for i in range(1, k):
+        s = sum((max(w[i] * a - b, Fraction(0)) for a, b in zip(ps[i], qs[i])), Fraction(0))
+        h.append(Fraction(1) if s + 1 - w[i] == 0 else s / (s + 1 - w[i]))
+    h.append(w[k])
+    etas = []
+    for _ in proposal:
+        etas.append(draw(seed, n))
+        n += 1
+    below = [Fraction(d["u"]) < hi for d, hi in zip(etas, h)]
+    tau = max((i + 1 for i, b in enumerate(below) if b), default=0)
+    records = [{"index": i + 1, "context": label(ctxs[i]), "token": vocab[tok], "p": floats(ps[i]), "q": floats(qs[i]),
+                "p_token": float(ps[i][tok]), "q_token": float(qs[i][tok]), "ratio": float(ps[i][tok] / qs[i][tok]),
+                "weight": float(w[i + 1]), "weight_exact": exact_str(w[i + 1]), "threshold": float(h[i]),
+                "threshold_exact": exact_str(h[i]), "draw": etas[i], "below_threshold": below[i], "accepted": i < tau}
+               for i, tok in enumerate(proposal)]
+    correction = None
+    if tau < k:
+        r = [max(w[tau] * a - b, Fraction(0)) for a, b in zip(ps[tau], qs[tau])]
+        r = [x / sum(r) for x in r]
+        d = draw(seed, n)
+        n += 1
+        correction = {"index": tau + 1, "context": label(ctxs[tau]), "weight": float(w[tau]),
+                      "weight_exact": exact_str(w[tau]), "distribution": floats(r), "draw": d,
+                      "token": vocab[sample(r, d["u"])]}
+    return records, tau, correction, proposal[:tau], n
+
+
 def model(spec):
     spec = BUILTIN[spec] if isinstance(spec, str) else spec
     vocab = spec["vocab"]
@@ -104,7 +144,7 @@ def main():
             ctx = last
             for i in range(min(width, limit - len(out))):
                 q = draftm[ctx]
-                d = draw(seed, n) if mode == "speculative" else None
+                d = draw(seed, n) if mode in ("speculative", "block") else None
                 n += d is not None
                 tok = sample(q, d["u"]) if d else argmax(q)
                 proposal.append(tok)
@@ -114,7 +154,15 @@ def main():
                     break
                 ctx = tok
             ctx = last
-            for i, tok in enumerate(proposal):
+            tau = None
+            if mode == "block":
+                verification, tau, correction, accepted, n = block_verify(proposal, last, target, draftm, vocab, seed,
+                                                                          n, label)
+                if correction is not None:
+                    discarded = proposal[tau + 1:]
+                    committed = accepted + [vocab.index(correction["token"])]
+                    no_bonus = "rejection"
+            for i, tok in enumerate(proposal if mode != "block" else []):
                 p, q = target[ctx], draftm[ctx]
                 if mode == "greedy":
                     d, ok, ratio = None, tok == argmax(p), None
@@ -159,7 +207,7 @@ def main():
                     no_bonus = "limit"
                 elif PLANT != "no-bonus":
                     p = target[accepted[-1] if accepted else last]
-                    d = draw(seed, n) if mode == "speculative" else None
+                    d = draw(seed, n) if mode in ("speculative", "block") else None
                     n += d is not None
                     tok = sample(p, d["u"]) if d else argmax(p)
                     bonus = {"context": label(accepted[-1] if accepted else last), "p": floats(p), "draw": d,
@@ -172,9 +220,10 @@ def main():
         for key in totals:
             totals[key] += counters[key]
         done = "eos" if out[-1] == eos else "limit" if len(out) >= limit else None
+        extra = {"tau": tau} if mode == "block" else {}
         blocks.append({"mode": mode, "prefix": [vocab[t] for t in prefix], "position": start,
                        "proposal": {"tokens": [vocab[t] for t in proposal], "steps": steps},
-                       "verification": verification, "correction": correction,
+                       "verification": verification, **extra, "correction": correction,
                        "discarded": [vocab[t] for t in discarded], "bonus": bonus, "no_bonus": no_bonus,
                        "sample": sample_rec, "committed": [vocab[t] for t in committed], "counters": counters,
                        "next_position": n, "done": done})

@@ -113,7 +113,7 @@ class OutputOut(StrictSchema):
                                metadata={"description": "Under this config, in lexicographic vocabulary order."})
     target = fields.List(fields.Nested(OutcomeOut), required=True,
                          metadata={"description": "Under plain sampling from the target."})
-    tv = Number("Total variation distance between the two: 0 for speculative and autoregressive.")
+    tv = Number("Total variation distance between the two: 0 for speculative, autoregressive and block.")
     tv_exact = Exact("tv.")
 
 
@@ -123,6 +123,28 @@ class NaiveOut(StrictSchema):
     distribution = fields.List(fields.Nested(OutcomeOut), required=True)
     tv = Number("Total variation distance to the target's distribution.")
     tv_exact = Exact("tv.")
+
+
+class BlockComparisonOut(StrictSchema):
+    """Mode block against token-wise verification at one width (SPEC 10; Sun et al. 2025)."""
+
+    width = fields.Integer(required=True, validate=validate.Range(MIN_WIDTH, MAX_WIDTH))
+    accepted_per_block = Number("E[accepted proposals] of the first block from the empty prefix with k = width "
+                                "(no limit), block verification.")
+    accepted_per_block_exact = Exact("accepted_per_block.")
+    token_wise_accepted_per_block = Number("The same under token-wise verification (SPEC 4).")
+    token_wise_accepted_per_block_exact = Exact("token_wise_accepted_per_block.")
+    committed_per_pass = Number("E[committed] / E[target_passes] of a whole session at this width, block verification.")
+    committed_per_pass_exact = Exact("committed_per_pass.")
+    token_wise_committed_per_pass = Number("The same under token-wise verification.")
+    token_wise_committed_per_pass_exact = Exact("token_wise_committed_per_pass.")
+
+
+class BlockOut(StrictSchema):
+    """Mode block only: the per-width comparison with token-wise verification."""
+
+    comparison = fields.List(fields.Nested(BlockComparisonOut), required=True, metadata={
+        "description": "The config's width, then each swept width not already listed."})
 
 
 class AnalysisConfigOut(ConfigOut):
@@ -152,6 +174,8 @@ class AnalysisOut(StrictSchema):
     output = fields.Nested(OutputOut, required=True)
     naive = fields.Nested(NaiveOut, required=True, allow_none=True,
                           metadata={"description": "Mode speculative only, else null."})
+    block = fields.Nested(BlockOut, metadata={
+        "description": "Mode block only (absent otherwise): block against token-wise verification per width."})
 
 
 # ---------------------------------------------------------------- view
@@ -175,7 +199,10 @@ def _analyze(body: Any) -> dict:
                 "the expectation of every work counter of SPEC section 7 as a trace counts it, committed per pass, "
                 "acceptance rate and speedup at `draft_cost`; Leviathan et al.'s closed form beside; a sweep over "
                 "`widths` with the best width; the distribution of the first `depth` tokens against the target's "
-                "with their total variation (exactly 0 for speculative and autoregressive), and the naive rule's. "
+                "with their total variation (exactly 0 for speculative, autoregressive and block), and the naive rule's; "
+                "in mode block, per width, block against token-wise verification (expected accepted proposals per block, "
+                "committed per pass). Mode block enumerates the draft blocks: at most 500,000 draft-block cells "
+                "(docs/analysis.md), beyond which a 422 names `config/width` or `widths`. "
                 "Computed by dynamic programming, within a work budget: a request whose cost (docs/analysis.md) is "
                 "over it is a 422 of type `tag:specdec,2026:problem/over-budget` with `cost` and `budget`.",
     body="AnalysisIn", examples=lambda: {"biased": example("The toy with the biased draft, depth 1, draft cost 0.05",

@@ -49,6 +49,9 @@ from .bounds import MAX_DEPTH, MAX_DRAFT_COST, MIN_DEPTH  # noqa: F401  (re-expo
 from .errors import Fault, InvalidInput
 from .models import digits_fault, exact_number
 from .requests import ANALYSIS, ANALYSIS_CONFIG, checker, expectation, shallow
+from .analysis_block import (
+    BLOCK_CELL_COST, BLOCK_DP_FACTOR, BlockLaws, accepted_per_block, block_expectations, block_output, check_block_size, draft_block_cells,
+)
 from .rules import AUTOREGRESSIVE, MODE_RULES, NAIVE, RuleSet, at_limit, room
 from .state import COUNTER_NAMES, Config, parse_around, parse_config
 
@@ -483,17 +486,23 @@ def analysis_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
     ``1 + mass_limbs * move_limbs / 150`` (64-bit limbs), fitted to
     measurements. :func:`output_distribution` (target, this config and the
     naive rule) costs about ``3 * N * depth * V`` with N =
-    :func:`supported_prefixes`.
+    :func:`supported_prefixes`. In mode block, the enumeration of draft blocks adds
+    :data:`.analysis_block.BLOCK_CELL_COST` per draft-block cell
+    (:func:`.analysis_block.draft_block_cells`), and the operations between blocks weigh
+    :data:`.analysis_block.BLOCK_DP_FACTOR` times as much (exact fractions, not scaled integers).
     """
     size, limit = len(config.vocab), config.limit
     bits = step_denominator(config).bit_length()
     mass_limbs = limit * bits / 64
     cost = 0.0
+    between = BLOCK_DP_FACTOR if config.mode == "block" else 1  # mode block's programs run on Fractions
     for w in {config.width, *widths}:
         move_limbs = 1 + (w + 1) * bits / 128
-        cost += limit * (size + 1) * size * (w + 1) * (1 + mass_limbs * move_limbs / 150)
+        cost += between * limit * (size + 1) * size * (w + 1) * (1 + mass_limbs * move_limbs / 150)
         cost += (size + 1) * w * size * size
     cost += 3 * supported_prefixes(config, depth) * depth * size
+    if config.mode == "block":  # the enumeration of draft blocks (engine/analysis_block.py)
+        cost += BLOCK_CELL_COST * draft_block_cells(config, widths, depth)
     return int(cost)
 
 
@@ -551,8 +560,10 @@ def check_request(config: Config, depth: int, widths: Sequence[int], draft_cost:
     """The rules of an analysis request beyond its config, as :data:`.requests.ANALYSIS` states
     them (``depth``, distinct ``widths``, ``draft_cost`` in its bounds, read exactly). A depth
     above ``limit`` is valid (it is read as :func:`effective_depth`), so no rule here depends on
-    another field: the contract's ``AnalysisIn`` states them all. Raises :class:`InvalidInput`
-    naming each bad field."""
+    another field: the contract's ``AnalysisIn`` states them all; in mode block, the draft blocks
+    to enumerate must stay within :data:`.analysis_block.MAX_DRAFT_BLOCK_CELLS`
+    (:func:`.analysis_block.check_block_size`). Raises :class:`InvalidInput` naming each bad
+    field."""
     faults, more = [], 0
     try:
         check_values({"config": {}, "depth": depth, "widths": list(widths)})
@@ -569,6 +580,8 @@ def check_request(config: Config, depth: int, widths: Sequence[int], draft_cost:
         faults.append(Fault(("draft_cost",), expectation(_DRAFT_COST)))
     if faults:
         raise InvalidInput(faults, len(faults) + more)
+    if config.mode == "block":
+        check_block_size(config, widths, effective_depth(config, depth))
 
 
 def parse_analysis(obj: Any) -> tuple[Config, int, list[int], Fraction]:
@@ -610,13 +623,14 @@ def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] =
     depth = effective_depth(config, depth)
 
     rules = rules_for(config)
-    counters = expectations(rules, config.limit)
+    laws = BlockLaws(config) if config.mode == "block" else None
+    counters = _session_counters(config, rules, laws, config.width)
     expected = _counters_json(counters, draft_cost)
     figures = ratios(counters, draft_cost)
 
     sweep, best = [], None
     for w in widths:
-        at_w = counters if w == rules.width else expectations(rules.at_width(w), config.limit)
+        at_w = counters if w == config.width else _session_counters(config, rules, laws, w)
         r = ratios(at_w, draft_cost)
         sweep.append({"width": w, **_with_exact("committed_per_pass", r["committed_per_pass"]),
                       **_with_exact("speedup", r["speedup"])})
@@ -625,10 +639,15 @@ def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] =
 
     limit, vocab = config.limit, config.vocab
     target = output_weights(rules_for(config, AUTOREGRESSIVE), limit, depth)
-    dist = target if config.mode == "autoregressive" else output_weights(rules, limit, depth)
     target_json = _distribution_json(target.fractions(), vocab)
-    tv = dist.total_variation(target, depth)
-    output = {"depth": depth, "distribution": target_json if tv == 0 else _distribution_json(dist.fractions(), vocab),
+    if laws is not None:
+        dist_fractions = block_output(laws, config.width, depth)
+        tv = total_variation(dist_fractions, target.fractions())
+    else:
+        dist = target if config.mode == "autoregressive" else output_weights(rules, limit, depth)
+        tv = dist.total_variation(target, depth)
+        dist_fractions = None if tv == 0 else dist.fractions()
+    output = {"depth": depth, "distribution": target_json if tv == 0 else _distribution_json(dist_fractions, vocab),
               "target": target_json, **_with_exact("tv", tv)}
     naive = None
     if config.mode == "speculative":
@@ -638,6 +657,7 @@ def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] =
 
     normalised = config.to_json()
     del normalised["seed"]
+    extra = {} if laws is None else {"block": _block_comparison(config, laws, widths, draft_cost)}
     return {
         "config": normalised,
         "contexts": _contexts_json(config, rules),
@@ -649,6 +669,7 @@ def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] =
         "best_width": best[0],
         "output": output,
         "naive": naive,
+        **extra,
     }
 
 
@@ -658,6 +679,39 @@ def effective_depth(config: Config, depth: int) -> int:
     deeper request are the whole output: its distribution over the first ``limit`` tokens is
     exactly the one asked for (as the outputs that EOS ends early are shorter)."""
     return min(depth, config.limit)
+
+
+def _session_counters(config: Config, rules: BlockRules, laws: Optional[BlockLaws], width: int) -> dict:
+    """The expected counters of a whole session at ``width``: mode block's by enumeration of the
+    draft blocks (:mod:`.analysis_block`), every other mode's by :func:`expectations`."""
+    if laws is not None:
+        return block_expectations(laws, width)
+    return expectations(rules if width == rules.width else rules.at_width(width), config.limit)
+
+
+def total_variation(a: dict, b: dict) -> Fraction:
+    """Half the sum of the absolute differences of two exact distributions ``{outcome: p}``."""
+    return sum((abs(a.get(x, ZERO) - b.get(x, ZERO)) for x in set(a) | set(b)), ZERO) / 2
+
+
+def _block_comparison(config: Config, laws: BlockLaws, widths: Sequence[int], draft_cost: Fraction) -> dict:
+    """Mode block against token-wise verification (SPEC 10, Sun et al. 2025 theorem 2), per
+    width (the config's, then the swept ones): the expected accepted proposals of the first
+    block from the empty prefix with k = width (no limit), and the expected committed tokens
+    per target pass of a whole session, under each rule."""
+    tokenwise = rules_for(config, MODE_RULES["speculative"])
+    rows = []
+    for w in dict.fromkeys([config.width, *widths]):
+        at_w = tokenwise.at_width(w)
+        first = _Blocks(at_w).counters(None, w, True)[2]
+        block_pass = ratios(block_expectations(laws, w), draft_cost)["committed_per_pass"]
+        tokenwise_pass = ratios(expectations(at_w, config.limit), draft_cost)["committed_per_pass"]
+        rows.append({"width": w,
+                     **_with_exact("accepted_per_block", accepted_per_block(laws, w)),
+                     **_with_exact("token_wise_accepted_per_block", first),
+                     **_with_exact("committed_per_pass", block_pass),
+                     **_with_exact("token_wise_committed_per_pass", tokenwise_pass)})
+    return {"comparison": rows}
 
 
 def default_depth(config: Config) -> int:

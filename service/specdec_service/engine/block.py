@@ -151,12 +151,24 @@ def play(state: State, rules: Decoder, tokens: Optional[Sequence[int]] = None) -
     return commit(state, rules, drafted, verdict, stream.position)
 
 
+def _after_verification(block: dict, extra: dict) -> dict:
+    """``block`` with a verifier's ``extra`` keys (block verification's ``tau``) right after
+    ``verification`` (``docs/trace-format.md``)."""
+    out = {}
+    for key, value in block.items():
+        out[key] = value
+        if key == "verification":
+            out.update(extra)
+    return out
+
+
 def commit(state: State, rules: Decoder, drafted: Drafted, verdict, n: int) -> StepResult:
     """Record a verified block and move the state on (SPEC sections 4-7): the block record
     (every key of ``docs/trace-format.md``, in order), what it commits and its counters as the
     verifier reads them off the record (``commits``, ``tally``), and the next state (draws up to
     position ``n``). In mode autoregressive (a proposal rule that drafts nothing) the verifier's
-    bonus is recorded as the block's ``sample``. Raises :class:`InvalidInput` past 2^53-1."""
+    bonus is recorded as the block's ``sample``. A verifier's ``extra`` keys (block verification's
+    ``tau``) follow ``verification``. Raises :class:`InvalidInput` past 2^53-1."""
     if n > MAX_POSITION:
         raise InvalidInput.at(("position",), PAST_THE_END)
     cfg = state.config
@@ -178,6 +190,8 @@ def commit(state: State, rules: Decoder, drafted: Drafted, verdict, n: int) -> S
         "next_position": n,
         "done": None,
     }
+    if verdict.extra:
+        block = _after_verification(block, verdict.extra)
     labels = block["committed"] = verifier.commits(block)
     counters = verifier.tally(block, n - state.position)
     total = state.counters + counters

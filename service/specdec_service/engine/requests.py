@@ -38,8 +38,8 @@ from .bounds import (
 )
 from .errors import MAX_ERRORS, Fault, InvalidInput
 
-MODES = ("speculative", "greedy", "autoregressive")
-"""Decoding modes: SPEC section 4 and the two of section 5."""
+MODES = ("speculative", "greedy", "autoregressive", "block")
+"""Decoding modes: SPEC section 4, the two of section 5 and block verification (section 10)."""
 COUNTER_NAMES = ("target_passes", "draft_steps", "accepted", "rejected", "discarded", "bonus_tokens",
                  "committed", "draws")
 """The work counters of SPEC section 7, in its order."""
@@ -87,7 +87,7 @@ CONFIG = {
         "target": {**_model("target", BUILTIN_TARGET_NAMES), "default": "toy"},
         "draft": _model("draft", BUILTIN_DRAFT_NAMES),
         "mode": {"type": "string", "enum": list(MODES), "default": "speculative",
-                 "description": "speculative (SPEC 4), greedy or autoregressive (SPEC 5)."},
+                 "description": "speculative (SPEC 4), greedy or autoregressive (SPEC 5), block (SPEC 10)."},
         "width": {"type": "integer", "minimum": MIN_WIDTH, "maximum": MAX_WIDTH, "default": 3,
                   "description": "Draft width: proposals per block."},
         "seed": {"type": "integer", "minimum": 0, "maximum": MAX_SEED,
@@ -543,7 +543,7 @@ def _number(value: int) -> str:
 def expectation(schema: dict) -> str:
     """What a value of ``schema`` must be, in words written from its keywords: ``"must be an
     integer from 1 to 4"``, ``"must be a number between 0 and 1 (exclusive)"``, ``"must be a
-    number from 0 to 1"``, ``"must be one of speculative, greedy, autoregressive"``, ``"must be
+    number from 0 to 1"``, ``"must be one of speculative, greedy, autoregressive, block"``, ``"must be
     a list of 1 to 1000000 sampled outputs"`` (its ``title``), ``"must be an object with prefix
     and count"`` (its required fields), ``"... or null"``."""
     if "enum" in schema:

@@ -1,4 +1,4 @@
-"""The catalogue of classic mistakes in implementations of speculative, greedy and autoregressive decoding.
+"""The catalogue of classic mistakes in implementations of speculative, greedy, autoregressive and block decoding.
 
 Each :class:`Mistake` is a named variant of the engine: a mode's correct decoder with one rule
 changed (see :mod:`.faulty`: a proposal rule, a verifier, or one part of the token-wise verifier;
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..engine.rules import AUTOREGRESSIVE, GREEDY, SPECULATIVE, ArgmaxProposal, RuleSet, TargetArgmaxCorrection
+from ..engine.rules import AUTOREGRESSIVE, BLOCK, GREEDY, SPECULATIVE, ArgmaxProposal, RuleSet, TargetArgmaxCorrection
 from .faulty import (
-    BONUS_PAST_LIMIT, INTERLEAVED, KEEP_AND_LIST_REST, KEEP_REST, NO_BONUS, SKIP_ONE, VERIFY_ALL, ArgmaxBonusFromDraft,
+    BONUS_PAST_LIMIT, INTERLEAVED, BlockRunsTokenWise, FirstFailing, UnscaledResidual, KEEP_AND_LIST_REST, KEEP_REST, NO_BONUS, SKIP_ONE, VERIFY_ALL, ArgmaxBonusFromDraft,
     ArgmaxTestRecordingRatio, ArgmaxTiesLast, BonusFromDraft, DraftAfterRejected, DraftArgmaxTest, InvertedRatio,
     ReusedDrawCorrection, SkipDrawWhenCertain, TargetRowCorrection, UnclippedResidual, UnnormalisedResidual, swapped,
 )
@@ -60,6 +60,10 @@ def _toy(seed: int, width: int = 3, limit: int = 8, draft="biased", mode: str = 
 TIED_DRAFT = {"vocab": ["A", "B", "C"], "start": [0.4, 0.4, 0.2],
               "next": {"A": [0.4, 0.4, 0.2], "B": [0.4, 0.4, 0.2], "C": [0.4, 0.4, 0.2]}}
 """A draft whose every row ties A and B for the most probable token (the greedy tie-break shows)."""
+
+FLAT_DRAFT = {"vocab": ["A", "B", "C"], "start": [0.6, 0.2, 0.2],
+              "next": {"A": [0.6, 0.2, 0.2], "B": [0.6, 0.2, 0.2], "C": [0.6, 0.2, 0.2]}}
+"""A draft under which, against the toy, scaling block verification's residual by w_tau < 1 shows."""
 
 
 CATALOGUE: tuple[Mistake, ...] = (
@@ -172,6 +176,26 @@ CATALOGUE: tuple[Mistake, ...] = (
         "SPEC section 2",
         "Use the draws one after another: each token takes the next unused draw (position n, then n + 1), none is skipped.",
         swapped(AUTOREGRESSIVE, bonus=SKIP_ONE), _toy(1, mode="autoregressive"), "#/blocks/0/sample/draw/position"),
+    Mistake(
+        "block-runs-token-wise", "Mode block runs the token-wise rule",
+        "SPEC section 10",
+        "In mode block judge the drafted block as a whole: compute the weights w_i and thresholds h_i, draw all k etas, "
+        "and commit up to the last i with eta_i < h_i; testing each proposal by its own ratio and stopping at the first "
+        "rejection is the token-wise rule (vllm-ascend #7807: a block mode that silently ran it).",
+        swapped(BLOCK, verifier=BlockRunsTokenWise()), _toy(4, width=2, mode="block"), "#/blocks/0/verification/0/weight"),
+    Mistake(
+        "block-first-failing-eta", "Block verification stops at the first failing eta",
+        "SPEC section 10",
+        "tau is the largest i with eta_i < h_i, not the number of etas that pass before the first that fails: a "
+        "proposal whose own eta fails is still committed when a later eta passes.",
+        swapped(BLOCK, choice=FirstFailing()), _toy(4, width=2, mode="block"), "#/blocks/0/verification/0/accepted"),
+    Mistake(
+        "block-unscaled-residual", "Block correction from the unscaled residual",
+        "SPEC section 10",
+        "After a block rejection at tau < k, draw the correction from max(w_tau * p - q, 0) normalised, scaled by the "
+        "weight w_tau of the accepted prefix, not from max(p - q, 0).",
+        swapped(BLOCK, correction=UnscaledResidual()), _toy(21, width=3, draft=FLAT_DRAFT, mode="block"),
+        "#/blocks/0/correction/distribution/1"),
 )
 """Every catalogued mistake, in the order reports list them."""
 

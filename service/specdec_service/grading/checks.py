@@ -273,6 +273,8 @@ def _rule_checks(results: dict, b: int, base: tuple, state: State, block: dict) 
         except (InvalidInput, SessionDone):
             pass  # an unverifiable proposal: judge the rest against the engine's own block
     _compare(results["acceptance"], b, base + ("verification",), reference["verification"], block["verification"])
+    if "tau" in reference or "tau" in block:  # mode block (SPEC 10.4): tau is a decision too
+        _compare(results["acceptance"], b, base + ("tau",), reference.get("tau"), block.get("tau"))
     if state.config.mode != "autoregressive":
         tail = _tail_given_decisions(state, block)
         if tail is not None:

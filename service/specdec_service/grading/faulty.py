@@ -31,6 +31,7 @@ from ..engine.rules import (
 )
 from ..engine.rules import TargetRowCorrection, swapped  # noqa: F401  (the catalogue's names; defined beside the rules)
 from ..engine.trace import trace_of
+from ..engine.verifiers.block import LastPassing, ScaledResidual
 from ..engine.verifiers.tokenwise import Decisions
 
 _TWO_53 = 2**53
@@ -384,6 +385,51 @@ class VerifyAll(TokenWise):
     def tally(self, block: dict, draws: int):
         """The counters, ``accepted`` counting every passed test."""
         return super().tally(block, draws)._replace(accepted=sum(v["accepted"] is True for v in block["verification"]))
+
+
+# ---------------------------------------------------------------- block verification (SPEC 10)
+
+
+@dataclass(frozen=True)
+class BlockRunsTokenWise(TokenWise):
+    """Mistake (vllm-ascend #7807): mode block runs the token-wise rule (SPEC 4): each proposal
+    tested by its own ratio, stopping at the first rejection, the correction from the plain
+    residual; no weights, thresholds or tau are computed or recorded."""
+
+    name: str = "token-wise-in-block-mode"
+
+
+@dataclass(frozen=True)
+class FirstFailing(LastPassing):
+    """Mistake (block): tau is taken as the number of eta draws that pass before the first one
+    that fails (``eta_i >= h_i``), instead of the last i with ``eta_i < h_i``."""
+
+    name: str = "first-failing"
+
+    def tau(self, below) -> int:
+        """The passing draws before the first failing one."""
+        count = 0
+        for ok in below:
+            if not ok:
+                break
+            count += 1
+        return count
+
+
+@dataclass(frozen=True)
+class UnscaledResidual(ScaledResidual):
+    """Mistake (block): after ``tau < k`` the correction is drawn from ``max(p - q, 0)``
+    normalised (SPEC 4.3's residual), not scaled by ``w_tau``: ``max(w_tau p - q, 0)``."""
+
+    name: str = "unscaled"
+
+    def row(self, p: Dist, q: Dist, w: Fraction):
+        """``max(p - q, 0)`` normalised, whatever ``w``."""
+        return super().row(p, q, Fraction(1))
+
+    def distribution(self, p: Dist, q: Dist, w: Fraction = Fraction(1)) -> Dist:
+        """The unscaled residual."""
+        return super().distribution(p, q, Fraction(1))
 
 
 INTERLEAVED = InterleavedProposal()

@@ -32,8 +32,8 @@ try:  # the config key and the reference cache (orjson is a dependency of the se
 except ImportError:  # pragma: no cover - a stripped install: the standard library writes the key
     orjson = None
 
-from ..budget import BUDGETS, GRADE_CHECK_RUNS, GRADE_REFERENCE_WEIGHT, session_units
-from ..engine import Config, InvalidInput, State, pointer, run
+from ..budget import BUDGETS, GRADE_CHECK_RUNS, GRADE_REFERENCE_WEIGHT, mode_weight, session_units
+from ..engine import Config, Fault, InvalidInput, State, pointer, run
 from ..engine.bounds import MAX_TRACES
 from ..engine.errors import MAX_ERRORS
 from ..engine.rules import RuleSet
@@ -106,8 +106,9 @@ GRADE_BUDGET = BUDGETS["POST /v1/grade"]
 
 def reference_cost(config: Config) -> int:
     """The cost of the reference run of ``config`` in block units: at most ``limit`` blocks, each
-    weighted :data:`~specdec_service.budget.GRADE_REFERENCE_WEIGHT`."""
-    return GRADE_REFERENCE_WEIGHT * session_units(config.width, len(config.vocab), config.limit)
+    weighted :data:`~specdec_service.budget.GRADE_REFERENCE_WEIGHT` (and by the mode's
+    :func:`~specdec_service.budget.mode_weight`)."""
+    return GRADE_REFERENCE_WEIGHT * mode_weight(config.mode) * session_units(config.width, len(config.vocab), config.limit)
 
 
 def trace_cost(config: Config, blocks: int) -> int:
@@ -115,9 +116,9 @@ def trace_cost(config: Config, blocks: int) -> int:
     units, assuming it fails: the checks (:data:`~specdec_service.budget.GRADE_CHECK_RUNS`
     runs of its blocks) and the diagnosis (each catalogued variant of the config's mode runs
     until its first block that differs from the submission: at most ``min(blocks, limit) + 1``
-    blocks)."""
+    blocks), each block weighted by the mode's :func:`~specdec_service.budget.mode_weight`."""
     runs = sum(m.mode == config.mode for m in CATALOGUE) + GRADE_CHECK_RUNS
-    return runs * session_units(config.width, len(config.vocab), min(blocks, config.limit) + 1)
+    return runs * mode_weight(config.mode) * session_units(config.width, len(config.vocab), min(blocks, config.limit) + 1)
 
 
 def batch_cost(references: Sequence[Config], failing: Sequence[tuple[dict, Config]]) -> int:

@@ -67,6 +67,10 @@ _PLAIN_MODES = {
               "one that differs by its own, and adds its own most likely token when all are kept.",
     "autoregressive": "In mode autoregressive there is no draft: each block samples one token from the target's row "
                       "after the output so far, with the next random number.",
+    "block": "In mode block the proposed tokens are judged together: each gets a weight (the running product of "
+             "p/q, capped at 1) and a threshold, all k random numbers are drawn, and the tokens up to the last one "
+             "whose number is below its threshold are kept; the replacement is sampled from max(w * p - q, 0) "
+             "divided by its total, w the weight of the kept tokens, and the extra token comes when all are kept.",
 }
 _MODE_CHECKS = ("proposal", "acceptance", "correction", "discard", "bonus")
 
@@ -79,6 +83,7 @@ _BLOCK_FIELDS = {
     "position": "position",
     "proposal": "proposal",
     "verification": "acceptance",
+    "tau": "acceptance",
     "correction": "correction",
     "discarded": "discard",
     "bonus": "bonus",
@@ -98,14 +103,22 @@ _GREEDY_RULE = ("SPEC section 5: in mode greedy the draft proposes its argmax (t
                 "its argmax as the bonus when all match; no draws are used.")
 
 
+_BLOCK_RULE = ("SPEC section 10: in mode block the weights w_i = min(1, w_(i-1) p_i(d_i)/q_i(d_i)) and thresholds "
+               "h_i are computed for the whole block, all k draws eta_i are taken after the draft's, tau is the last i "
+               "with eta_i < h_i (0 if none), d_1..d_tau are committed, then a correction from max(w_tau p - q, 0) "
+               "normalised or, when tau = k, the bonus.")
+_MODE_RULES = {"greedy": _GREEDY_RULE, "block": _BLOCK_RULE}
+
+
 def locate(path: tuple, mode: str = "speculative") -> tuple[str, str]:
     """``(check, rule sentence)`` for a path into a trace of ``mode``. Inside a draw object,
     ``position`` belongs to the position check and ``u``/``hex`` to the draws check; a whole draw
     that is missing (or present where none is used) belongs to the field that uses it. In mode
-    greedy the proposal, acceptance, correction, discard and bonus fields follow SPEC section 5."""
+    greedy the proposal, acceptance, correction, discard and bonus fields follow SPEC section 5;
+    in mode block the acceptance (with ``tau``), correction and discard follow SPEC section 10."""
     check, rule = _locate(path)
-    if mode == "greedy" and check in _MODE_CHECKS:
-        return check, _GREEDY_RULE
+    if mode in _MODE_RULES and check in _MODE_CHECKS and not (mode == "block" and check in ("proposal", "bonus")):
+        return check, _MODE_RULES[mode]
     return check, rule
 
 
@@ -131,7 +144,7 @@ def _locate(path: tuple) -> tuple[str, str]:
 def explain(check: str, mode: str) -> str:
     """The plain-words sentence (:data:`PLAIN`) for a divergence owned by ``check`` in a trace
     of ``mode``: in modes greedy and autoregressive the rules of the block itself are those of
-    SPEC section 5, said in one sentence of their own."""
+    SPEC section 5, in mode block those of SPEC section 10, each said in one sentence of its own."""
     if mode in _PLAIN_MODES and check in _MODE_CHECKS:
         return _PLAIN_MODES[mode]
     return PLAIN[check]

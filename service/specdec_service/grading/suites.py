@@ -45,6 +45,11 @@ EXERCISES = {
     "argmax-tie": "SPEC 5: in mode greedy a row has two largest entries; the earliest token wins.",
     "autoregressive": "SPEC 5: mode autoregressive (one target sample per pass).",
     "custom-vocabulary": "SPEC 1: custom target and draft tables over their own vocabulary.",
+    "block": "SPEC 10: mode block (weights, thresholds, all k eta draws, tau the last passing one).",
+    "block-later-pass": "SPEC 10.4: in mode block a proposal whose own eta fails its threshold is committed, "
+                        "because a later eta passes.",
+    "block-scaled-correction": "SPEC 10.5: in mode block a correction after tau >= 1 proposals, from the residual "
+                               "scaled by w_tau < 1.",
 }
 """The rules a config can exercise, each with the SPEC section and what happens."""
 
@@ -101,6 +106,17 @@ def suite(name: str) -> Suite:
     return found
 
 
+def _block_exercises(block: dict) -> set:
+    """The SPEC 10 rules a block of mode block exercises (read off its records)."""
+    found = set()
+    if any(v["accepted"] and not v["below_threshold"] for v in block["verification"]):
+        found.add("block-later-pass")
+    correction = block["correction"]
+    if correction is not None and correction["index"] > 1 and correction["weight_exact"] != "1":
+        found.add("block-scaled-correction")
+    return found
+
+
 def exercises(config: Config, trace: dict) -> tuple[str, ...]:
     """The names of :data:`EXERCISES` that the reference ``trace`` of ``config`` exercises, in
     :data:`EXERCISES` order. Every name is read off the trace's own blocks (its proposals,
@@ -109,9 +125,11 @@ def exercises(config: Config, trace: dict) -> tuple[str, ...]:
     found: set[str] = set()
     if not isinstance(config.target.to_json(), str):
         found.add("custom-vocabulary")
-    if config.mode in ("greedy", "autoregressive"):
+    if config.mode in ("greedy", "autoregressive", "block"):
         found.add(config.mode)
     for block in trace["blocks"]:
+        if block["mode"] == "block":
+            found |= _block_exercises(block)
         proposal = block["proposal"]["tokens"]
         if block["mode"] == "autoregressive":
             continue
@@ -129,7 +147,7 @@ def exercises(config: Config, trace: dict) -> tuple[str, ...]:
                 found.add("argmax-tie")
             found.add("greedy-mismatch" if correction is not None else "greedy-bonus" if bonus is not None else "greedy")
             continue
-        if any(v["ratio"] is not None and v["ratio"] >= 1 for v in block["verification"]):
+        if block["mode"] != "block" and any(v["ratio"] is not None and v["ratio"] >= 1 for v in block["verification"]):
             found.add("certain-acceptance")
         if correction is not None:
             found.add("first-position-rejection" if correction["index"] == 1 else "later-rejection")

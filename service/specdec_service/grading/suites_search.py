@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from ..engine import Config, InvalidInput, parse_config, run
-from .catalogue import CATALOGUE, Mistake
+from .catalogue import CATALOGUE, FLAT_DRAFT, Mistake
 from .faulty import faulty_run
 from .grader import grade
 from .suites import EXERCISES, SUITES_PATH, exercises
@@ -70,6 +70,14 @@ MODELS = {
     "ties": (TIES_TARGET, TIES_DRAFT, None, (4, 8)),
 }
 """Name -> (target, draft, eos, limits) of the candidate pool."""
+BLOCK_MODELS = {
+    "toy-biased": ("toy", "biased", None, (2, 3, 5, 8)),
+    "eos": (EOS_TARGET, EOS_DRAFT, ".", (6, 12)),
+    "flat": ("toy", FLAT_DRAFT, None, (8,)),
+}
+"""Name -> (target, draft, eos, limits) of the mode-block candidates (``flat``: the catalogue's
+draft under which the residual's scaling by w_tau shows)."""
+BLOCK_SEEDS = range(24)
 SEEDS = range(12)
 WIDTHS = range(1, 6)
 
@@ -80,13 +88,15 @@ def candidates() -> dict[str, dict]:
     pool: dict[str, dict] = {}
 
     def add(name: str, mode: str, width: int, seed: int, limit: int) -> None:
-        target, draft, eos, _ = MODELS[name]
+        target, draft, eos, _ = (BLOCK_MODELS if mode == "block" else MODELS)[name]
         config = parse_config({"target": target, "draft": draft, "mode": mode, "width": width,
                                "seed": seed, "limit": limit, "eos": eos}).to_json()
         if mode == "greedy":
             key = f"{name}-greedy-w{width}-l{limit}"
         elif mode == "autoregressive":
             key = f"{name}-autoregressive-s{seed}-l{limit}"
+        elif mode == "block":
+            key = f"{name}-block-w{width}-s{seed}-l{limit}"
         else:
             key = f"{name}-speculative-w{width}-s{seed}-l{limit}"
         pool[key] = json.loads(json.dumps(config))
@@ -99,6 +109,11 @@ def candidates() -> dict[str, dict]:
                 add(name, "greedy", width, 0, limit)
             for seed in range(4):
                 add(name, "autoregressive", 3, seed, limit)
+    for name, (_, _, _, limits) in BLOCK_MODELS.items():
+        for limit in limits:
+            for width in range(2, 5):
+                for seed in BLOCK_SEEDS:
+                    add(name, "block", width, seed, limit)
     return pool
 
 

@@ -10,7 +10,10 @@ student computed is a failed check rather than a malformed document:
 - a token list may hold one token more than the engine's limit (a bonus past the limit);
 - a draw's ``u`` may be any number and its ``hex`` any string of at most :data:`MAX_HEX`
   characters (a wrong conversion or formatting of the 64-bit value);
-- a proposal, verification or correction index may be any integer from 0 (counted from 0).
+- a proposal, verification or correction index may be any integer from 0 (counted from 0);
+- mode block's weights and thresholds may be any numbers, and its records are not tied to the
+  mode (a block-mode trace written with token-wise records, the catalogue's
+  ``block-runs-token-wise``, is graded).
 
 Its ``config`` must also be a valid session config (``engine.parse_config``: e.g. width 1-16).
 Errors are :class:`~specdec_service.engine.InvalidInput` with the path of each fault.
@@ -42,6 +45,12 @@ def grading_schema() -> dict:
     defs = schema["$defs"]
     defs["probability"] = {"type": "number", "description": "Any number: a wrong probability is graded, not refused."}
     defs["verification_step"]["properties"]["ratio"] = {"oneOf": [{"type": "number"}, {"type": "null"}]}
+    block_step = defs["block_verification_step"]["properties"]
+    block_step["ratio"] = block_step["weight"] = block_step["threshold"] = {"type": "number"}
+    defs["block_correction"]["properties"]["weight"] = {"type": "number"}
+    # Mode block's records are tied to the mode by an if/then; without it a mode-block trace
+    # written with token-wise records (the catalogue's block-runs-token-wise) is graded, not refused.
+    defs["block"].pop("allOf")
     defs["tokens"]["maxItems"] = MAX_LIMIT + 1
     draw = defs["draw"]["properties"]
     draw["u"] = {"type": "number", "description": "Any number: a wrong conversion of the 64-bit value is graded."}

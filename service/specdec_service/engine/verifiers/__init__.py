@@ -28,14 +28,15 @@ verifier                   module                        SPEC
 =========================  ============================  =====================
 :class:`TokenWise`         :mod:`.tokenwise`             4 (and 5, autoregressive)
 :class:`Greedy`            :mod:`.greedy`                5 (greedy)
-block verification         (next: one module here)       10
+BlockVerifier              :mod:`.block`                 10
 several drafts (tree)      (next: one module here)       11
 =========================  ============================  =====================
 
-Block verification (SPEC section 10) is one more module here: it needs all k proposals and
-their rows at once (``drafted.tokens``, ``drafted.rows``), takes all k eta draws from the
-stream, carries the weights w_i along the block, and scales the residual by w_tau; it records
-its weights, thresholds and draws in its own verification records. A tree verifier (SPEC 11)
+Block verification (SPEC section 10, :mod:`.block`) reads all k proposals and their rows at
+once (``drafted.tokens``, ``drafted.rows``), takes all k eta draws from the stream, carries the
+weights w_i along the block, and scales the residual by w_tau; it records its weights,
+thresholds and draws in its own verification records and ``tau`` beside them (the verdict's
+``extra``). It needed no change to the other verifiers. A tree verifier (SPEC 11)
 is one more module and one more proposal rule (D chains in a drafted block of its own); it
 tests the candidates of each depth against the recursive residual. Neither needs a change to
 the others, to the rows, or to the commit step.
@@ -43,3 +44,4 @@ the others, to the rows, or to the commit step.
 
 from .tokenwise import TokenWise, Verdict  # noqa: F401
 from .greedy import Greedy  # noqa: F401
+from .block import BlockVerifier  # noqa: F401

@@ -187,7 +187,9 @@ class Verdict(NamedTuple):
     """What a verifier returns: the ``verification`` records, the ``correction`` record (or
     ``None``), the ``discarded`` proposals (indices), the ``bonus`` record (in mode
     autoregressive the block's ``sample``), why there is no bonus (``no_bonus``), and the
-    ``rejected`` proposal (an index, ``None`` when nothing was rejected)."""
+    ``rejected`` proposal (an index, ``None`` when nothing was rejected); ``extra``: the block
+    keys a verifier records beside its verification (block verification's ``tau``), ``None``
+    for none (token-wise and greedy record none)."""
 
     verification: list
     correction: Optional[dict]
@@ -195,6 +197,7 @@ class Verdict(NamedTuple):
     bonus: Optional[dict]
     no_bonus: Optional[str]
     rejected: Optional[int]
+    extra: Optional[dict] = None
 
 
 def accepted_prefix(verification: Sequence[dict]) -> int:
