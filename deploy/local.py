@@ -403,21 +403,22 @@ def port_number(text: str) -> int:
 
 def main(argv: Optional[list[str]] = None) -> int:
     """The command line (see the module docstring); the exit status."""
-    parser = argparse.ArgumentParser(prog="deploy/local.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR,
+    shared = argparse.ArgumentParser(add_help=False)  # --run-dir before or after the subcommand
+    shared.add_argument("--run-dir", type=Path, default=argparse.SUPPRESS,
                         help=f"where configuration, logs, temp files and the state file go (default {DEFAULT_RUN_DIR})")
+    parser = argparse.ArgumentParser(prog="deploy/local.py", description=__doc__.split("\n\n")[0], parents=[shared])
     commands = parser.add_subparsers(dest="command", required=True)
-    start = commands.add_parser("up", help="start N replicas and nginx in front of them")
+    start = commands.add_parser("up", parents=[shared], help="start N replicas and nginx in front of them")
     start.add_argument("--port", type=port_number, required=True, help="nginx's port")
     start.add_argument("--replicas", type=positive, default=2, help="gunicorn replicas (default 2)")
     start.add_argument("--workers", type=positive, default=1, help="sync workers per replica (default 1)")
     start.add_argument("--host", default="127.0.0.1", help="nginx's address (default 127.0.0.1)")
-    again = commands.add_parser("restart", help="stop one replica (SIGTERM) and start it again on its port")
+    again = commands.add_parser("restart", parents=[shared], help="stop one replica (SIGTERM) and start it again on its port")
     again.add_argument("replica", type=positive, help="which replica, 1..N")
-    commands.add_parser("status", help="print the state file and which processes are alive")
-    commands.add_parser("down", help="stop everything `up` started")
+    commands.add_parser("status", parents=[shared], help="print the state file and which processes are alive")
+    commands.add_parser("down", parents=[shared], help="stop everything `up` started")
     args = parser.parse_args(argv)
-    run = args.run_dir.resolve()
+    run = getattr(args, "run_dir", DEFAULT_RUN_DIR).resolve()
     try:
         if args.command == "up":
             return up(run, args.host, args.port, args.replicas, args.workers)

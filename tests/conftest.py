@@ -18,8 +18,16 @@ from pathlib import Path
 
 import pytest
 import requests
+from hypothesis import settings
 
 from specdec_service import create_app
+
+settings.register_profile("specdec", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "specdec"))
+"""No test depends on timing: hypothesis's per-example deadline (200 ms by default) is off for
+every property test (a loaded machine took 354 ms for one example of test_fast_json, issue 18).
+The profile is loaded here, before any test module builds its ``@settings``, which inherit it;
+``HYPOTHESIS_PROFILE=default`` brings hypothesis's own defaults back."""
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED1 = {"config": {"draft": "biased", "seed": 1}}

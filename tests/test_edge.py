@@ -151,6 +151,7 @@ def assert_edge_problem(answer: bytes, status: int, cors: bool) -> dict:
     assert re.fullmatch(r"[0-9a-f]{32}", headers["x-request-id"])
     assert headers.get("access-control-allow-origin") == ("*" if cors else None)
     assert headers["x-content-type-options"] == "nosniff"  # as on the service's own answers
+    assert ("retry-after" in headers) == (status == 503)
     return document
 
 
@@ -172,26 +173,51 @@ def test_edge_limits_match_the_service():
     assert "client_header_timeout 10s;" in conf and "client_body_timeout 10s;" in conf
 
 
-def test_every_edge_page_is_a_problem_of_the_service_format():
-    """Each ``return NNN '...'`` of edge.conf is the document problem() writes for NNN."""
+NGINX_PAGES = {400, 401, 402, 403, 404, 405, 406, 408, 409, 410, 411, 412, 413, 414, 415, 416, 421, 429,
+               494, 495, 496, 497, 498, 500, 501, 502, 503, 504, 505, 507}
+"""Every 4xx and 5xx status nginx has a built-in HTML page for: the table ngx_http_error_pages of
+nginx's src/http/ngx_http_special_response.c (the same from 1.22 to 1.27). nginx sends HTML only
+from it, and for a status without a page, an empty body."""
+SENT_AS = {494: 431, 495: 400, 496: 400, 497: 400, 498: 404}
+"""nginx's internal codes and the status the edge answers for them (as nginx itself does)."""
+
+
+def conf_map(conf: str, variable: str) -> dict[str, str]:
+    """The entries of edge.conf's ``map $status $variable { ... }`` (key -> value, quotes removed)."""
+    block = re.search(r"map \$status \$%s \{\n(.*?)\n\}" % variable, conf, re.S).group(1)
+    return {key: quoted or bare for key, quoted, bare in re.findall(r'(\w+)\s+(?:"([^"]*)"|([^\s;]*));', block)}
+
+
+def test_every_page_nginx_has_is_a_problem_of_the_service_format():
+    """Each status of NGINX_PAGES has an error_page to the one problem location, and the
+    document it writes for the status it is sent as is the one problem() writes (title by
+    status, the detail of the status or the default one); the statuses the contract lists
+    have the contract's example."""
     conf = EDGE_CONF.read_text()
-    pages = dict(re.findall(r"error_page (\d+) (?:=\d+ )?/\.specdec-edge/(\d+);", conf))
-    assert pages == {"400": "400", "404": "404", "413": "413", "414": "414", "494": "431",
-                     "502": "502", "503": "503", "504": "504"}
-    bodies = re.findall(r"location = /\.specdec-edge/(\d+) \{\n(?:.*\n)*?\s+return (\d+) '(.*)\\n';", conf)
-    assert sorted(int(code) for code, _, _ in bodies) == [400, 404, 413, 414, 431, 502, 503, 504]
-    for code, status, text in bodies:
-        assert code == status
-        document = json.loads(text.replace("$specdec_body_limit", str(MAX_BODY_BYTES)))
-        assert document == json.loads(problem(int(status), document["detail"]).get_data())
-        if document["status"] != 404:  # the contract's examples are these documents
-            assert edge_example(document["status"])["value"] == document
+    pages = {}
+    for codes, overwrite in re.findall(r"error_page ([\d\s]+?) (?:=(\d+) )?/\.specdec-edge/error;", conf):
+        for code in codes.split():
+            pages[int(code)] = int(overwrite) if overwrite else int(code)
+    assert set(pages) == NGINX_PAGES
+    assert {code: sent for code, sent in pages.items() if code != sent} == SENT_AS
+    page = re.search(r"location = /\.specdec-edge/error \{\n(?:.*\n)*?\s+return 200 '(.*)\\n';", conf).group(1)
+    titles, details = conf_map(conf, "specdec_edge_title"), conf_map(conf, "specdec_edge_detail")
+    for status in sorted(set(pages.values())):
+        detail = details.get(str(status), details["default"]).replace("$specdec_body_limit", str(MAX_BODY_BYTES))
+        text = (page.replace("$specdec_edge_title", titles[str(status)]).replace("$status", str(status))
+                .replace("$specdec_edge_detail", detail))
+        document = json.loads(text)
+        assert document == json.loads(problem(status, detail).get_data()), status
+        if status in EDGE_PROBLEMS:  # the contract's examples are these documents
+            assert edge_example(status)["value"] == document
+    assert set(titles) == {str(status) for status in pages.values()}  # no title for a status never sent
+    assert conf_map(conf, "specdec_edge_retry_after") == {"503": "1", "default": ""}
 
 
 def test_the_contract_lists_the_edge_errors_on_every_operation():
     """Every operation documents each status of EDGE_STATUSES: the shared EdgeError
     response, or its own 400/413 response whose examples include the edge's."""
-    assert set(EDGE_STATUSES) == {400, 408, 413, 414, 431, 502, 503, 504}
+    assert set(EDGE_STATUSES) == {400, 408, 413, 414, 431, 501, 502, 503, 504, 505}
     document = yaml.safe_load((ROOT / "openapi.yaml").read_text())
     responses = document["components"]["responses"]
     assert set(responses["EdgeError"]["content"][PROBLEM]["examples"]) == {
@@ -277,7 +303,8 @@ def test_cors_preflight_and_http_1_0_pass_the_edge(edge):
     preflight = requests.options(f"{edge.url}/v1/step", timeout=10, headers={
         "Origin": "https://course.example.org", "Access-Control-Request-Method": "POST",
         "Access-Control-Request-Headers": "content-type"})
-    assert preflight.status_code == 200
+    assert preflight.status_code == 204 and preflight.content == b""
+    assert "Content-Type" not in preflight.headers  # no body, no type (not text/html; issue 18)
     assert preflight.headers["Access-Control-Allow-Origin"] == "*"
     assert preflight.headers["Access-Control-Allow-Headers"] == "content-type"
     assert "POST" in preflight.headers["Access-Control-Allow-Methods"]
@@ -296,7 +323,7 @@ def test_request_id_is_echoed_and_in_both_logs(edge):
     def logged() -> tuple[str, str]:
         return edge.log("access.log"), edge.log("replica-1.log") + edge.log("replica-2.log")
 
-    deadline = time.monotonic() + 5  # nginx and gunicorn write their lines after the answer has left
+    deadline = time.monotonic() + 30  # nginx and gunicorn write their lines after the answer has left
     while time.monotonic() < deadline and not all(rid in log for rid in ids for log in logged()):
         time.sleep(0.1)
     access, replicas = logged()
@@ -333,8 +360,36 @@ FRAMING = {
     "body over 256 KiB": (b"POST /v1/step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                           b"Transfer-Encoding: chunked\r\n\r\n" + (b"10000\r\n" + b" " * 65536 + b"\r\n") * 5
                           + b"0\r\n\r\n", 413, True),
-    "unknown path of the edge's own": (b"GET /.specdec-edge/400 HTTP/1.1\r\nHost: x\r\n"
+    "unknown path of the edge's own": (b"GET /.specdec-edge/error HTTP/1.1\r\nHost: x\r\n"
                                        b"Connection: close\r\n\r\n", 404, False),
+    # issue 18 section 5: nginx's own HTML pages, before
+    "HTTP/2.0": (b"GET /v1/models HTTP/2.0\r\nHost: x\r\n\r\n", 505, False),  # the line is unreadable
+    "HTTP/9.9": (b"GET /v1/models HTTP/9.9\r\nHost: x\r\n\r\n", 505, False),
+    "HTTP/10.0": (b"GET /v1/models HTTP/10.0\r\nHost: x\r\n\r\n", 505, False),
+    "Transfer-Encoding gzip, chunked": (b"POST /v1/step HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n"
+                                        b"\r\n2\r\n{}\r\n0\r\n\r\n", 501, True),
+    "Transfer-Encoding identity": (b"POST /v1/step HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n"
+                                   b"Content-Length: 2\r\n\r\n{}", 501, True),
+    "Transfer-Encoding xchunked": (b"POST /v1/step HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n"
+                                   b"\r\n2\r\n{}\r\n0\r\n\r\n", 501, True),
+    "TRACE": (b"TRACE /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 405, True),
+    # issue 18 section 5: gunicorn's HTML 400 through nginx, before (the edge now refuses them first)
+    "control byte 0x01 in Content-Type": (b"POST /v1/step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\x01\r\n"
+                                          b"Content-Length: 2\r\nConnection: close\r\n\r\n{}", 400, True),
+    "3,000-character method": (b"A" * 3000 + b" /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 405, True),
+    "raw 0xFF in the path": (b"GET /v1/\xff HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 400, True),
+    # more of the same kinds
+    "2-character method": (b"AB /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 405, True),
+    "21-character method": (b"A" * 21 + b" /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 405, True),
+    "raw 0x80 in the query": (b"GET /v1/models?x=\x80 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 400, True),
+    "DEL in Origin": (b"GET /v1/models HTTP/1.1\r\nHost: x\r\nOrigin: https://a\x7f.example\r\n"
+                      b"Connection: close\r\n\r\n", 400, True),
+    "control byte in If-Modified-Since": (b"GET /v1/models HTTP/1.1\r\nHost: x\r\nIf-Modified-Since: a\x1fb\r\n"
+                                          b"Connection: close\r\n\r\n", 400, True),
+    "control byte in Access-Control-Request-Headers": (
+        b"OPTIONS /v1/step HTTP/1.1\r\nHost: x\r\nOrigin: https://a.example\r\nAccess-Control-Request-Method: POST\r\n"
+        b"Access-Control-Request-Headers: content-type\x0b\r\nConnection: close\r\n\r\n", 400, True),
+    "control byte in Host": (b"GET /v1/models HTTP/1.1\r\nHost: a\x01b\r\nConnection: close\r\n\r\n", 400, True),
 }
 
 
@@ -345,6 +400,93 @@ def test_framing_errors_are_problems_from_the_edge(edge, name):
     document = assert_edge_problem(answer, status, cors)
     if status == 413:
         assert document["detail"] == f"The request body is larger than the limit of {MAX_BODY_BYTES} bytes."
+
+
+def replica_errors(edge) -> int:
+    """How many requests the replicas answered with one of gunicorn's own (HTML) error
+    pages: gunicorn logs "Invalid request from ip=..." for each (gunicorn/workers/base.py)."""
+    return sum(edge.log(f"replica-{index}.log").count("Invalid request from") for index in (1, 2))
+
+
+@pytest.mark.parametrize("path,status", [("/health", 505), ("/v1/models", 505), ("/.specdec-edge/error", 404)])
+def test_http_0_9_gets_a_problem_body_alone(edge, path, status):
+    """An HTTP/0.9 request (no version) is never passed on: nginx's answer to it has no
+    status line and no headers (HTTP/0.9 has neither), so it is the 505 problem's body
+    alone (the 404 problem's for the edge's internal path), which is JSON, not HTML."""
+    answer, _ = raw(edge.port, f"GET {path}\r\n".encode())
+    assert not answer.startswith(b"HTTP/") and b"<html" not in answer.lower()
+    document = json.loads(answer)
+    assert document == json.loads(problem(status, document["detail"]).get_data())
+
+
+CLIENT_FIELDS = ("Host", "Content-Type", "Origin", "Access-Control-Request-Method",
+                 "Access-Control-Request-Headers", "If-None-Match", "If-Modified-Since")
+"""The request headers the edge passes on with the client's value (proxy_set_header in edge.conf)."""
+
+
+PREFLIGHT = {"Origin": b"https://a.example", "Access-Control-Request-Method": b"POST",
+             "Access-Control-Request-Headers": b"content-type"}
+
+
+def hostile_requests():
+    """Every byte in every place of a request a client controls and the edge passes on (the
+    method, the request target, each header of CLIENT_FIELDS, each header of a CORS
+    preflight, whose Access-Control-Request-Headers the service echoes), methods of 1 to 25
+    characters, odd paths, odd HTTP versions and transfer codings."""
+    close = b"Connection: close\r\n\r\n"
+    for byte in (bytes([value]) for value in range(256)):
+        yield b"GET /v1/models?q=a" + byte + b"b HTTP/1.1\r\nHost: x\r\n" + close
+        yield b"G" + byte + b"T /v1/models HTTP/1.1\r\nHost: x\r\n" + close
+        for field in CLIENT_FIELDS:
+            host = b"" if field == "Host" else b"Host: x\r\n"
+            yield b"GET /v1/models HTTP/1.1\r\n" + host + field.encode() + b": a" + byte + b"b\r\n" + close
+        for field in PREFLIGHT:  # a preflight: flask-cors echoes Access-Control-Request-Headers
+            headers = {**PREFLIGHT, field: b"a" + byte + b"b"}
+            yield (b"OPTIONS /v1/step HTTP/1.1\r\nHost: x\r\n"
+                   + b"".join(name.encode() + b": " + value + b"\r\n" for name, value in headers.items()) + close)
+    for length in range(1, 26):
+        yield b"A" * length + b" /v1/models HTTP/1.1\r\nHost: x\r\n" + close
+    for path in (b"/v1//models", b"/v1/models/", b"/v1/models//", b"/v1/./models", b"/v1/../v1/models",
+                 b"/v1/%2e%2e/models", b"/v1/models%00", b"/v1/models?%zz", b"/v1/models#x", b"/v1/models;x"):
+        yield b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n" + close  # e.g. no redirect with an HTML page
+    for version in (b"HTTP/0.9", b"HTTP/1.0", b"HTTP/1.2", b"HTTP/1.10", b"HTTP/01.1", b"HTTP/2.0", b"HTTP/3.0",
+                    b"HTTP/9.9", b"HTTP/10.0", b"http/1.1", b"HTTP/1", b"HTTP/1.1 x", b"HTTPS/1.1"):
+        yield b"GET /v1/models " + version + b"\r\nHost: x\r\n" + close
+    for coding in (b"chunked", b"gzip, chunked", b"identity", b"xchunked", b"chunked, chunked", b"Chunked",
+                   b"gzip", b"deflate", b"compress", b"chunked;x=1", b"chunked, identity", b""):
+        yield (b"POST /v1/step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: "
+               + coding + b"\r\n" + close + b"2\r\n{}\r\n0\r\n\r\n")
+
+
+def test_no_request_gets_html_or_reaches_gunicorns_error_pages(edge):
+    """The kind of issue 18 section 5, walked: for each of hostile_requests() (3,132
+    requests), the answer is never HTML; an error is a problem document (the edge's or
+    the service's) whose status is the answer's; an HTTP/0.9 answer is the 505 problem's
+    body alone; and gunicorn never answers one with its own HTML page (its log counts
+    none), so the edge refused first whatever gunicorn's parser would."""
+    before = replica_errors(edge)
+    statuses: dict[int, int] = {}
+    requests_sent = 0
+    for request in hostile_requests():
+        requests_sent += 1
+        answer, _ = raw(edge.port, request, timeout=10)
+        assert answer, request[:80]
+        assert b"<html" not in answer.lower() and b"text/html" not in answer.lower(), (request[:80], answer[:300])
+        if not answer.startswith(b"HTTP/1.1 "):  # an HTTP/0.9 request (an LF in the target ends the line)
+            assert json.loads(answer)["status"] == 505, (request[:80], answer[:300])
+            statuses[9] = statuses.get(9, 0) + 1
+            continue
+        status, headers, body = parse(answer)
+        statuses[status] = statuses.get(status, 0) + 1
+        if status >= 400:
+            assert headers["content-type"] == PROBLEM, (request[:80], answer[:300])
+            assert json.loads(body)["status"] == status, (request[:80], answer[:300])
+        else:
+            assert status in (200, 204, 304) and headers.get("content-type", "application/json") == "application/json"
+    print(f"{requests_sent} requests; answers by status (9: HTTP/0.9): {dict(sorted(statuses.items()))}")
+    assert requests_sent == 3132
+    time.sleep(0.2)  # gunicorn writes its log line after the answer
+    assert replica_errors(edge) == before == 0
 
 
 def test_grading_routes_take_8_mib_at_the_edge(edge):
@@ -395,14 +537,20 @@ def test_one_client_holds_at_most_64_requests(edge):
             sock.sendall(b"POST /v1/step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                          b"Content-Length: 100\r\n\r\n{")
             stalled.append(sock)
-        time.sleep(0.5)
-        answer, _ = raw(edge.port, b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        # nginx counts a connection once it has read its request: ask again until it has read all
+        # 64 (no fixed wait, issue 18; the deadline only keeps a hang from stalling the suite)
+        deadline = time.monotonic() + 30
+        while True:
+            answer, _ = raw(edge.port, b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            if b" 503 " in answer.split(b"\r\n", 1)[0] or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
         assert_edge_problem(answer, 503, True)
         assert parse(answer)[1]["retry-after"] == "1"
     finally:
         for sock in stalled:
             sock.close()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # nginx notices the closed connections on its next read
         if requests.get(f"{edge.url}/v1/models", timeout=5).status_code == 200:
             break
@@ -420,37 +568,40 @@ STALLS = {
 
 
 def test_stalled_clients_cost_no_worker(edge):
-    """Three stalled clients while /health is polled: every poll answers within 1 s, each
-    stalled client is closed within ~10 s (client_header_timeout / client_body_timeout)
-    without an answer (so never HTML), and nginx logs a 408 for each."""
+    """Three stalled clients while /health is polled: every poll is answered (200) while they
+    stall, so a stalled client holds no worker; nginx closes each stalled client
+    (client_header_timeout / client_body_timeout, 10 s) without an answer (so never HTML) and
+    logs a 408 for each. No duration is asserted (issue 18: a loaded machine is slow); the
+    timings are printed, and every timeout below only keeps a hang from stalling the suite."""
     results: dict[str, tuple[bytes, float]] = {}
 
     def stall(name: str) -> None:
-        results[name] = raw(edge.port, STALLS[name], timeout=20)
+        results[name] = raw(edge.port, STALLS[name], timeout=60)
 
     threads = [threading.Thread(target=stall, args=(name,)) for name in STALLS]
     for thread in threads:
         thread.start()
     polls = []
     with requests.Session() as session:
-        started = time.monotonic()
-        while time.monotonic() - started < 12 and len(polls) < 200:
+        while any(thread.is_alive() for thread in threads) and len(polls) < 2000:
             before = time.monotonic()
-            response = session.get(f"{edge.url}/health", timeout=5)
+            response = session.get(f"{edge.url}/health", timeout=30)
             polls.append(time.monotonic() - before)
             assert response.status_code == 200
             time.sleep(0.05)
     for thread in threads:
-        thread.join(timeout=25)
+        thread.join(timeout=90)
     print(f"{len(polls)} polls, slowest {max(polls):.3f} s; stalled clients closed after "
           + ", ".join(f"{name} {seconds:.2f} s" for name, (_, seconds) in results.items()))
-    assert len(polls) >= 20 and max(polls) < 1.0, f"slowest /health poll {max(polls):.2f} s"
-    assert set(results) == set(STALLS)
-    for name, (received, seconds) in results.items():
+    assert polls and set(results) == set(STALLS)
+    for name, (received, _) in results.items():
         assert received == b"", (name, received[:200])
-        assert 9.0 <= seconds <= 13.0, (name, seconds)
-    time.sleep(0.2)
-    timeouts = [line for line in edge.log("access.log").splitlines() if '"POST /v1/step HTTP/1.1" 408 0 ' in line]
+    deadline = time.monotonic() + 30  # nginx writes its log line after closing the connection
+    while True:
+        timeouts = [line for line in edge.log("access.log").splitlines() if '"POST /v1/step HTTP/1.1" 408 0 ' in line]
+        if len(timeouts) >= 3 or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     assert len(timeouts) >= 3
 
 

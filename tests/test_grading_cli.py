@@ -98,9 +98,9 @@ def test_json_output(service, files, capsys):
     assert entry["report"]["passed"] is True and entry["malformed"] is None
 
 
-def test_unreachable_service_exits_2(files, capsys):
+def test_unreachable_service_exits_3(files, capsys):
     with responses.RequestsMock():  # no route registered: the request fails
-        assert main(["grade", files["good"], "--url", BASE, "--timeout", "1"]) == 2
+        assert main(["grade", files["good"], "--url", BASE, "--timeout", "1"]) == 3
     assert "specdec: error:" in capsys.readouterr().err
 
 

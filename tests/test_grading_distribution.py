@@ -2,11 +2,13 @@
 
 from fractions import Fraction
 
+import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 from specdec_service.engine import InvalidInput, parse_config, pointer, run
 from specdec_service.grading import BY_ID, MAX_SAMPLES, faulty_run, grade_distribution, prefix_distribution
-from specdec_service.grading.distribution import expected_acceptance
+from specdec_service.grading.distribution import chi_square, expected_acceptance, vecmat
 
 CONFIG = {"draft": "biased", "seed": 0, "limit": 4}
 N = 3000  # "a few thousand samples"
@@ -89,6 +91,61 @@ def test_expected_acceptance_with_the_aligned_draft_is_one():
     assert expected["rate"] == pytest.approx(1.0, abs=1e-12)
     # limit 8, width 3: two blocks of 3 accepted proposals and a bonus reach the limit
     assert expected["draft_steps"] == pytest.approx(3 + 3, abs=1e-12)
+
+
+def test_expected_acceptance_is_within_1e_13_of_the_exact_analysis():
+    # the golden custom pair (EOS, limit 12) and the toy pair: the float dynamic program against
+    # the exact expectation of engine/analysis.py (issue 18: the old BLAS product gave
+    # 0.7999999999999999 on Haswell and 0.8 on SkylakeX for the first; now one value everywhere)
+    import json
+    from pathlib import Path
+
+    from specdec_service.engine.analysis import expectations, rules_for
+
+    index = json.loads((Path(__file__).parent / "golden" / "index.json").read_text(encoding="utf-8"))
+    for name in ("custom-eos-speculative-w1-s0", "custom-eos-speculative-w4-s0", "toy-biased-speculative-w5-s0"):
+        config = parse_config(index[name])
+        exact = expectations(rules_for(config), config.limit)
+        got = expected_acceptance(config)
+        assert got["rate"] == pytest.approx(float(exact["accepted"] / exact["draft_steps"]), rel=1e-13), name
+        assert got["accepted"] == pytest.approx(float(exact["accepted"]), rel=1e-13), name
+
+
+_FLOATS = st.floats(min_value=0.0, max_value=1.0, allow_subnormal=True)
+
+
+@given(st.integers(1, 9).flatmap(lambda n: st.tuples(
+    st.lists(_FLOATS, min_size=n, max_size=n),
+    st.lists(st.lists(_FLOATS, min_size=3, max_size=3), min_size=n, max_size=n))))
+def test_vecmat_is_the_sequential_python_sum_bit_for_bit(case):
+    # the order vecmat promises: ((u0*M0j + u1*M1j) + u2*M2j) + ..., each operation one IEEE 754
+    # rounding, whatever the CPU (a BLAS u @ M is free to block and fuse)
+    u, rows = case
+    got = vecmat(np.array(u), np.array(rows)).tolist()
+    want = []
+    for j in range(3):
+        total = u[0] * rows[0][j]
+        for i in range(1, len(u)):
+            total = total + u[i] * rows[i][j]
+        want.append(total)
+    assert [x.hex() for x in got] == [x.hex() for x in want]
+
+
+@pytest.mark.parametrize("observed, expected", [
+    ([20, 0, 0], [12.0, 5.0, 3.0]),
+    ([7, 9, 4, 10], [7.5, 7.5, 7.5, 7.5]),
+    ([1000, 1, 3], [990.5, 8.25, 5.25]),
+    ([3, 2], [2.5000001, 2.4999999]),
+])
+def test_chi_square_equals_scipy_within_1e_12(observed, expected):
+    from scipy.stats import chisquare
+
+    statistic, p_value = chi_square(observed, expected)
+    reference = chisquare(observed, np.array(expected) * (sum(observed) / sum(expected)))
+    assert statistic == pytest.approx(float(reference.statistic), rel=1e-12)
+    assert p_value == pytest.approx(float(reference.pvalue), rel=1e-12)
+    assert type(statistic) is float and type(p_value) is float
+    assert chi_square([0, 0], [1.0, 1.0]) == (0.0, 1.0)
 
 
 def test_eos_cells_are_shorter_and_impossible_prefixes_fail():

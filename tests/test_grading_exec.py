@@ -186,7 +186,7 @@ def test_usage_errors_and_unknown_suite(service, tmp_path, capsys):
     (tmp_path / "t.json").write_text("{}")
     assert main(["grade", str(tmp_path / "t.json"), "--exec", PYTHON, "--url", BASE]) == 2
     assert "not both" in capsys.readouterr().err
-    assert main(["grade", "--exec", PYTHON, "--suite", "nope", "--url", BASE]) == 2
+    assert main(["grade", "--exec", PYTHON, "--suite", "nope", "--url", BASE]) == 4  # the service's 404
     assert "no suite named 'nope'" in capsys.readouterr().err
 
 

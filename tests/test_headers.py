@@ -31,7 +31,7 @@ def client():
     ("post", "/v1/step", {"data": "{}", "content_type": "text/plain"}, 415),
     ("post", "/v1/step", {"json": {"config": {"draft": "biased", "seed": -1}}}, 422),
     ("get", "/v1/draws?seed=x", {}, 422),
-    ("options", "/v1/step", {"headers": {"Origin": "https://a.example", "Access-Control-Request-Method": "POST"}}, 200),
+    ("options", "/v1/step", {"headers": {"Origin": "https://a.example", "Access-Control-Request-Method": "POST"}}, 204),
 ])
 def test_every_response_says_nosniff(client, method, path, kwargs, status):
     response = getattr(client, method)(path, **kwargs)
@@ -88,6 +88,36 @@ def test_cors_preflight_is_cached_for_a_day(client, path):
                                              "Access-Control-Request-Headers": "content-type"})
     assert response.headers["Access-Control-Max-Age"] == "86400"
     assert response.headers["Access-Control-Allow-Origin"] == "*"
+
+
+@pytest.mark.parametrize("path", ["/v1/step", "/v1/grade", "/v1/models", "/openapi.yaml", "/health", "/"])
+@pytest.mark.parametrize("preflight", [True, False], ids=["preflight", "plain"])
+def test_options_answers_204_without_a_content_type(client, path, preflight):
+    """Every OPTIONS answer (a CORS preflight or not) is 204 No Content with no body and no
+    Content-Type, not Flask's default 200 with ``text/html; charset=utf-8`` and an empty body
+    (issue 18 section 5); Allow and the CORS headers stay."""
+    headers = {"Origin": "https://a.example", "Access-Control-Request-Method": "GET",
+               "Access-Control-Request-Headers": "content-type"} if preflight else {}
+    response = client.options(path, headers=headers)
+    assert response.status_code == 204 and response.data == b""
+    assert "Content-Type" not in response.headers, response.headers
+    assert "OPTIONS" in response.headers["Allow"]
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    if path not in ("/health", "/"):  # the CORS resources: /v1/*, /openapi.yaml
+        assert response.headers["Access-Control-Allow-Origin"] == "*"
+    else:
+        assert "Access-Control-Allow-Origin" not in response.headers
+    assert response.headers.get("Access-Control-Max-Age") == ("86400" if preflight and "*" in
+                                                              response.headers.get("Access-Control-Allow-Origin", "") else None)
+
+
+@pytest.mark.parametrize("method,path", [("get", "/v1//models"), ("get", "/v1/models//"), ("post", "/v1//step"),
+                                         ("get", "/v1/grade//suites"), ("get", "/static//inspector/api.js")])
+def test_a_doubled_slash_is_the_404_problem_not_a_redirect_page(client, method, path):
+    """werkzeug would redirect (308) with an HTML "Redirecting..." page; the paths are exact."""
+    response = getattr(client, method)(path)
+    assert response.status_code == 404 and response.headers["Content-Type"] == "application/problem+json"
+    assert "Location" not in response.headers and response.get_json()["status"] == 404
 
 
 def test_the_contract_documents_the_headers():

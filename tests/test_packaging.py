@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = {".py", ".json", ".yaml", ".html", ".css", ".js", ".svg"}
+SHIPPED = {".py", ".typed", ".json", ".yaml", ".html", ".css", ".js", ".svg"}  # .typed: the SDK's PEP 561 marker
 
 
 def built_wheel(tmp_path: Path, project: Path, top: str, package_root: str) -> set[str]:

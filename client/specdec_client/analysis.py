@@ -30,11 +30,11 @@ def _exact_or_none(text: Any) -> Optional[Fraction]:
     return None if text is None else exact(text)
 
 
-Outcomes = dict
+Outcomes = dict[tuple[str, ...], Fraction]
 """``{(token, ...): Fraction}``: a distribution over the first tokens, in the service's order."""
 
 
-def _outcomes(items: Any) -> dict:
+def _outcomes(items: Any) -> Outcomes:
     return {tuple(o["tokens"]): exact(o["p_exact"]) for o in items}
 
 
@@ -51,7 +51,7 @@ class ContextAnalysis(Record):
     residual: Optional[tuple[Fraction, ...]]
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "ContextAnalysis":
+    def from_dict(cls, d: Mapping[str, Any]) -> "ContextAnalysis":
         residual = d["residual_exact"]
         return cls(d["context"], _floats(d["p"]), _floats(d["q"]), exact(d["alpha_exact"]),
                    None if residual is None else tuple(exact(x) for x in residual), raw=dict(d))
@@ -63,13 +63,13 @@ class Expected(Record):
     expectations), ``committed_per_pass``, ``acceptance_rate`` (``None`` when nothing is
     verified) and ``speedup`` at the request's draft cost."""
 
-    counters: dict
+    counters: dict[str, Any]
     committed_per_pass: Fraction
     acceptance_rate: Optional[Fraction]
     speedup: Fraction
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Expected":
+    def from_dict(cls, d: Mapping[str, Any]) -> "Expected":
         counters = {name: exact(d["counters_exact"][name]) for name in COUNTER_NAMES}
         return cls(counters, exact(d["committed_per_pass_exact"]), _exact_or_none(d["acceptance_rate_exact"]),
                    exact(d["speedup_exact"]), raw=dict(d))
@@ -86,7 +86,7 @@ class Leviathan(Record):
     speedup: float
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Leviathan":
+    def from_dict(cls, d: Mapping[str, Any]) -> "Leviathan":
         return cls(float(d["acceptance_rate"]), int(d["width"]), float(d["tokens_per_pass"]), float(d["speedup"]),
                    raw=dict(d))
 
@@ -100,7 +100,7 @@ class SweepPoint(Record):
     speedup: Fraction
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "SweepPoint":
+    def from_dict(cls, d: Mapping[str, Any]) -> "SweepPoint":
         return cls(int(d["width"]), exact(d["committed_per_pass_exact"]), exact(d["speedup_exact"]), raw=dict(d))
 
 
@@ -111,12 +111,12 @@ class OutputComparison(Record):
     autoregressive). Distributions are ``{(token, ...): Fraction}``."""
 
     depth: int
-    distribution: dict
-    target: dict
+    distribution: Outcomes
+    target: Outcomes
     tv: Fraction
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "OutputComparison":
+    def from_dict(cls, d: Mapping[str, Any]) -> "OutputComparison":
         return cls(int(d["depth"]), _outcomes(d["distribution"]), _outcomes(d["target"]), exact(d["tv_exact"]),
                    raw=dict(d))
 
@@ -126,11 +126,11 @@ class NaiveOutput(Record):
     """The output distribution when the correction is sampled from p (biased), and its
     total variation ``tv`` to the target's."""
 
-    distribution: dict
+    distribution: Outcomes
     tv: Fraction
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "NaiveOutput":
+    def from_dict(cls, d: Mapping[str, Any]) -> "NaiveOutput":
         return cls(_outcomes(d["distribution"]), exact(d["tv_exact"]), raw=dict(d))
 
 
@@ -143,7 +143,7 @@ class Analysis(Record):
     ``best_width``; ``output``; ``naive`` (speculative only, else ``None``).
     """
 
-    config: dict
+    config: dict[str, Any]
     contexts: tuple[ContextAnalysis, ...]
     expected: Expected
     leviathan: Optional[Leviathan]
@@ -154,7 +154,7 @@ class Analysis(Record):
     naive: Optional[NaiveOutput]
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Analysis":
+    def from_dict(cls, d: Mapping[str, Any]) -> "Analysis":
         return cls(
             dict(d["config"]),
             tuple(ContextAnalysis.from_dict(c) for c in d["contexts"]),

@@ -76,11 +76,15 @@ def _num(value: Any) -> str:
     return "-" if value is None else f"{float(value):.4f}"
 
 
+def _model_name(model: Any) -> str:
+    """A built-in model's name, or ``custom (N tokens)`` for a custom table."""
+    return model if isinstance(model, str) else f"custom ({len(model['vocab'])} tokens)"
+
+
 def report(result: Analysis, style: Style) -> list[str]:
     """The text report of an analysis (see the module docstring)."""
     cfg = result.config
-    name = lambda model: model if isinstance(model, str) else f"custom ({len(model['vocab'])} tokens)"  # noqa: E731
-    head = (f"Analysis of target {name(cfg['target'])}, draft {name(cfg['draft'])}, {cfg['mode']}, "
+    head = (f"Analysis of target {_model_name(cfg['target'])}, draft {_model_name(cfg['draft'])}, {cfg['mode']}, "
             f"width {cfg['width']}, limit {cfg['limit']}" + (f", eos {cfg['eos']}" if cfg["eos"] else "")
             + f"; draft cost {float(result.draft_cost):g} (exact over all sessions)")
     lines = [style.bold(head), "", style.bold("Acceptance per context") + style.dim("  alpha = sum of min(p, q); "
@@ -126,7 +130,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``analyze`` subcommand to ``subparsers``; its handler is :func:`run`."""
     from .cli import add_config_options, common_options
 
-    parser = subparsers.add_parser(
+    parser: argparse.ArgumentParser = subparsers.add_parser(
         "analyze", parents=[common_options()], help="exact expectations, width sweep and output distribution of a config",
         description="The exact analysis of a configuration over all sessions (POST /v1/analysis, docs/analysis.md).")
     add_config_options(parser, seed=False)
@@ -139,7 +143,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def run(args: argparse.Namespace, client) -> int:
+def run(args: argparse.Namespace, client: Any) -> int:
     """``specdec analyze``: print the report (or the JSON answer); 0 on success."""
     from .cli import EXIT_OK, config_settings, emit, emit_json, style_for
 

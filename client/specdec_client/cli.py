@@ -1,3 +1,4 @@
+# PYTHON_ARGCOMPLETE_OK  (argcomplete's marker: this command completes itself, see `specdec completion`)
 """The ``specdec`` command line.
 
 ::
@@ -7,20 +8,25 @@
     specdec draws --seed 1 [--position 0] --count 5 [--json]
     specdec replay TRACE.json [--json]
     specdec models [--json]
-    specdec health
+    specdec health [--json]
     specdec analyze --draft biased [--width 3] [--limit 8] [--widths 1-8] [--draft-cost 0.05] [--json]
+    specdec completion bash|zsh
+    specdec --version
 
 ``--url`` (or the ``SPECDEC_URL`` environment variable; default
 ``http://localhost:8000``) picks the service, ``--timeout`` the seconds to
 wait, ``--color auto|always|never`` the colour (``auto``: only on a terminal,
-and never when ``NO_COLOR`` is set).
+never when ``NO_COLOR`` is set, always when ``FORCE_COLOR`` is). ``--json``
+(every command but ``completion``) prints JSON on stdout instead of text.
+Long tasks draw a progress bar on stderr (:mod:`specdec_client.progress`).
 
-Exit status: 0 success (for ``replay``: the trace matches), 1 ``replay``
-found a divergence, 2 a usage error (``specdec`` alone prints the commands),
-an unreadable or missing file, a connection failure or an error answer from
-the service. Errors are one line on stderr, never a traceback; a refused
-connection adds a second line: start the service (``specdec-service serve``)
-or point ``--url`` / ``SPECDEC_URL`` at it.
+Exit status (:mod:`specdec_client.exits`): 0 success, 1 the check failed
+(``replay`` found a divergence, ``grade`` a failing file), 2 a usage error
+(``specdec`` alone prints the commands) or an unusable input file, 3 the
+service cannot be reached, 4 it refused the request (HTTP 4xx), 5 it failed
+(HTTP 5xx), 70 an internal error, 130 interrupted. Errors are one line on
+stderr, never a traceback; a refused connection adds a second line: start
+the service (``specdec-service serve``) or point ``--url`` / ``SPECDEC_URL`` at it.
 
 Other modules may add subcommands: when ``specdec_client.grading`` exists,
 its ``add_parser(subparsers)`` is called; a subcommand sets
@@ -34,18 +40,19 @@ import importlib
 import json
 import os
 import sys
-from typing import Any, Callable, Optional, Sequence
+from typing import IO, Any, Callable, Optional, Sequence
 
-from . import __version__
+from . import __version__, exits
 from .argtypes import integer, positive_number
 from .client import DEFAULT_URL, Client
 from .errors import APIError, ConnectionFailed, SpecdecError, TraceFormatError
+from .progress import Bars
 from .render import Renderer, Style, can_encode, use_color, vocab_of
 from .traces import load_trace, loads_json, save_trace
 from .types import Config
 
-EXIT_OK, EXIT_DIVERGED, EXIT_ERROR = 0, 1, 2
-"""Exit statuses (see the module docstring)."""
+EXIT_OK, EXIT_DIVERGED, EXIT_ERROR = exits.OK, exits.FAILED, exits.USAGE
+"""The statuses the subcommands return themselves (the others: :mod:`specdec_client.exits`)."""
 EXTENSIONS = ("specdec_client.grading", "specdec_client.analyze")
 """Modules whose ``add_parser(subparsers)`` adds subcommands, if installed."""
 
@@ -53,7 +60,7 @@ EXTENSIONS = ("specdec_client.grading", "specdec_client.analyze")
 # ---------------------------------------------------------------- output helpers
 
 
-def style_for(args: argparse.Namespace, stream=None) -> Style:
+def style_for(args: argparse.Namespace, stream: Optional[IO[str]] = None) -> Style:
     """The :class:`Style` for ``--color`` and the stream's abilities."""
     stream = stream or sys.stdout
     return Style(color=use_color(stream, getattr(args, "color", "auto")), unicode=can_encode(stream))
@@ -67,6 +74,11 @@ def emit(lines: Sequence[str]) -> None:
 def emit_json(data: Any) -> None:
     """Print JSON (2-space indent) to stdout."""
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def progress_bars(args: argparse.Namespace) -> Bars:
+    """The progress bars of a long task, on stderr (see :mod:`specdec_client.progress`)."""
+    return Bars(sys.stderr, color=use_color(sys.stderr, getattr(args, "color", "auto")))
 
 
 # ---------------------------------------------------------------- subcommands
@@ -86,14 +98,24 @@ def model_arg(value: str) -> Any:
             raise TraceFormatError(f"{path}: not JSON ({error})") from None
 
 
+def completes(*words: str) -> Callable[..., list[str]]:
+    """An argcomplete completer (an action's ``completer`` attribute) offering ``words``; argcomplete
+    itself is imported only when a shell asks (see :func:`autocomplete`)."""
+    def completer(**_: Any) -> list[str]:
+        return list(words)
+    return completer
+
+
 def add_config_options(parser: argparse.ArgumentParser, *, seed: bool = True) -> None:
     """The session settings as options: ``--draft`` (required), ``--seed`` (required
     when ``seed``), ``--target``, ``--mode``, ``--width``, ``--limit``, ``--eos``."""
-    parser.add_argument("--draft", required=True,
-                        help="draft model: aligned, biased, or @FILE.json with a custom table {vocab, start, next}")
+    draft = parser.add_argument("--draft", required=True,
+                                help="draft model: aligned, biased, or @FILE.json with a custom table {vocab, start, next}")
+    setattr(draft, "completer", completes("aligned", "biased"))  # the built-in drafts (SPEC section 1)
     if seed:
         parser.add_argument("--seed", required=True, type=_nonnegative, help="seed of the draw stream, 0..2^53-1")
-    parser.add_argument("--target", help="target model: toy (default) or @FILE.json with a custom table")
+    target = parser.add_argument("--target", help="target model: toy (default) or @FILE.json with a custom table")
+    setattr(target, "completer", completes("toy"))
     parser.add_argument("--mode", choices=("speculative", "greedy", "autoregressive"),
                         help="decoding procedure (default: speculative)")
     parser.add_argument("--width", type=int, help="draft width, proposals per block, 1-16 (default: 3)")
@@ -101,7 +123,7 @@ def add_config_options(parser: argparse.ArgumentParser, *, seed: bool = True) ->
     parser.add_argument("--eos", help="end-of-sequence token (default: none)")
 
 
-def config_settings(args: argparse.Namespace) -> dict:
+def config_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The settings given by :func:`add_config_options` (``@FILE`` models read)."""
     settings = {"draft": model_arg(args.draft)}
     for key in ("seed", "target", "mode", "width", "limit", "eos"):
@@ -137,7 +159,9 @@ def cmd_draws(args: argparse.Namespace, client: Client) -> int:
 
 def cmd_replay(args: argparse.Namespace, client: Client) -> int:
     """``specdec replay``: 0 when the saved trace matches the service, 1 when not."""
-    report = client.replay(load_trace(args.trace))
+    trace = load_trace(args.trace)
+    with progress_bars(args) as bars:
+        report = client.replay(trace, progress=bars)
     if args.json:
         emit_json(report.to_dict())
     else:
@@ -161,7 +185,25 @@ def cmd_models(args: argparse.Namespace, client: Client) -> int:
 def cmd_health(args: argparse.Namespace, client: Client) -> int:
     """``specdec health``: the service's status and version."""
     health = client.health()
-    emit([f"{health.status}  version {health.version}  {client.base_url}"])
+    if args.json:
+        emit_json(health.to_dict())
+    else:
+        emit([f"{health.status}  version {health.version}  {client.base_url}"])
+    return EXIT_OK
+
+
+SHELLS = ("bash", "zsh")
+"""The shells ``specdec completion`` writes a script for."""
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    """``specdec completion bash|zsh``: the shell's completion script, from argcomplete (the
+    ``cli`` extra); exit 2 with a one-line hint when argcomplete is not installed."""
+    try:
+        argcomplete = importlib.import_module("argcomplete")
+    except ImportError:
+        return fail("shell completion needs argcomplete: pip install 'specdec-client[cli]'")
+    sys.stdout.write(argcomplete.shellcode(["specdec"], shell=args.shell))
     return EXIT_OK
 
 
@@ -189,7 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="specdec", parents=[common],
         description="Drive the specdec service: speculative decoding, inspectable and reproducible.",
-        epilog="Exit status: 0 ok, 1 replay diverged (or grading failed), 2 usage, connection or service error.")
+        epilog="Exit status: 0 ok, 1 the check failed (replay diverged, grading failed), 2 usage error, "
+               "3 the service cannot be reached, 4 it refused the request (HTTP 4xx), 5 it failed (HTTP 5xx).")
     parser.add_argument("--version", action="version", version=f"specdec-client {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")  # none: main prints the help
 
@@ -221,7 +264,16 @@ def build_parser() -> argparse.ArgumentParser:
     models.set_defaults(handler=cmd_models)
 
     health = sub.add_parser("health", parents=[common], help="check that the service answers")
+    health.add_argument("--json", action="store_true", help="print the service's answer as JSON")
     health.set_defaults(handler=cmd_health)
+
+    completion = sub.add_parser(
+        "completion", help="print the shell completion script (bash or zsh)",
+        description="Print the completion script of SHELL (needs the cli extra: pip install 'specdec-client[cli]'). "
+                    "bash: eval \"$(specdec completion bash)\" in ~/.bashrc; "
+                    "zsh: eval \"$(specdec completion zsh)\" in ~/.zshrc, after compinit.")
+    completion.add_argument("shell", choices=SHELLS, help="bash or zsh")
+    completion.set_defaults(local=cmd_completion)
 
     for name in EXTENSIONS:
         add_extension(sub, name)
@@ -249,10 +301,28 @@ def _one_line(error: BaseException) -> str:
     return text or type(error).__name__
 
 
+def autocomplete(parser: argparse.ArgumentParser) -> None:
+    """Answer a shell's completion request (argcomplete's protocol: the ``_ARGCOMPLETE``
+    environment variable is set by the script ``specdec completion`` prints) and exit;
+    otherwise return at once, without importing argcomplete."""
+    if "_ARGCOMPLETE" not in os.environ:
+        return
+    try:
+        argcomplete = importlib.import_module("argcomplete")
+    except ImportError:
+        return
+    argcomplete.autocomplete(parser, exit_method=sys.exit)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run ``specdec`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    """Run ``specdec`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit status
+    (:mod:`specdec_client.exits`)."""
     parser = build_parser()
+    autocomplete(parser)
     args = parser.parse_args(argv)
+    if getattr(args, "local", None) is not None:  # needs no service
+        local: Callable[[argparse.Namespace], int] = args.local
+        return local(args)
     if getattr(args, "handler", None) is None:  # `specdec` alone: the commands, as --help lists them
         parser.print_help(sys.stderr)
         return EXIT_ERROR
@@ -271,25 +341,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         fail(_one_line(error))
         print("specdec: start the service (specdec-service serve) or point --url / SPECDEC_URL at it",
               file=sys.stderr)
-        return EXIT_ERROR
+        return exits.UNREACHABLE
     except SpecdecError as error:
-        return fail(_one_line(error))
+        return fail(_one_line(error), exits.status_of(error))
     except OSError as error:  # e.g. an unreadable trace file
         where = f"{error.filename}: " if getattr(error, "filename", None) else ""
         return fail(f"{where}{error.strerror or error}")
     except KeyboardInterrupt:
         print("specdec: interrupted", file=sys.stderr)
-        return 130
+        return exits.INTERRUPTED
     except Exception as error:  # a bug: still one line, unless debugging
         if os.environ.get("SPECDEC_DEBUG"):
             raise
-        return fail(f"internal error: {type(error).__name__}: {error} (set SPECDEC_DEBUG=1 for the traceback)")
+        return fail(f"internal error: {type(error).__name__}: {error} (set SPECDEC_DEBUG=1 for the traceback)",
+                    exits.INTERNAL)
 
 
-def fail(message: str) -> int:
-    """Print ``specdec: error: message`` on stderr; returns :data:`EXIT_ERROR`."""
+def fail(message: str, status: int = EXIT_ERROR) -> int:
+    """Print ``specdec: error: message`` on stderr; returns ``status`` (default: usage, 2)."""
     print(f"specdec: error: {message}", file=sys.stderr)
-    return EXIT_ERROR
+    return status
 
 
 def entry() -> None:

@@ -27,6 +27,7 @@ from .api.grading import GradingApi
 from .api.meta import MetaApi
 from .api.runs import RunsApi
 from .api.sessions import SessionsApi, StateLike, state_body
+from .progress import Progress
 from .session import Session
 from .traces import ReplayReport, replay
 from .transport import DEFAULT_URL, RETRY_STATUSES, Transport, excerpt, make_retry, problem_error
@@ -85,26 +86,26 @@ class Client(MetaApi, DrawsApi, SessionsApi, RunsApi, GradingApi, AnalysisApi):
     def __enter__(self) -> "Client":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
         """Close the ``requests.Session`` if the client created it."""
         self.transport.close()
 
-    def request(self, method: str, path: str, *, json: Any = None, params: Optional[Mapping] = None) -> Any:
+    def request(self, method: str, path: str, *, json: Any = None, params: Optional[Mapping[str, Any]] = None) -> Any:
         """One request to any route: the parsed JSON of a 2xx answer (see
         :meth:`specdec_client.transport.Transport.request`)."""
         return self.transport.request(method, path, json=json, params=params)
 
     # ------------------------------------------------------------ conveniences
 
-    def session(self, config: Union[Config, Mapping, None] = None, **settings: Any) -> Session:
+    def session(self, config: Union[Config, Mapping[str, Any], None] = None, **settings: Any) -> Session:
         """A client-side :class:`~specdec_client.session.Session` with these
         settings (``draft`` and ``seed`` required), at the empty prefix."""
         return Session(self, as_config(config, **settings))
 
-    def replay(self, trace: Union[Trace, Mapping]) -> ReplayReport:
+    def replay(self, trace: Union[Trace, Mapping[str, Any]], progress: Optional[Progress] = None) -> ReplayReport:
         """Re-run every block of a saved trace on the service and compare:
-        see :func:`specdec_client.traces.replay`."""
-        return replay(self, trace)
+        see :func:`specdec_client.traces.replay` (and for ``progress``)."""
+        return replay(self, trace, progress)

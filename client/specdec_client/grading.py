@@ -28,8 +28,16 @@ the tests' scores (no float noise such as 5.699999999999998).
 with ``--gradescope`` one Gradescope test per config (``--points`` each). ``--timeout`` is then
 also the time limit of each run of the program (default 10 s).
 
-Exit status: 0 when every file (or config) passed, 1 otherwise (a failed or malformed file), 2 on a usage
-error, a connection failure or an error answer from the service.
+``specdec suite [NAME] [--config ID] [--json]`` lists the suites, a suite's configs, or prints
+one config's JSON (the input of a program under ``--exec``).
+
+A progress bar on stderr follows the runs and the grading when stderr is a terminal
+(:mod:`specdec_client.progress`).
+
+Exit status (:mod:`specdec_client.exits`): 0 when every file (or config) passed, 1 otherwise (a
+failed or malformed file), 2 on a usage error (or an unreadable file), 3 when the service cannot be
+reached, 4 when it refuses the request (HTTP 4xx: an unknown suite, a batch it cannot read), 5 on
+its failure (HTTP 5xx).
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 from .argtypes import integer, positive_number
 from .harness import (
@@ -46,6 +54,8 @@ from .harness import (
 )
 from .traces import MAX_TRACE_BYTES, json_kind, loads_json
 
+SUITES = ("quick", "standard", "full")
+"""The service's assignment suites (``GET /v1/grade/suites``), offered by shell completion."""
 MAX_BATCH = 1000
 """The service grades at most this many traces in one request."""
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
@@ -57,9 +67,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``grade`` subcommand (handler :func:`run`) and the ``suite`` subcommand (handler
     :func:`run_suite`) to ``subparsers`` (an argparse subparsers object); handlers are called as
     ``args.handler(args, client)``. Returns the ``grade`` parser."""
-    from .cli import common_options  # the SDK's --url, --timeout, --color
+    from .cli import common_options, completes  # the SDK's --url, --timeout, --color
 
-    parser = subparsers.add_parser(
+    parser: argparse.ArgumentParser = subparsers.add_parser(
         "grade", parents=[common_options()], help="grade students' trace files (pass/fail, score, first divergence, diagnosis)",
         description="Grade specdec-trace/1 files against the reference (POST /v1/grade), or with --exec a program "
                     "run once per config of an assignment suite. Exit 0 when all pass, 1 otherwise, 2 on error.")
@@ -67,7 +77,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--exec", dest="command", metavar="CMD",
                         help="grade a program instead: run the shell command CMD once per config of the suite "
                              "(config JSON on its stdin, one trace on its stdout); --timeout then limits each run (default 10 s)")
-    parser.add_argument("--suite", default="standard", help="with --exec: the suite of configs (quick, standard, full; default standard)")
+    suites = parser.add_argument("--suite", default="standard",
+                                 help="with --exec: the suite of configs (quick, standard, full; default standard)")
+    setattr(suites, "completer", completes(*SUITES))
     parser.add_argument("--jobs", type=integer(1, MAX_JOBS), default=1, help=f"with --exec: runs at once, 1-{MAX_JOBS} (default 1)")
     parser.add_argument("--gradescope", metavar="RESULTS.json", help="also write Gradescope autograder results to this file")
     parser.add_argument("--points", type=positive_number, default=10.0, help="maximum score of one file, or of one config with --exec (default 10)")
@@ -78,9 +90,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "suite", parents=[common_options()], help="list the assignment suites, a suite's configs, or print one config",
         description="Without NAME: the assignment suites. With NAME: its configs and the rules each exercises. With "
                     "--config ID: that config as one line of JSON, ready to pipe into a student's program "
-                    "(specdec suite standard --config ID | python3 sd.py). Exit 2 for an unknown suite or id.")
-    suite.add_argument("name", metavar="NAME", nargs="?", help="quick, standard or full")
+                    "(specdec suite standard --config ID | python3 sd.py). Exit 4 for an unknown suite (the "
+                    "service's 404), 2 for an unknown id.")
+    name = suite.add_argument("name", metavar="NAME", nargs="?", help="quick, standard or full")
+    setattr(name, "completer", completes(*SUITES))
     suite.add_argument("--config", metavar="ID", help="print only this config's JSON (the input of a program under --exec)")
+    suite.add_argument("--json", action="store_true",
+                       help="print the service's answer as JSON (with --config: that config, indented)")
     suite.set_defaults(handler=run_suite)
     return parser
 
@@ -116,14 +132,14 @@ def read_file(name: str) -> Row:
 # ---------------------------------------------------------------- output
 
 
-def _divergence(report: dict) -> str:
+def _divergence(report: dict[str, Any]) -> str:
     d = report.get("first_divergence")
     if not d:
         return ""
     return f"{d['path']} ({d['check']}): expected {_short(d['expected'])}, got {_short(d['got'])}"
 
 
-def _diagnosis(report: dict) -> str:
+def _diagnosis(report: dict[str, Any]) -> str:
     found = report.get("diagnosis") or []
     if not found:
         return ""
@@ -164,10 +180,10 @@ def _points(units: int) -> float:
     return round(units / SCORE_UNIT, 6)
 
 
-def gradescope(rows: Sequence[Row], points: float = 10.0) -> dict:
+def gradescope(rows: Sequence[Row], points: float = 10.0) -> dict[str, Any]:
     """Gradescope's autograder results: one test per file and check (see the module docstring).
     Scores are in points with at most 6 decimals; ``score`` is the sum of the tests' scores."""
-    tests: list[dict] = []
+    tests: list[dict[str, Any]] = []
     summary: list[str] = []
     total = 0  # millionths of a point
     for row in rows:
@@ -197,7 +213,7 @@ def gradescope(rows: Sequence[Row], points: float = 10.0) -> dict:
             "stdout_visibility": "hidden", "tests": tests}
 
 
-def _summary(name: str, report: dict) -> str:
+def _summary(name: str, report: dict[str, Any]) -> str:
     """A file's grade in plain words (the same text as a failed config of ``--exec``)."""
     if report["passed"]:
         return f"{name}: passed (the trace equals the reference)."
@@ -215,8 +231,11 @@ def run(args: argparse.Namespace, client: Any) -> int:
     if not args.files:
         print("specdec grade: error: give trace files to grade, or --exec CMD to grade a program", file=sys.stderr)
         return EXIT_ERROR
+    from .cli import progress_bars
+
     rows = [read_file(name) for name in args.files]
-    grade_rows(rows, client, args.batch)
+    with progress_bars(args) as bars:
+        grade_rows(rows, client, args.batch, progress=bars)
     if args.json:
         sys.stdout.write(json.dumps([{"file": r.name, "report": r.report, "malformed": r.malformed,
                                       "errors": r.errors} for r in rows], indent=2) + "\n")
@@ -235,7 +254,10 @@ def run_exec(args: argparse.Namespace, client: Any) -> int:
     timeout = min(getattr(args, "timeout", 10.0), MAX_TIMEOUT)
     # --timeout limits each run of the program; the one grading request may take longer on a busy service
     client.transport.timeout = max(client.transport.timeout, SERVICE_TIMEOUT)
-    tests = grade_program(client, args.command, suite=args.suite, timeout=timeout, jobs=args.jobs)
+    from .cli import progress_bars
+
+    with progress_bars(args) as bars:
+        tests = grade_program(client, args.command, suite=args.suite, timeout=timeout, jobs=args.jobs, progress=bars)
     if args.json:
         sys.stdout.write(json.dumps([{"id": t.id, "config": t.config, "exercises": t.exercises, "passed": t.passed,
                                       "score": t.score, "problem": t.problem, "message": t.message(),
@@ -260,23 +282,39 @@ def run_exec(args: argparse.Namespace, client: Any) -> int:
     return EXIT_PASSED if all(t.passed for t in tests) else EXIT_FAILED
 
 
+def _json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
 def run_suite(args: argparse.Namespace, client: Any) -> int:
-    """``specdec suite [NAME] [--config ID]``: the suites, a suite's configs, or one config's JSON."""
+    """``specdec suite [NAME] [--config ID] [--json]``: the suites, a suite's configs, or one config's JSON."""
+    as_json = getattr(args, "json", False)
     if args.name is None:
         if args.config is not None:
             print("specdec suite: error: --config needs the suite's NAME", file=sys.stderr)
             return EXIT_ERROR
-        for s in client.suites():
+        suites = client.suites()
+        if as_json:
+            _json({"suites": [s.to_dict() for s in suites]})
+            return EXIT_PASSED
+        for s in suites:
             sys.stdout.write(f"{s.name:9} {s.count:3} configs  {s.description}\n")
         return EXIT_PASSED
-    configs = client.suite(args.name)["configs"]
+    suite = client.suite(args.name)
+    configs = suite["configs"]
     if args.config is not None:
         found = [c for c in configs if c["id"] == args.config]
         if not found:
             print(f"specdec suite: error: no config {args.config!r} in the {args.name} suite: "
                   f"{', '.join(c['id'] for c in configs)}", file=sys.stderr)
             return EXIT_ERROR
-        sys.stdout.write(json.dumps(found[0]["config"]) + "\n")
+        if as_json:
+            _json(found[0]["config"])
+        else:
+            sys.stdout.write(json.dumps(found[0]["config"]) + "\n")
+        return EXIT_PASSED
+    if as_json:
+        _json(suite.to_dict())
         return EXIT_PASSED
     width = max(len(c["id"]) for c in configs)
     sys.stdout.write(f"{'ID'.ljust(width)}  EXERCISES\n")

@@ -24,6 +24,7 @@ one trace marking it malformed and sending the others again) also serves ``specd
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -31,11 +32,12 @@ import subprocess
 import threading
 import time
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import IO, Any, Optional, Sequence
 
 from .errors import InvalidInput, PayloadTooLarge
+from .progress import Progress
 from .traces import json_kind, loads_json
 
 MAX_JOBS = 64
@@ -60,13 +62,13 @@ class Row:
 
     name: str
     trace: Any = None
-    report: Optional[dict] = None
+    report: Optional[dict[str, Any]] = None
     malformed: Optional[str] = None
-    errors: list = field(default_factory=list)
+    errors: list[Any] = field(default_factory=list[Any])
 
     @property
     def passed(self) -> bool:
-        return self.report is not None and self.report["passed"]
+        return self.report is not None and bool(self.report["passed"])
 
 
 # ---------------------------------------------------------------- batches of traces
@@ -76,15 +78,19 @@ OVER_BUDGET = "tag:specdec,2026:problem/over-budget"
 """The problem type of a request over the service's work budget (a 422 naming ``cost`` and ``budget``)."""
 
 
-def grade_rows(rows: Sequence[Row], client: Any, batch: int = 100) -> None:
+def grade_rows(rows: Sequence[Row], client: Any, batch: int = 100, progress: Optional[Progress] = None) -> None:
     """Grade the readable rows with ``client.grade_many`` in batches, filling ``report``; a
     trace the service refuses (422 pointing at ``#/traces/<i>``) is marked malformed and the
     rest of its batch is sent again; a batch over the service's work budget (422 of type
     :data:`OVER_BUDGET`) or over its body size (413) is split in two halves, each sent on its
-    own, and a single trace over the body size is marked malformed. Other errors propagate."""
+    own, and a single trace over the body size is marked malformed. Other errors propagate.
+    ``progress``, when given, is called as ``progress("grade", rows done, rows)`` at the start
+    and after each request (:data:`specdec_client.progress.Progress`)."""
     pending = [r for r in rows if r.malformed is None]
     work = [pending[start:start + batch] for start in range(0, len(pending), batch)]
     while work:
+        if progress is not None:
+            progress("grade", len(pending) - sum(len(chunk) for chunk in work), len(pending))
         chunk = work.pop(0)
         try:
             answer = client.grade_many([r.trace for r in chunk])
@@ -109,6 +115,8 @@ def grade_rows(rows: Sequence[Row], client: Any, batch: int = 100) -> None:
             continue
         for row, report in zip(chunk, answer["reports"]):
             row.report = report
+    if progress is not None and pending:
+        progress("grade", len(pending), len(pending))
 
 
 def _refused(error: InvalidInput, chunk: Sequence[Row]) -> list[Row]:
@@ -153,8 +161,9 @@ def run_program(command: str, stdin: bytes, timeout: float, cwd: Optional[str] =
     posix = os.name == "posix"
     proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, cwd=cwd, start_new_session=posix)
+    stdin_pipe, stdout_pipe, stderr_pipe = _pipes(proc)
     out = bytearray()
-    err: deque = deque(maxlen=64)  # the last chunks of stderr
+    err: deque[bytes] = deque(maxlen=64)  # the last chunks of stderr
     overflow = threading.Event()
 
     def kill() -> None:
@@ -168,14 +177,14 @@ def run_program(command: str, stdin: bytes, timeout: float, cwd: Optional[str] =
 
     def feed() -> None:
         try:
-            proc.stdin.write(stdin)
-            proc.stdin.close()
+            stdin_pipe.write(stdin)
+            stdin_pipe.close()
         except (BrokenPipeError, OSError, ValueError):
             pass  # the program does not read its input: its business
 
     def read_out() -> None:
         while True:
-            chunk = proc.stdout.read1(65536)
+            chunk = stdout_pipe.read1(65536)
             if not chunk:
                 return
             if len(out) + len(chunk) > MAX_OUTPUT_BYTES:
@@ -186,7 +195,7 @@ def run_program(command: str, stdin: bytes, timeout: float, cwd: Optional[str] =
 
     def read_err() -> None:
         while True:
-            chunk = proc.stderr.read1(65536)
+            chunk = stderr_pipe.read1(65536)
             if not chunk:
                 return
             err.append(chunk)
@@ -204,11 +213,22 @@ def run_program(command: str, stdin: bytes, timeout: float, cwd: Optional[str] =
     kill()  # children left behind would hold the pipes open
     for t in threads:
         t.join(5)
-    for t, stream in zip(threads[1:], (proc.stdout, proc.stderr)):
+    for t, stream in zip(threads[1:], (stdout_pipe, stderr_pipe)):
         if not t.is_alive():  # a process that left the group may still hold a pipe: leave its reader be
             stream.close()
     tail = b"".join(err).decode("utf-8", "replace")
     return RunResult(proc.returncode, bytes(out), tail, time.monotonic() - started, timed_out, overflow.is_set())
+
+
+def _pipes(proc: subprocess.Popen[bytes]) -> tuple[IO[bytes], io.BufferedReader, io.BufferedReader]:
+    """The standard input, output and error of ``proc``, started with three buffered pipes
+    (``subprocess.PIPE``, the default ``bufsize``); raises ``OSError`` (after killing it)
+    if it has not."""
+    if proc.stdin is None or not isinstance(proc.stdout, io.BufferedReader) \
+            or not isinstance(proc.stderr, io.BufferedReader):
+        proc.kill()
+        raise OSError("the program was started without its three pipes")
+    return proc.stdin, proc.stdout, proc.stderr
 
 
 @dataclass
@@ -219,24 +239,24 @@ class ProgramTest:
     be graded, in plain words) or ``report`` (the service's grade)."""
 
     id: str
-    config: dict
-    exercises: list = field(default_factory=list)
+    config: dict[str, Any]
+    exercises: list[Any] = field(default_factory=list[Any])
     command: str = ""
     suite: str = ""
     run: Optional[RunResult] = None
     trace: Any = None
     problem: Optional[str] = None
-    report: Optional[dict] = None
+    report: Optional[dict[str, Any]] = None
 
     @property
     def passed(self) -> bool:
         """The program's trace equals the reference."""
-        return self.report is not None and self.report["passed"]
+        return self.report is not None and bool(self.report["passed"])
 
     @property
     def score(self) -> float:
         """The share of the grade's checks that hold (0 when the output could not be graded)."""
-        return self.report["score"] if self.report is not None else 0.0
+        return float(self.report["score"]) if self.report is not None else 0.0
 
     def message(self) -> str:
         """The test's result in plain words, several lines (see the module docstring)."""
@@ -247,14 +267,14 @@ class ProgramTest:
         if self.passed:
             lines.append("Passed: your trace equals the reference.")
             return "\n".join(lines)
-        if self.problem is not None:
-            lines.append(f"Failed: {self.problem}")
+        if self.problem is not None or self.report is None:
+            lines.append(f"Failed: {self.problem or 'not run and graded yet.'}")
             return "\n".join(lines)
         lines += divergence_lines(self.report)
         return "\n".join(lines)
 
 
-def divergence_lines(report: dict) -> list[str]:
+def divergence_lines(report: dict[str, Any]) -> list[str]:
     """A failed grade in plain words: where (block, field), expected and got, the rule in one
     sentence, the SPEC rule, the diagnosed mistake(s) with their hints, and the checks that fail."""
     lines = [f"Failed: your trace differs from the reference (checks: {report['score']:.2f} hold)."]
@@ -340,7 +360,7 @@ def check_output(test: ProgramTest, result: RunResult, timeout: float) -> None:
     test.trace = trace
 
 
-def config_mismatch(given: dict, echoed: Any) -> Optional[str]:
+def config_mismatch(given: dict[str, Any], echoed: Any) -> Optional[str]:
     """The first setting where a trace's ``config`` differs from the ``given`` one (in plain
     words), or None. The config must be echoed with every setting (SPEC section 8)."""
     if not isinstance(echoed, dict):
@@ -357,10 +377,12 @@ def config_mismatch(given: dict, echoed: Any) -> Optional[str]:
 
 
 def grade_program(client: Any, command: str, *, suite: str = "standard", timeout: float = 10.0, jobs: int = 1,
-                  cwd: Optional[str] = None) -> list[ProgramTest]:
+                  cwd: Optional[str] = None, progress: Optional[Progress] = None) -> list[ProgramTest]:
     """Run ``command`` on every config of ``suite`` (at most ``jobs`` at once, each for at most
     ``timeout`` seconds) and grade the traces in one batch with ``client`` (a
-    :class:`specdec_client.Client`). Returns the tests in the suite's order.
+    :class:`specdec_client.Client`). Returns the tests in the suite's order. ``progress``, when
+    given, is called as ``progress("run", runs done, configs)`` as the runs finish, then as
+    :func:`grade_rows` calls it (:data:`specdec_client.progress.Progress`).
 
     Raises ``ValueError`` for a ``timeout`` outside (0, :data:`MAX_TIMEOUT`] or ``jobs``
     outside 1..:data:`MAX_JOBS`, the client's errors when the service cannot be reached or
@@ -378,17 +400,23 @@ def grade_program(client: Any, command: str, *, suite: str = "standard", timeout
         check_output(test, run_program(command, stdin, timeout, cwd), timeout)
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(one, tests))
-    grade_traces(client, [t for t in tests if t.problem is None])
+        futures = [pool.submit(one, test) for test in tests]
+        if progress is not None:
+            progress("run", 0, len(tests))
+        for done, future in enumerate(as_completed(futures), 1):
+            future.result()
+            if progress is not None:
+                progress("run", done, len(tests))
+    grade_traces(client, [t for t in tests if t.problem is None], progress)
     return tests
 
 
-def grade_traces(client: Any, tests: Sequence[ProgramTest]) -> None:
+def grade_traces(client: Any, tests: Sequence[ProgramTest], progress: Optional[Progress] = None) -> None:
     """Grade the tests' traces in one ``POST /v1/grade`` batch; a trace the service refuses
     (422 naming ``#/traces/<i>``) fails its test with the fields and reasons, and the others are
     sent again."""
     rows = [Row(t.id, t.trace) for t in tests]
-    grade_rows(rows, client, batch=max(1, len(rows)))
+    grade_rows(rows, client, batch=max(1, len(rows)), progress=progress)
     for test, row in zip(tests, rows):
         if row.report is not None:
             test.report = row.report
@@ -397,7 +425,7 @@ def grade_traces(client: Any, tests: Sequence[ProgramTest]) -> None:
             test.problem = f"the service could not read the trace as specdec-trace/1: {fields}."
 
 
-def gradescope_results(tests: Sequence[ProgramTest], points: float = 10.0, suite: str = "standard") -> dict:
+def gradescope_results(tests: Sequence[ProgramTest], points: float = 10.0, suite: str = "standard") -> dict[str, Any]:
     """Gradescope's ``results.json``: one test per config (``name``, ``score``, ``max_score``,
     ``status``, ``output`` in plain text with ``output_format`` "text", ``visibility``), the total ``score`` (the sum, no
     float noise) and an ``output`` summary. Each config is worth ``points``; a failed grade

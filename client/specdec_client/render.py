@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import IO, Iterable, Optional, Sequence
+from typing import IO, Any, Iterable, Optional, Sequence
 
 from .types import COUNTER_NAMES, Block, Config, Counters, Draw, ModelInfo, Trace
 
@@ -29,22 +29,26 @@ WRAP = 100
 """Distribution lines wrap before this many columns."""
 
 
-def use_color(stream: IO, choice: str = "auto") -> bool:
+def use_color(stream: IO[str], choice: str = "auto") -> bool:
     """Whether to colour output to ``stream``: ``choice`` ``"always"`` or
-    ``"never"``, or ``"auto"``: only when ``stream`` is a terminal, the
-    ``NO_COLOR`` environment variable is unset or empty (https://no-color.org)
-    and ``TERM`` is not ``dumb``."""
+    ``"never"``, or ``"auto"``: never when the ``NO_COLOR`` environment
+    variable is set to a non-empty value (https://no-color.org), always when
+    ``FORCE_COLOR`` is (https://force-color.org; ``NO_COLOR`` wins when both
+    are), otherwise only when ``stream`` is a terminal and ``TERM`` is not
+    ``dumb``."""
     if choice in ("always", "never"):
         return choice == "always"
     if os.environ.get("NO_COLOR"):
         return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
     if os.environ.get("TERM") == "dumb":
         return False
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
 
 
-def can_encode(stream: IO, text: str = "✓✗∅→≥·") -> bool:
+def can_encode(stream: IO[str], text: str = "✓✗∅→≥·") -> bool:
     """Whether ``stream``'s encoding can write ``text`` (else ASCII symbols are used)."""
     encoding = getattr(stream, "encoding", None) or "ascii"
     try:
@@ -184,7 +188,7 @@ class Renderer:
 
     def header(self, config: Config) -> str:
         """The session's settings on one line."""
-        def model(m) -> str:
+        def model(m: Any) -> str:
             return m if isinstance(m, str) else "custom"
         s = self.style
         parts = [f"target {model(config.target)}", f"draft {model(config.draft)}", f"mode {config.mode}",

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, TypeVar, cast
 
 from .types import Config, Record, _tuple
+
+R = TypeVar("R", bound="JsonLike")
 
 
 class JsonLike:
@@ -28,17 +30,20 @@ class JsonLike:
     ``record[key]``/``record.get(key, default)`` read the JSON object a
     record was read from (the raw values)."""
 
-    raw: Optional[dict]
+    raw: Optional[dict[str, Any]]
     convert: Mapping[str, Callable[[Any], Any]] = {}
 
     @classmethod
-    def from_dict(cls, d: Mapping):
+    def from_dict(cls: type[R], d: Mapping[str, Any]) -> R:
         """The record of the JSON object ``d`` (kept as ``raw``); ``KeyError``,
         ``TypeError`` or ``ValueError`` when ``d`` is malformed."""
-        return _read(cls, d, **cls.convert)
+        return cast(R, _read(cls, d, **cls.convert))
 
-    def _json(self) -> Mapping:
-        return self.raw if self.raw is not None else self.to_dict()  # type: ignore[attr-defined]
+    def _json(self) -> Mapping[str, Any]:
+        if self.raw is not None:
+            return self.raw
+        to_dict: Callable[[], Mapping[str, Any]] = getattr(self, "to_dict")  # Record's, the other base
+        return to_dict()
 
     def __getitem__(self, key: str) -> Any:
         return copy.deepcopy(self._json()[key])
@@ -48,7 +53,7 @@ class JsonLike:
         return copy.deepcopy(self._json().get(key, default))
 
 
-def _read(cls, d: Mapping, **convert: Callable[[Any], Any]):
+def _read(cls: Any, d: Mapping[str, Any], **convert: Callable[[Any], Any]) -> Any:
     """``cls`` from the JSON object ``d``: each field from the key of its
     name, through ``convert[name]`` when given; ``d`` kept as ``raw``."""
     if not isinstance(d, Mapping):
@@ -58,11 +63,11 @@ def _read(cls, d: Mapping, **convert: Callable[[Any], Any]):
     return cls(**values, raw=dict(d))
 
 
-def _many(cls) -> Callable[[Any], tuple]:
+def _many(cls: Any) -> Callable[[Any], tuple[Any, ...]]:
     return lambda items: tuple(cls.from_dict(item) for item in _tuple(items))
 
 
-def _optional(cls) -> Callable[[Any], Any]:
+def _optional(cls: Any) -> Callable[[Any], Any]:
     return lambda value: None if value is None else cls.from_dict(value)
 
 

@@ -37,11 +37,12 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field, fields
-from typing import Any, Iterator, Mapping, Optional, Union
+from typing import Any, Iterable, Iterator, Mapping, NoReturn, Optional, Union
 
 from .api.sessions import SessionsApi
 from .errors import InvalidInput, SessionDone, TraceFormatError
-from .types import COUNTER_NAMES, TRACE_FORMAT, Trace
+from .progress import Progress
+from .types import COUNTER_NAMES, TRACE_FORMAT, StepResult, Trace
 
 TRACE_KEYS = ("format",) + tuple(f.name for f in fields(Trace) if f.name not in ("format", "raw"))
 """The keys of a ``specdec-trace/1`` document: the fields of :class:`Trace`
@@ -65,7 +66,7 @@ MISSING = _Missing()
 # ---------------------------------------------------------------- files
 
 
-def load_trace(source: Union[str, os.PathLike, Any]) -> Trace:
+def load_trace(source: Union[str, os.PathLike[str], Any]) -> Trace:
     """Read a trace from a path or an open text file.
 
     Raises :class:`~specdec_client.errors.TraceFormatError` when the file is
@@ -89,7 +90,7 @@ def load_trace(source: Union[str, os.PathLike, Any]) -> Trace:
     return trace_from(data, name)
 
 
-def _no_constant(name: str):
+def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a JSON number (RFC 8259 has no NaN or Infinity; Python's json.dumps "
                      "writes them unless allow_nan=False)")
 
@@ -117,12 +118,12 @@ def source_name(source: Any) -> str:
         name = getattr(source, "name", None)
         return name if isinstance(name, str) else "<stream>"
     try:
-        return os.fspath(source)
+        return os.fsdecode(source)
     except TypeError:
         return "<stream>"
 
 
-def _fields(*keys: str, **shapes: Any) -> tuple:
+def _fields(*keys: str, **shapes: Any) -> tuple[Any, ...]:
     return tuple((k, "any") for k in keys) + tuple(shapes.items())
 
 
@@ -222,7 +223,7 @@ def trace_from(data: Any, name: Any = "trace") -> Trace:
         raise TraceFormatError(f"{name}: not a {TRACE_FORMAT} trace ({what})") from None
 
 
-def save_trace(trace: Union[Trace, Mapping], target: Union[str, os.PathLike, Any]) -> None:
+def save_trace(trace: Union[Trace, Mapping[str, Any]], target: Union[str, os.PathLike[str], Any]) -> None:
     """Write a trace as JSON (2-space indent, UTF-8) to a path or open text file."""
     data = trace.to_dict() if isinstance(trace, Trace) else dict(trace)
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
@@ -296,7 +297,7 @@ class Divergence:
     def __str__(self) -> str:
         return f"{self.path}: the trace has {_show(self.got)}, the service gives {_show(self.expected)}"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON form; a missing side is the string ``"<missing>"``."""
         def j(v: Any) -> Any:
             return "<missing>" if v is MISSING else v
@@ -316,7 +317,7 @@ class ReplayReport:
         """True when every field of every block matches."""
         return not self.divergences
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """``{"ok", "blocks", "divergences": [...]}``."""
         return {"ok": self.ok, "blocks": self.blocks, "divergences": [d.to_dict() for d in self.divergences]}
 
@@ -333,7 +334,7 @@ class ReplayReport:
 # ---------------------------------------------------------------- replay
 
 
-def replay(client: SessionsApi, trace: Union[Trace, Mapping]) -> ReplayReport:
+def replay(client: SessionsApi, trace: Union[Trace, Mapping[str, Any]], progress: Optional[Progress] = None) -> ReplayReport:
     """Replay a saved trace against the service (see the module docstring).
 
     ``client``: anything with the block routes (a
@@ -344,7 +345,9 @@ def replay(client: SessionsApi, trace: Union[Trace, Mapping]) -> ReplayReport:
     state is invalid, HTTP 422, or the session was already done, HTTP 409)
     is reported as a divergence at ``blocks[i]``, unless its saved start
     already broke the chain (then it is replayed from where the block before
-    ended, see the module docstring). Raises
+    ended, see the module docstring). ``progress``, when given, is called as
+    ``progress("replay", blocks done, blocks)`` before each block and at the end
+    (:data:`specdec_client.progress.Progress`). Raises
     :class:`TraceFormatError` for a document that is not a trace, and the
     client's connection errors.
     """
@@ -354,17 +357,19 @@ def replay(client: SessionsApi, trace: Union[Trace, Mapping]) -> ReplayReport:
     found: list[Divergence] = []
     running = {name: 0 for name in COUNTER_NAMES}    # saved counters of the blocks before
     totals = {name: 0 for name in COUNTER_NAMES}     # the service's counters, summed
-    output: list = []                                # the service's committed tokens, joined
+    output: list[Any] = []                                # the service's committed tokens, joined
     position: Any = 0
-    start_prefix: list = []                          # where the saved block before ended
+    start_prefix: list[Any] = []                          # where the saved block before ended
     start_position: Any = 0
     done: Any = None
     echoed_config: Any = None
 
-    def note(block: Optional[int], differences) -> None:  # differences: (path, saved value, service value)
+    def note(block: Optional[int], differences: Iterable[tuple[str, Any, Any]]) -> None:  # differences: (path, saved value, service value)
         found.extend(Divergence(block, path, expected=service, got=saved) for path, saved, service in differences)
 
     for i, saved in enumerate(saved_blocks):
+        if progress is not None:
+            progress("replay", i, len(saved_blocks))
         where = f"blocks[{i}]"  # every saved block is an object: trace_from has read it as a Block
         # the chain: block 0 starts at the empty session, each later block
         # where the saved block before it ended
@@ -406,6 +411,8 @@ def replay(client: SessionsApi, trace: Union[Trace, Mapping]) -> ReplayReport:
         position = got.get("next_position")
         done = got.get("done")
 
+    if progress is not None:
+        progress("replay", len(saved_blocks), len(saved_blocks))
     if echoed_config is not None:
         note(None, diff(config, echoed_config, "config"))
     note(None, diff(data["output"], output, "output"))
@@ -442,22 +449,22 @@ def _config_refusal(config: Any, error: Exception) -> list[Divergence]:
     return found
 
 
-def _replay_block(client: SessionsApi, state: dict, tokens: Optional[list]):
+def _replay_block(client: SessionsApi, state: dict[str, Any], tokens: Optional[list[str]]) -> StepResult:
     """The service's block from ``state``: ``POST /v1/verify`` with the saved
     ``tokens`` of a caller-supplied proposal, else ``POST /v1/step``."""
     return client.verify(state, tokens) if tokens is not None else client.step(state)
 
 
-def _chain(where: str, saved: Mapping, prefix: list, position: Any):
+def _chain(where: str, saved: Mapping[str, Any], prefix: list[Any], position: Any) -> Iterator[tuple[str, Any, Any]]:
     yield from diff(saved.get("prefix", MISSING), prefix, f"{where}.prefix")
     yield from diff(saved.get("position", MISSING), position, f"{where}.position")
 
 
-def _list(value: Any) -> list:
+def _list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else []
 
 
-def _add(total: dict, counters: Any) -> None:
+def _add(total: dict[str, Any], counters: Any) -> None:
     if isinstance(counters, Mapping):
         for name in total:
             value = counters.get(name, 0)

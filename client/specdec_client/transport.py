@@ -57,14 +57,18 @@ def make_retry(retries: int, backoff_factor: float) -> Retry:
     retry the last 5xx answer is returned (and raised as
     :class:`~specdec_client.errors.ServerError` with its problem details).
     """
-    options = dict(total=retries, connect=retries, read=0, status=retries, other=0,
-                   backoff_factor=backoff_factor, status_forcelist=RETRY_STATUSES,
-                   raise_on_status=False, respect_retry_after_header=False)
+    options: dict[str, Any] = dict(total=retries, connect=retries, read=0, status=retries,
+                                   backoff_factor=backoff_factor, status_forcelist=RETRY_STATUSES,
+                                   raise_on_status=False, respect_retry_after_header=False)
     methods = frozenset({"GET", "POST"})
     try:
-        return Retry(allowed_methods=methods, **options)
-    except TypeError:  # urllib3 < 1.26 spells it method_whitelist
-        return Retry(method_whitelist=methods, **options)
+        return Retry(allowed_methods=methods, other=0, **options)
+    except TypeError:
+        # urllib3 < 1.26 spells allowed_methods `method_whitelist` and has no `other` counter
+        # (other errors then count against `total` only); the name is passed in the mapping
+        # because urllib3 2's Retry no longer has that parameter.
+        legacy: dict[str, Any] = {**options, "method_whitelist": methods}
+        return Retry(**legacy)
 
 
 class Transport:
@@ -99,7 +103,7 @@ class Transport:
         if self.owns_session:
             self.http.close()
 
-    def request(self, method: str, path: str, *, json: Any = None, params: Optional[Mapping] = None) -> Any:
+    def request(self, method: str, path: str, *, json: Any = None, params: Optional[Mapping[str, Any]] = None) -> Any:
         """Send one request and return the parsed JSON body of a 2xx answer.
 
         ``path`` starts with ``/``. Raises the SDK's exceptions (see the module docstring).
@@ -127,7 +131,7 @@ class Transport:
             raise InvalidResponse(url, f"HTTP {response.status_code} with a body that is not JSON ({kind})") from None
 
     def call(self, method: str, path: str, reader: Callable[[Any], T], *, json: Any = None,
-             params: Optional[Mapping] = None) -> T:
+             params: Optional[Mapping[str, Any]] = None) -> T:
         """:meth:`request`, then ``reader(body)`` (a typed record's
         ``from_dict``); a body ``reader`` cannot read (``KeyError``,
         ``TypeError``, ``ValueError``, ``AttributeError``) is an
@@ -172,7 +176,7 @@ def problem_error(response: requests.Response, method: str = "") -> APIError:
     """The :class:`APIError` subclass for an HTTP error ``response``, with
     its RFC 9457 problem details when the body is JSON."""
     status = response.status_code
-    problem: dict = {}
+    problem: dict[str, Any] = {}
     try:
         body = response.json()
         if isinstance(body, dict):

@@ -49,7 +49,7 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _tuple(value: Any) -> tuple:
+def _tuple(value: Any) -> tuple[Any, ...]:
     if not isinstance(value, (list, tuple)):
         raise TypeError(f"expected a list, got {type(value).__name__}")
     return tuple(value)
@@ -59,7 +59,7 @@ def _floats(value: Any) -> tuple[float, ...]:
     return tuple(float(x) for x in _tuple(value))
 
 
-def _opt(cls, value: Any):
+def _opt(cls: Any, value: Any) -> Any:
     return None if value is None else cls.from_dict(value)
 
 
@@ -71,9 +71,9 @@ class Record:
     ``KeyError``/``TypeError``/``ValueError`` when it is malformed) and keeps
     it as ``raw``, and :meth:`to_dict`, which gives it back."""
 
-    raw: Optional[dict] = field(default=None, kw_only=True, repr=False, compare=False)
+    raw: Optional[dict[str, Any]] = field(default=None, kw_only=True, repr=False, compare=False)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON object: what the server sent (a deep copy), or, for an
         object built by hand, its fields in JSON form."""
         if self.raw is not None:
@@ -91,7 +91,7 @@ class Draw(Record):
     hex: str
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Draw":
+    def from_dict(cls, d: Mapping[str, Any]) -> "Draw":
         return cls(int(d["position"]), float(d["u"]), str(d["hex"]), raw=dict(d))
 
 
@@ -111,7 +111,7 @@ class DraftStep(Record):
     drafted: bool
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "DraftStep":
+    def from_dict(cls, d: Mapping[str, Any]) -> "DraftStep":
         return cls(int(d["index"]), d["context"], _floats(d["q"]), _opt(Draw, d["draw"]), str(d["token"]),
                    bool(d["drafted"]), raw=dict(d))
 
@@ -131,7 +131,7 @@ class Proposal(Record):
         return all(s.drafted for s in self.steps)
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Proposal":
+    def from_dict(cls, d: Mapping[str, Any]) -> "Proposal":
         return cls(_tuple(d["tokens"]), tuple(DraftStep.from_dict(s) for s in _tuple(d["steps"])), raw=dict(d))
 
 
@@ -154,7 +154,7 @@ class VerificationStep(Record):
     accepted: bool
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "VerificationStep":
+    def from_dict(cls, d: Mapping[str, Any]) -> "VerificationStep":
         ratio = d["ratio"]
         return cls(int(d["index"]), d["context"], str(d["token"]), _floats(d["p"]), _floats(d["q"]),
                    float(d["p_token"]), float(d["q_token"]), None if ratio is None else float(ratio),
@@ -174,7 +174,7 @@ class Correction(Record):
     token: str
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Correction":
+    def from_dict(cls, d: Mapping[str, Any]) -> "Correction":
         return cls(int(d["index"]), d["context"], _floats(d["distribution"]), _opt(Draw, d["draw"]),
                    str(d["token"]), raw=dict(d))
 
@@ -191,7 +191,7 @@ class TargetSample(Record):
     token: str
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "TargetSample":
+    def from_dict(cls, d: Mapping[str, Any]) -> "TargetSample":
         return cls(d["context"], _floats(d["p"]), _opt(Draw, d["draw"]), str(d["token"]), raw=dict(d))
 
 
@@ -217,7 +217,7 @@ class Counters(Record):
         return Counters(*(getattr(self, n) + getattr(other, n) for n in COUNTER_NAMES))
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Counters":
+    def from_dict(cls, d: Mapping[str, Any]) -> "Counters":
         return cls(**{n: int(d.get(n, 0)) for n in COUNTER_NAMES}, raw=dict(d))
 
 
@@ -255,7 +255,7 @@ class Block(Record):
         return next((v for v in self.verification if not v.accepted), None)
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Block":
+    def from_dict(cls, d: Mapping[str, Any]) -> "Block":
         return cls(
             str(d["mode"]), _tuple(d["prefix"]), int(d["position"]), Proposal.from_dict(d["proposal"]),
             tuple(VerificationStep.from_dict(v) for v in _tuple(d["verification"])),
@@ -283,13 +283,13 @@ class Config(Record):
     eos: Optional[str] = None
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Config":
+    def from_dict(cls, d: Mapping[str, Any]) -> "Config":
         unknown = set(d) - set(CONFIG_KEYS)
         if unknown:
             raise ValueError(f"unknown settings {sorted(unknown)}: the settings are {', '.join(CONFIG_KEYS)}")
         return cls(**dict(d), raw=dict(d))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """What was sent/received, or every setting in SPEC section 8 order."""
         if self.raw is not None:
             return copy.deepcopy(self.raw)
@@ -326,7 +326,7 @@ class State(Record):
     counters: Counters = field(default_factory=Counters)
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "State":
+    def from_dict(cls, d: Mapping[str, Any]) -> "State":
         return cls(Config.from_dict(d["config"]), _tuple(d.get("committed", [])), int(d.get("position", 0)),
                    Counters.from_dict(d.get("counters", {})), raw=dict(d))
 
@@ -342,7 +342,7 @@ class StepResult(Record):
     done: Optional[str]
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "StepResult":
+    def from_dict(cls, d: Mapping[str, Any]) -> "StepResult":
         return cls(Block.from_dict(d["block"]), State.from_dict(d["state"]), d.get("done"), raw=dict(d))
 
 
@@ -367,14 +367,14 @@ class Trace(Record):
         return len(self.blocks)
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Trace":
+    def from_dict(cls, d: Mapping[str, Any]) -> "Trace":
         if d.get("format") != TRACE_FORMAT:
             raise ValueError(f"format is {d.get('format')!r}, not {TRACE_FORMAT!r}")
         return cls(Config.from_dict(d["config"]), tuple(Block.from_dict(b) for b in _tuple(d["blocks"])),
                    _tuple(d["output"]), Counters.from_dict(d["counters"]), int(d["position"]), d.get("done"),
                    format=d["format"], raw=dict(d))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The trace JSON, keys in the format's order."""
         if self.raw is not None:
             return copy.deepcopy(self.raw)
@@ -391,7 +391,7 @@ class Health(Record):
     version: Optional[str]
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Health":
+    def from_dict(cls, d: Mapping[str, Any]) -> "Health":
         return cls(str(d["status"]), d.get("version"), raw=dict(d))
 
 
@@ -408,7 +408,7 @@ class ModelInfo(Record):
     next: Mapping[str, tuple[float, ...]]
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "ModelInfo":
+    def from_dict(cls, d: Mapping[str, Any]) -> "ModelInfo":
         rows = d["next"]
         if not isinstance(rows, Mapping):
             raise TypeError("next must be an object of rows")
@@ -416,14 +416,14 @@ class ModelInfo(Record):
                    {k: _floats(v) for k, v in rows.items()}, raw=dict(d))
 
 
-def merge_settings(config: Union[Config, Mapping, None] = None, *, required: Sequence[str] = ("draft", "seed"),
-                   **settings: Any) -> dict:
+def merge_settings(config: Union[Config, Mapping[str, Any], None] = None, *, required: Sequence[str] = ("draft", "seed"),
+                   **settings: Any) -> dict[str, Any]:
     """Session settings as a dict from a Config, a JSON-shaped mapping and/or
     keyword settings (keywords win). Raises
     :class:`~specdec_client.errors.InvalidSettings` (a ``SpecdecError`` and a
     ``TypeError``) for unknown settings or a missing ``required`` one; the
     values are left to the service to check."""
-    values: dict = {}
+    values: dict[str, Any] = {}
     if isinstance(config, Config):
         values.update({k: getattr(config, k) for k in CONFIG_KEYS})
     elif config is not None:
@@ -441,7 +441,7 @@ def merge_settings(config: Union[Config, Mapping, None] = None, *, required: Seq
     return values
 
 
-def as_config(config: Union[Config, Mapping, None] = None, **settings: Any) -> Config:
+def as_config(config: Union[Config, Mapping[str, Any], None] = None, **settings: Any) -> Config:
     """A :class:`Config` from a Config, a JSON-shaped mapping and/or keyword
     settings (keywords win), see :func:`merge_settings`: ``draft`` and
     ``seed`` are required."""

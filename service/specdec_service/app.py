@@ -4,7 +4,9 @@
 ``config``, e.g. in tests), CORS open for ``/v1/*`` and ``/openapi.yaml``,
 one problem-document error handler for everything
 (:mod:`specdec_service.api.problems`), ``X-Content-Type-Options: nosniff`` on
-every response, and every blueprint of :data:`specdec_service.api.BLUEPRINTS`.
+every response, ``204 No Content`` without a content type for every ``OPTIONS``
+request (CORS preflights included), exact paths (``/v1//models`` is a 404 problem,
+not werkzeug's redirect with an HTML page), and every blueprint of :data:`specdec_service.api.BLUEPRINTS`.
 Nothing runs at import time.
 
 Extension point: to add routes, see "How to add a route" in
@@ -19,8 +21,9 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional
 
-from flask import Flask
+from flask import Flask, request
 from flask_cors import CORS
+from werkzeug.routing import Map
 
 from .api import BLUEPRINTS
 from .api.problems import register_error_handlers
@@ -49,6 +52,26 @@ The paths are compiled patterns (matched from the start of the path; ``\\Z``, no
 then skips guessing, on every request, whether a string is a regular expression."""
 
 
+class _ExactPaths(Map):
+    """werkzeug's URL map with ``merge_slashes`` off. With it on (werkzeug's default), a path
+    with a doubled slash (``/v1//models``, ``//``) is answered by a 308 redirect whose body is
+    an HTML "Redirecting..." page, sent without the error handlers (Flask does not pass
+    routing redirects to them), and whose absolute ``Location`` names the host without the
+    port behind the edge (nginx passes ``Host`` as ``$host``). The service's paths are
+    exact: such a path is the 404 problem of any unknown path."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("merge_slashes", False)
+        super().__init__(*args, **kwargs)
+
+
+class _App(Flask):
+    """Flask with :class:`_ExactPaths` (its ``url_map_class``: the map is made, and the
+    static route added to it, in ``Flask.__init__``)."""
+
+    url_map_class = _ExactPaths
+
+
 def _no_sniff(response):
     """``X-Content-Type-Options: nosniff`` on every response, errors included: a browser
     must not guess a type other than the declared one (e.g. run a JSON body as a script)."""
@@ -56,10 +79,23 @@ def _no_sniff(response):
     return response
 
 
+def _options_without_content(response):
+    """An ``OPTIONS`` answer (Flask's automatic one, which flask-cors completes for a CORS
+    preflight) has no body: ``204 No Content`` and no ``Content-Type``, where Flask would
+    send 200 with ``text/html; charset=utf-8`` (its default mimetype) and an empty body.
+    The ``Allow`` and ``Access-Control-*`` headers stay; any 2xx status satisfies a browser's
+    preflight (Fetch standard, "CORS-preflight fetch": an ok status)."""
+    if (request.method == "OPTIONS" and response.status_code == 200 and not response.is_streamed
+            and not response.get_data()):
+        response.status_code = 204
+        del response.headers["Content-Type"]
+    return response
+
+
 def create_app(config: Optional[Mapping[str, Any]] = None) -> Flask:
     """Build the WSGI app. ``config`` overrides :data:`DEFAULTS` (Flask
     config keys, e.g. ``{"TESTING": True}`` or ``MAX_CONTENT_LENGTH``)."""
-    app = Flask(__name__)
+    app = _App(__name__)
     app.config.update(DEFAULTS)
     if config:
         app.config.update(config)
@@ -67,6 +103,7 @@ def create_app(config: Optional[Mapping[str, Any]] = None) -> Flask:
     CORS(app, resources=CORS_RESOURCES)
     register_error_handlers(app)
     app.after_request(_no_sniff)
+    app.after_request(_options_without_content)
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)
     return app

@@ -24,6 +24,8 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
+from . import __version__
+
 APP = "specdec_service:create_app()"
 PACKAGE_CONFIG = "python:specdec_service.gunicorn_conf"
 """gunicorn's ``-c`` value for the settings in :mod:`specdec_service.gunicorn_conf`."""
@@ -110,6 +112,7 @@ def openapi(write: bool, check: bool, path: Optional[str]) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``specdec-service``."""
     parser = argparse.ArgumentParser(prog="specdec-service", description="The specdec REST service.")
+    parser.add_argument("--version", action="version", version=f"specdec-service {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("serve", allow_abbrev=False, add_help=False,
                         help="run the service under gunicorn (every further argument goes to gunicorn, "

@@ -17,6 +17,7 @@ from .service_backend import BASE, calls_to
 def at_mock_url(monkeypatch):
     monkeypatch.setenv("SPECDEC_URL", BASE)
     monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
 
 
 def test_analyze_returns_exact_fractions(service, client):
@@ -101,7 +102,7 @@ def test_cli_greedy_is_not_the_target(service, capsys):
 
 def test_cli_errors_are_one_line(service, capsys):
     status, out, err = specdec(capsys, "analyze", "--draft", "biased", "--limit", "2", "--depth", "3")
-    assert (status, out) == (2, "") and err.count("\n") == 1 and "#/depth" in err
+    assert (status, out) == (4, "") and err.count("\n") == 1 and "#/depth" in err  # HTTP 422
     with pytest.raises(SystemExit):
         cli.main(["analyze", "--draft", "biased", "--widths", "2,2"])
     with pytest.raises(SystemExit):

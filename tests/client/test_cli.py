@@ -18,6 +18,7 @@ from .service_backend import BASE, calls_to, run_body
 def at_mock_url(monkeypatch):
     monkeypatch.setenv("SPECDEC_URL", BASE)
     monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
 
 
 def specdec(capsys, *argv):
@@ -53,7 +54,7 @@ def test_run_json_prints_the_trace(service, capsys, tmp_path):
 
 def test_run_with_an_invalid_setting_is_one_line(service, capsys):
     status, out, err = specdec(capsys, "run", "--draft", "biased", "--seed", "1", "--width", "99")
-    assert (status, out) == (2, "")
+    assert (status, out) == (4, "")  # the service refused the request (HTTP 4xx)
     assert err.count("\n") == 1 and err.startswith("specdec: error: HTTP 422 Invalid input: ")
     assert "#/config/width" in err
 
@@ -120,7 +121,7 @@ def test_a_connection_failure_is_one_line(capsys):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     status, out, err = specdec(capsys, "models", "--url", f"http://127.0.0.1:{port}")
-    assert (status, out) == (2, "")
+    assert (status, out) == (3, "")  # the service cannot be reached
     assert err == (f"specdec: error: cannot reach the specdec service at http://127.0.0.1:{port}/v1/models: "
                    "Connection refused (after 3 retries)\n"
                    "specdec: start the service (specdec-service serve) or point --url / SPECDEC_URL at it\n")
@@ -184,7 +185,7 @@ def test_a_bug_is_still_one_line_unless_debugging(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "specdec_ext_bug", module)
     monkeypatch.setattr(cli, "EXTENSIONS", ("specdec_ext_bug",))
     monkeypatch.delenv("SPECDEC_DEBUG", raising=False)
-    assert cli.main(["boom"]) == 2
+    assert cli.main(["boom"]) == 70  # EX_SOFTWARE
     assert capsys.readouterr().err == (
         "specdec: error: internal error: RuntimeError: boom (set SPECDEC_DEBUG=1 for the traceback)\n")
     monkeypatch.setenv("SPECDEC_DEBUG", "1")
@@ -269,7 +270,7 @@ def test_a_server_that_is_not_specdec_is_one_line(not_specdec, capsys, tmp_path,
     trace.write_text(json.dumps(run_body({"draft": "biased", "seed": 1})))
     argv = [str(trace) if a == "TRACE" else a for a in command]
     status, out, err = specdec(capsys, *argv, "--url", not_specdec)
-    assert (status, out) == (2, "")
+    assert (status, out) == (5, "")  # an HTTP 5xx answer
     # status, reason phrase, the page's text without its tags (100 characters at most), the URL
     assert err == ("specdec: error: HTTP 501 Not Implemented: Error response Error code: 501 Message: "
                    "Unsupported method ('POST'). Error code explanation: 501... "

@@ -334,6 +334,25 @@ def test_the_retry_policy():
     assert retry.respect_retry_after_header is False  # the wait stays bounded
 
 
+def test_the_retry_policy_with_a_urllib3_before_1_26(monkeypatch):
+    """urllib3 < 1.26 names allowed_methods `method_whitelist` and has no `other` counter."""
+    made = []
+
+    def old_retry(total=10, connect=None, read=None, redirect=None, status=None, method_whitelist=None,
+                  status_forcelist=None, backoff_factor=0, raise_on_redirect=True, raise_on_status=True,
+                  history=None, respect_retry_after_header=True, remove_headers_on_redirect=()):
+        made.append(dict(total=total, connect=connect, read=read, status=status, methods=set(method_whitelist),
+                         status_forcelist=status_forcelist, backoff_factor=backoff_factor,
+                         raise_on_status=raise_on_status, respect_retry_after_header=respect_retry_after_header))
+        return "old Retry"
+
+    monkeypatch.setattr("specdec_client.transport.Retry", old_retry)
+    assert make_retry(3, 0.5) == "old Retry"
+    assert made == [dict(total=3, connect=3, read=0, status=3, methods={"GET", "POST"},
+                         status_forcelist=(502, 503, 504), backoff_factor=0.5, raise_on_status=False,
+                         respect_retry_after_header=False)]
+
+
 # ---------------------------------------------------------------- real sockets
 
 

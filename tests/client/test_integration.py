@@ -26,7 +26,7 @@ def live(live_url):
 
 def specdec(live_url, *argv, env=None):
     """Run the command as a subprocess; returns (status, stdout, stderr)."""
-    environ = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
     environ.update({"SPECDEC_URL": live_url, **(env or {})})
     result = subprocess.run([sys.executable, "-m", "specdec_client", *argv], capture_output=True, text=True,
                             env=environ, timeout=60)
@@ -132,13 +132,13 @@ def test_specdec_replay_exit_statuses(live_url, live, tmp_path):
 
 def test_specdec_errors_are_one_line(live_url, tmp_path):
     status, out, err = specdec(live_url, "run", "--draft", "nope", "--seed", "1")
-    assert status == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert status == 4 and out == "" and err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith("specdec: error: HTTP 422 Invalid input")
     dead = "http://127.0.0.1:9"  # the discard port: nothing listens there
     status, out, err = specdec(live_url, "replay", str(tmp_path / "none.json"), "--url", dead)
     assert status == 2 and err.count("\n") == 1 and "none.json" in err
     status, out, err = specdec(live_url, "models", "--url", dead)
-    assert status == 2 and err.startswith(f"specdec: error: cannot reach the specdec service at {dead}/v1/models")
+    assert status == 3 and err.startswith(f"specdec: error: cannot reach the specdec service at {dead}/v1/models")
     assert err.count("\n") == 2 and "Traceback" not in err  # the error, and what to do about it
     assert err.splitlines()[1] == "specdec: start the service (specdec-service serve) or point --url / SPECDEC_URL at it"
 

@@ -99,9 +99,13 @@ class Tty(io.StringIO):
     ({}, "auto", Tty(), True), ({}, "auto", io.StringIO(), False), ({"NO_COLOR": "1"}, "auto", Tty(), False),
     ({"NO_COLOR": ""}, "auto", Tty(), True), ({"TERM": "dumb"}, "auto", Tty(), False),
     ({"NO_COLOR": "1"}, "always", io.StringIO(), True), ({}, "never", Tty(), False),
+    ({"FORCE_COLOR": "1"}, "auto", io.StringIO(), True), ({"FORCE_COLOR": ""}, "auto", io.StringIO(), False),
+    ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, "auto", Tty(), False), ({"FORCE_COLOR": "1"}, "never", Tty(), False),
+    ({"FORCE_COLOR": "1", "TERM": "dumb"}, "auto", io.StringIO(), True),
 ])
 def test_use_color(monkeypatch, env, choice, stream, expected):
     monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
     monkeypatch.setenv("TERM", "xterm")
     for key, value in env.items():
         monkeypatch.setenv(key, value)

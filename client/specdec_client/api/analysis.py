@@ -14,7 +14,7 @@ Number = Union[int, float, str, Decimal, Fraction]
 """A draft cost: a number, or a decimal string such as ``"0.05"``."""
 
 
-def analysis_config(config: Union[Config, Mapping, None] = None, **settings: Any) -> dict:
+def analysis_config(config: Union[Config, Mapping[str, Any], None] = None, **settings: Any) -> dict[str, Any]:
     """The ``config`` of an analysis request from a :class:`Config`, a mapping and/or
     keyword settings (keywords win). ``draft`` is required; ``seed`` may be left out
     (an analysis covers every seed). Raises :class:`~specdec_client.errors.InvalidSettings`."""
@@ -43,7 +43,7 @@ def json_number(value: Number) -> Union[int, float]:
 class AnalysisApi(ApiGroup):
     """The analysis route."""
 
-    def analyze(self, config: Union[Config, Mapping, None] = None, *, depth: Optional[int] = None,
+    def analyze(self, config: Union[Config, Mapping[str, Any], None] = None, *, depth: Optional[int] = None,
                 widths: Optional[Sequence[int]] = None, draft_cost: Optional[Number] = None,
                 **settings: Any) -> Analysis:
         """``POST /v1/analysis``: exact expectations over all sessions of the settings
@@ -56,7 +56,7 @@ class AnalysisApi(ApiGroup):
         :class:`fractions.Fraction`. Raises :class:`~specdec_client.errors.InvalidInput`
         for bad fields, also for a request over the route's work budget (the problem's
         ``cost`` and ``budget`` say by how much)."""
-        body: dict = {"config": analysis_config(config, **settings)}
+        body: dict[str, Any] = {"config": analysis_config(config, **settings)}
         if depth is not None:
             body["depth"] = depth
         if widths is not None:

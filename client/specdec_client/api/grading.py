@@ -6,11 +6,12 @@ from typing import Any, Iterable, Mapping, Optional, Union
 from urllib.parse import quote
 
 from ..harness import ProgramTest, grade_program
+from ..progress import Progress
 from ..reports import DistributionReport, GradeBatch, GradeReport, Suite, SuiteSummary
 from ..types import Config, Trace
 from . import ApiGroup
 
-def trace_body(trace: Union[Trace, Mapping]) -> dict:
+def trace_body(trace: Union[Trace, Mapping[str, Any]]) -> dict[str, Any]:
     """The JSON of a trace: a :class:`Trace` as read or built, a mapping as is."""
     return trace.to_dict() if isinstance(trace, Trace) else dict(trace)
 
@@ -18,13 +19,13 @@ def trace_body(trace: Union[Trace, Mapping]) -> dict:
 class GradingApi(ApiGroup):
     """Grading student implementations against the reference traces."""
 
-    def grade(self, trace: Union[Trace, Mapping]) -> GradeReport:
+    def grade(self, trace: Union[Trace, Mapping[str, Any]]) -> GradeReport:
         """``POST /v1/grade`` with one trace: its :class:`GradeReport`
         (``passed``, ``score``, ``checks``, ``first_divergence``,
         ``diagnosis``, ``reference``)."""
         return self.transport.call("POST", "/v1/grade", GradeReport.from_dict, json=trace_body(trace))
 
-    def grade_many(self, traces: Iterable[Union[Trace, Mapping]]) -> GradeBatch:
+    def grade_many(self, traces: Iterable[Union[Trace, Mapping[str, Any]]]) -> GradeBatch:
         """``POST /v1/grade`` with ``{"traces": [...]}`` (1-1000 traces): a
         :class:`GradeBatch` (``reports`` in request order, ``summary``)."""
         return self.transport.call("POST", "/v1/grade", GradeBatch.from_dict,
@@ -48,10 +49,10 @@ class GradingApi(ApiGroup):
         return self.transport.call("GET", "/v1/grade/suites/" + quote(name, safe=""), Suite.from_dict)
 
     def grade_program(self, command: str, *, suite: str = "standard", timeout: float = 10.0, jobs: int = 1,
-                      cwd: Optional[str] = None) -> list[ProgramTest]:
+                      cwd: Optional[str] = None, progress: Optional[Progress] = None) -> list[ProgramTest]:
         """Run the shell ``command`` (a student's program, any language) once per config of
         ``suite``, config JSON on its stdin and one trace on its stdout, and grade the traces in
         one ``POST /v1/grade`` batch: a :class:`~specdec_client.harness.ProgramTest` per config
         (``passed``, ``score``, ``problem``, ``report``, ``message()``). See
-        :func:`specdec_client.harness.grade_program` for the errors."""
-        return grade_program(self, command, suite=suite, timeout=timeout, jobs=jobs, cwd=cwd)
+        :func:`specdec_client.harness.grade_program` for the errors and ``progress``."""
+        return grade_program(self, command, suite=suite, timeout=timeout, jobs=jobs, cwd=cwd, progress=progress)

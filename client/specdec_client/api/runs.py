@@ -11,7 +11,7 @@ from . import ApiGroup
 class RunsApi(ApiGroup):
     """Whole sessions."""
 
-    def run(self, config: Union[Config, Mapping, None] = None, **settings: Any) -> Trace:
+    def run(self, config: Union[Config, Mapping[str, Any], None] = None, **settings: Any) -> Trace:
         """``POST /v1/runs``: a whole session from the empty prefix to its end
         (the ``specdec-trace/1`` trace). Settings as a :class:`Config`, a
         mapping and/or keywords (``draft`` and ``seed`` required)."""

@@ -17,7 +17,7 @@ StateLike = Union[State, Config, Mapping[str, Any]]
 (the empty session of those settings)."""
 
 
-def state_body(state: StateLike) -> dict:
+def state_body(state: StateLike) -> dict[str, Any]:
     """The JSON body of a state: a :class:`State` as sent/received, a
     :class:`Config` as the empty session, a mapping as is."""
     if isinstance(state, State):

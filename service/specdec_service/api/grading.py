@@ -394,7 +394,7 @@ _COUNTS_EXAMPLE = {"config": {"draft": "biased", "seed": 0}, "m": 1,
     f"distance, the most over- and under-represented prefixes; passes iff p > alpha (default {DEFAULT_ALPHA}) and no "
     f"impossible prefix was observed. At most {MAX_SAMPLES} samples in all and {MAX_CELLS} count entries; mode greedy "
     f"is refused (deterministic). Counters ({', '.join(COUNTER_NAMES[:3])}, ...) summed over the samples give the "
-    "acceptance rate, compared with its exact expectation. Bodies up to 8 MiB; a request whose work (entries x "
+    "acceptance rate, compared with its expectation. Bodies up to 8 MiB; a request whose work (entries x "
     "min(m, limit) plus 5 x the cells of the exact distribution) is over the budget is a 422 of type "
     "`tag:specdec,2026:problem/over-budget` (docs/service.md).",
     body="DistributionIn", examples=lambda: {"counts": example("Counts of first tokens", _COUNTS_EXAMPLE)},

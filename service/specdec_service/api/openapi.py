@@ -82,13 +82,16 @@ EDGE_PROBLEMS = {
     431: "A request header line is longer than 4096 bytes, or the headers are too large altogether.",
     502: "No replica of the service answered (every one tried refused the connection or failed); retry shortly.",
     503: "Too many requests of this client are in progress (at most 64); retry after a second.",
+    501: "The request's Transfer-Encoding is not implemented: send the body with Content-Length, "
+         "or with Transfer-Encoding: chunked alone.",
     504: "No replica of the service answered within 60 s; retry, or send a smaller request.",
+    505: "The HTTP version is not supported: send HTTP/1.1 (or HTTP/1.0).",
 }
 """The ``detail`` of each problem the edge answers itself (deploy/nginx/edge.conf
 writes the same documents; tests/test_edge.py compares them)."""
 EDGE_TITLES = {400: "Bad Request", 413: "Request Entity Too Large", 414: "Request-URI Too Long",
-               431: "Request Header Fields Too Large", 502: "Bad Gateway", 503: "Service Unavailable",
-               504: "Gateway Timeout"}
+               431: "Request Header Fields Too Large", 501: "Not Implemented", 502: "Bad Gateway",
+               503: "Service Unavailable", 504: "Gateway Timeout", 505: "HTTP Version Not Supported"}
 
 EDGE_DESCRIPTION = """\
 Answered by the edge, not the service: nginx in front of the service's replicas
@@ -98,10 +101,12 @@ wherever the edge could read the path). 400: the request is not valid HTTP/1.1
 (framing, header syntax). 408: a proxy may answer a request that arrives too
 slowly (nginx closes the connection instead, after 10 s). 413: the body is over
 the route's limit (262144 bytes; 8388608 on `/v1/grade*`). 414: the request line
-is over 4094 bytes. 431: a header line is over 4096 bytes. 502: no replica
-answered. 503: this client already has 64 requests in progress (`Retry-After`).
-504: no replica answered within 60 s. 502, 503 and 504 can be retried as they
-are: every route is a pure function of its request."""
+is over 4094 bytes. 431: a header line is over 4096 bytes. 501: a
+`Transfer-Encoding` other than `chunked` alone. 502: no replica answered. 503:
+this client already has 64 requests in progress (`Retry-After`). 504: no replica
+answered within 60 s. 505: an HTTP version other than 1.0 and 1.1. 502, 503 and
+504 can be retried as they are: every route is a pure function of its request.
+The edge never answers HTML."""
 
 
 def edge_example(status: int) -> dict:

@@ -42,13 +42,15 @@ PROBLEM_MIMETYPE = "application/problem+json"
 STATUS_TITLES = {
     400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
     409: "Conflict", 413: "Request Entity Too Large", 414: "Request-URI Too Long",
-    415: "Unsupported Media Type", 422: "Unprocessable Entity", 429: "Too Many Requests",
+    415: "Unsupported Media Type", 416: "Range Not Satisfiable", 422: "Unprocessable Entity",
+    429: "Too Many Requests",
     431: "Request Header Fields Too Large", 500: "Internal Server Error", 502: "Bad Gateway",
     503: "Service Unavailable", 504: "Gateway Timeout",
 }
 """The title of an ``about:blank`` problem by status: fixed here (the phrases of RFC 7231 /
 Python 3.11's ``http.HTTPStatus``), so the service's and the edge's pages (deploy/nginx)
-say the same whatever Python serves them (3.13 renamed 413, 414 and 422)."""
+say the same whatever Python serves them (3.13 renamed 413, 414, 416 and 422; 416 is RFC 9110's
+phrase here, which only the edge may send)."""
 
 # Problem types of our own (RFC 9457 section 3.1.1: a URI; tag URIs, RFC 4151,
 # are not meant to be dereferenced). Every other error is ``about:blank``,

@@ -41,7 +41,7 @@ ERROR_RESPONSES = {
 """The shared error responses (``components/responses`` of the document, see
 :mod:`.openapi`) by the status code a route lists in ``problems``."""
 
-EDGE_STATUSES = (400, 408, 413, 414, 431, 502, 503, 504)
+EDGE_STATUSES = (400, 408, 413, 414, 431, 501, 502, 503, 504, 505)
 """The statuses the production edge may answer itself, for any route, before or
 instead of the service: nginx in front of the replicas (deploy/nginx/edge.conf,
 docs/deploy.md), or another proxy in its place (408: nginx closes a stalled

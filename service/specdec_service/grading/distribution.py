@@ -18,17 +18,26 @@ exact distribution:
   (merged into the smallest tested cell if the pool itself expects fewer than 5). Cells are
   enumerated by walking the prefix tree and pruning any prefix whose expected count is below 5
   (its extensions are too), so at most ``N / 5`` cells are enumerated, whatever ``vocab^m``;
-- Pearson's **chi-square** test (``scipy.stats.chisquare``) gives the statistic, the degrees of
-  freedom (tested cells - 1) and the p-value; an observed prefix of probability 0 is listed
-  under ``impossible``; **passed** iff ``p_value > alpha`` (default :data:`DEFAULT_ALPHA`
+- Pearson's **chi-square** test gives the statistic ``sum (O - E)^2 / E`` (plain Python floats,
+  summed by :func:`math.fsum`), the degrees of freedom (tested cells - 1) and the p-value
+  (``scipy.special.chdtrc``, the chi-square survival function of one Python float); an
+  observed prefix of probability 0 is listed under ``impossible``; **passed** iff ``p_value > alpha`` (default :data:`DEFAULT_ALPHA`
   = 0.001), nothing impossible was observed, and the test is ``conclusive`` (at least one
   degree of freedom: too few samples, with every cell pooled into one, never pass);
 - the **total-variation distance** ``(1/2) sum |observed share - P|`` over every cell (unpooled);
 - the most **over- and under-represented** cells by standardised residual ``(O - E)/sqrt(E)``;
-- the **acceptance rate** when counters are given: ``accepted / draft_steps`` against the exact
+- the **acceptance rate** when counters are given: ``accepted / draft_steps`` against the
   expectation ``E[accepted] / E[draft_steps]`` of a session (computed by dynamic programming
   over blocks, :func:`expected_acceptance`) and the first-position rate
   ``sum_x min(p(x), q(x))`` at the empty prefix.
+
+Every number served is the same, bit for bit, on every machine (issue 18): no value goes through
+BLAS (a BLAS product such as ``u @ M`` picks its summation order and fused multiply-adds by the
+CPU's kernel, so its last bits differ between, say, OPENBLAS_CORETYPE=Haswell and SkylakeX).
+numpy serves only elementwise arithmetic (each operation one correctly rounded IEEE 754
+operation), vector-matrix products are summed in one fixed order (:func:`vecmat`), and every
+other sum is :func:`math.fsum` (correctly rounded, so independent of order and of the Python
+version: ``sum()`` of floats is compensated from Python 3.12 on).
 
 Bounds: ``m`` 1..:data:`MAX_M`, at most :data:`MAX_SAMPLES` samples in all, at most
 :data:`MAX_CELLS` count entries.
@@ -38,7 +47,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from math import sqrt
+from math import fsum, sqrt
 from typing import Any, Mapping, Optional
 
 import numpy as np
@@ -276,16 +285,36 @@ def prefix_distribution(config: Config, length: int, threshold: float = 0.0) -> 
 # ---------------------------------------------------------------- the test
 
 
-def _test(config: Config, m: int, counts: Counter, n: int, alpha: float) -> dict:
-    from scipy.stats import chisquare
+def chi_square(observed: list[int], expected: list[float]) -> tuple[float, float]:
+    """Pearson's chi-square test of ``observed`` counts (non-negative integers) against
+    ``expected`` counts (positive floats, as many, at least two): ``(statistic, p_value)``.
 
+    The expected counts are first scaled to the observed total (as ``scipy.stats.chisquare``
+    requires); the statistic is ``sum (O - E)^2 / E`` in Python floats summed by
+    :func:`math.fsum`, the p-value the chi-square survival function with ``len - 1`` degrees of
+    freedom (``scipy.special.chdtrc``, a scalar function of one float: no BLAS, no reduction),
+    so both are the same bits on every CPU. ``(0.0, 1.0)`` when nothing was observed."""
+    from scipy.special import chdtrc
+
+    total = sum(observed)
+    if total == 0:
+        return 0.0, 1.0
+    mass = fsum(expected)
+    if mass > 0:
+        scale = total / mass
+        expected = [e * scale for e in expected]
+    statistic = fsum((o - e) * (o - e) / e for o, e in zip(observed, expected))  # no pow(): one rounding
+    return statistic, float(chdtrc(len(observed) - 1, statistic))
+
+
+def _test(config: Config, m: int, counts: Counter, n: int, alpha: float) -> dict:
     length = min(m, config.limit)
     labels = config.vocab
     enumerated = prefix_distribution(config, length, MIN_EXPECTED / n)
     tested = sorted(enumerated, key=lambda c: -enumerated[c])
     observed = [counts.get(c, 0) for c in tested]
     expected = [n * enumerated[c] for c in tested]
-    pooled_mass = max(0.0, 1.0 - sum(enumerated.values()))
+    pooled_mass = max(0.0, 1.0 - fsum(enumerated.values()))
     others = {c: k for c, k in counts.items() if c not in enumerated}
     other_probs = {c: cell_probability(config, c) for c in others}
     impossible = sorted((c for c, p in other_probs.items() if p == 0.0), key=lambda c: -others[c])
@@ -304,15 +333,8 @@ def _test(config: Config, m: int, counts: Counter, n: int, alpha: float) -> dict
         else:
             observed, expected = [pooled_observed], [pooled_expected]
             pooled_cells = "only cell"
-    obs = np.array(observed, dtype=np.float64)
-    exp = np.array(expected, dtype=np.float64)
-    if exp.sum() > 0:
-        exp *= obs.sum() / exp.sum() if obs.sum() > 0 else 1.0
-    dof = max(len(obs) - 1, 0)
-    if dof == 0 or obs.sum() == 0:
-        statistic, p_value = 0.0, 1.0
-    else:
-        statistic, p_value = (float(x) for x in chisquare(obs, exp))
+    dof = max(len(observed) - 1, 0)
+    statistic, p_value = chi_square(observed, expected) if dof else (0.0, 1.0)
 
     # Total variation over all cells, and the residual ranking.
     tv = 0.0
@@ -381,7 +403,9 @@ def expected_acceptance(config: Config) -> Optional[dict]:
     all accepted below the limit adds a bonus from p. An EOS committed ends the session;
     drafting stops after a drafted EOS (a chain of the draft rows). The width k of a block and
     the no-bonus-at-the-limit rule are the engine's own (:mod:`specdec_service.engine.rules`).
-    Floats (rows as nearest float64), O(limit * width * V^2).
+    Floats (rows as nearest float64), O(limit * width * V^2), in one fixed order of operations:
+    the vector-matrix products by :func:`vecmat`, each total one :func:`math.fsum` of all its
+    terms, so the result is the same bits on every CPU (no BLAS).
     """
     if config.mode != "speculative":
         return None
@@ -396,7 +420,8 @@ def expected_acceptance(config: Config) -> Optional[dict]:
     limit = config.limit
     pi = np.zeros((limit + 1, V + 1))
     pi[0, V] = 1.0
-    accepted = drafted = 0.0
+    accepted: list[float] = []    # every term of E[accepted] and E[draft_steps], summed once by fsum
+    drafted: list[float] = []
     for L in range(limit):
         v = pi[L]
         if not v.any():
@@ -405,21 +430,34 @@ def expected_acceptance(config: Config) -> Optional[dict]:
         # Expected draft steps: proposals drafted until k or a drafted EOS.
         u = v.copy()
         for i in range(k):
-            drafted += u.sum()
-            u = np.concatenate([u @ Qd, [0.0]])
+            drafted += u.tolist()
+            u = np.concatenate([vecmat(u, Qd), [0.0]])
         for i in range(1, k + 1):
             # reject at step i: land at L + i with the correction token
-            landed = v @ R
+            landed = vecmat(v, R)
             _land(pi, landed, L + i, eos, limit)
-            nxt = v @ A
-            accepted += nxt.sum()
+            nxt = vecmat(v, A)
+            accepted += nxt.tolist()
             if eos is not None:
                 nxt[eos] = 0.0    # an accepted EOS ends the session
             v = np.concatenate([nxt, [0.0]])
         if not at_limit(SPECULATIVE.bonus, config, L, k):
-            _land(pi, v @ P, L + k + 1, eos, limit)
-    accepted, drafted = float(accepted), float(drafted)
-    return {"accepted": accepted, "draft_steps": drafted, "rate": accepted / drafted if drafted else None}
+            _land(pi, vecmat(v, P), L + k + 1, eos, limit)
+    total_accepted, total_drafted = fsum(accepted), fsum(drafted)
+    return {"accepted": total_accepted, "draft_steps": total_drafted,
+            "rate": total_accepted / total_drafted if total_drafted else None}
+
+
+def vecmat(u: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """``u @ M`` for a vector ``u`` of ``n`` floats and an ``n x V`` float matrix, without BLAS
+    and in one order on every CPU: each product ``u[i] * M[i, j]`` is one correctly rounded IEEE 754
+    multiplication (numpy's elementwise multiply), and column ``j`` is summed from row 0 to row
+    ``n - 1``, one correctly rounded addition at a time (``np.add.accumulate`` defines each
+    partial sum from the previous one, so no kernel may reorder or fuse them). This equals the
+    plain Python ``((u[0]*M[0][j] + u[1]*M[1][j]) + u[2]*M[2][j]) + ...`` bit for bit
+    (``tests/test_grading_distribution.py``); ``u @ M`` would call BLAS (gemv), whose blocking and
+    fused multiply-adds depend on the CPU's kernel."""
+    return np.add.accumulate(u[:, None] * M, axis=0)[-1]
 
 
 def _land(pi: np.ndarray, mass: np.ndarray, length: int, eos: Optional[int], limit: int) -> None:
