@@ -31,8 +31,8 @@ COUNTER_NAMES = (
 )
 """The work counters of SPEC section 7, in order."""
 
-CONFIG_KEYS = ("target", "draft", "mode", "width", "seed", "limit", "eos")
-"""The session settings of SPEC section 8."""
+CONFIG_KEYS = ("target", "draft", "mode", "width", "seed", "limit", "eos", "drafts")
+"""The session settings of SPEC section 8 (``drafts``: SPEC section 11, mode tree)."""
 
 ModelRef = Union[str, Mapping[str, Any]]
 """A model in a config: a built-in name (``"toy"``, ``"aligned"``,
@@ -101,7 +101,9 @@ class DraftStep(Record):
     ``context`` (last committed-or-proposed token, ``None`` at the empty
     prefix), draft row ``q``, ``draw`` (``None`` when greedy), ``token``, and
     ``drafted``: whether the draft's own rule gives that token (``False``
-    for a token the caller supplied that the draft would not have drawn)."""
+    for a token the caller supplied that the draft would not have drawn);
+    ``chain``: in mode tree, the 1-based chain it belongs to (SPEC 11.1),
+    else ``None``."""
 
     index: int
     context: Optional[str]
@@ -109,20 +111,25 @@ class DraftStep(Record):
     draw: Optional[Draw]
     token: str
     drafted: bool
+    chain: Optional[int] = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "DraftStep":
+        chain = d.get("chain")
         return cls(int(d["index"]), d["context"], _floats(d["q"]), _opt(Draw, d["draw"]), str(d["token"]),
-                   bool(d["drafted"]), raw=dict(d))
+                   bool(d["drafted"]), None if chain is None else int(chain), raw=dict(d))
 
 
 @dataclass(frozen=True)
 class Proposal(Record):
     """The uncommitted proposal of a block: ``tokens`` (labels) and one
-    :class:`DraftStep` per token (SPEC section 4.1)."""
+    :class:`DraftStep` per token (SPEC section 4.1). In mode tree
+    (SPEC 11.1) ``chains`` holds each chain's tokens and ``tokens``/``steps``
+    are every chain's, chain 1's first; otherwise ``chains`` is ``None``."""
 
     tokens: tuple[str, ...]
     steps: tuple[DraftStep, ...]
+    chains: Optional[tuple[tuple[str, ...], ...]] = None
 
     @property
     def drafted(self) -> bool:
@@ -132,7 +139,9 @@ class Proposal(Record):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Proposal":
-        return cls(_tuple(d["tokens"]), tuple(DraftStep.from_dict(s) for s in _tuple(d["steps"])), raw=dict(d))
+        chains = d.get("chains")
+        return cls(_tuple(d["tokens"]), tuple(DraftStep.from_dict(s) for s in _tuple(d["steps"])),
+                   None if chains is None else tuple(_tuple(c) for c in _tuple(chains)), raw=dict(d))
 
 
 @dataclass(frozen=True)
@@ -159,6 +168,45 @@ class VerificationStep(Record):
         return cls(int(d["index"]), d["context"], str(d["token"]), _floats(d["p"]), _floats(d["q"]),
                    float(d["p_token"]), float(d["q_token"]), None if ratio is None else float(ratio),
                    _opt(Draw, d["draw"]), bool(d["accepted"]), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class TreeTest(Record):
+    """One candidate tested in mode tree (SPEC 11.2), in the order tested:
+    its ``depth`` and ``chain`` (1-based), ``context``, ``token`` y, rows
+    ``p`` and ``q``, the row ``r`` it was tested against (``r_exact``: the
+    same as fraction strings such as ``"1/2"``), ``r_token`` = r(y),
+    ``q_token`` = q(y), ``ratio`` r(y)/q(y) (``ratio_exact`` exactly), its
+    ``draw``, ``accepted`` (u * q(y) < r(y)) and ``alive``: the chains alive
+    after the test."""
+
+    depth: int
+    chain: int
+    context: Optional[str]
+    token: str
+    p: tuple[float, ...]
+    q: tuple[float, ...]
+    r: tuple[float, ...]
+    r_exact: tuple[str, ...]
+    r_token: float
+    q_token: float
+    ratio: float
+    ratio_exact: str
+    draw: Draw
+    accepted: bool
+    alive: tuple[int, ...]
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "TreeTest":
+        return cls(int(d["depth"]), int(d["chain"]), d["context"], str(d["token"]), _floats(d["p"]),
+                   _floats(d["q"]), _floats(d["r"]), tuple(str(x) for x in _tuple(d["r_exact"])),
+                   float(d["r_token"]), float(d["q_token"]), float(d["ratio"]), str(d["ratio_exact"]),
+                   Draw.from_dict(d["draw"]), bool(d["accepted"]), tuple(int(j) for j in _tuple(d["alive"])),
+                   raw=dict(d))
+
+
+def _test(d: Mapping[str, Any]) -> Union["VerificationStep", TreeTest]:
+    return TreeTest.from_dict(d) if "depth" in d else VerificationStep.from_dict(d)
 
 
 @dataclass(frozen=True)
@@ -238,7 +286,7 @@ class Block(Record):
     prefix: tuple[str, ...]
     position: int
     proposal: Proposal
-    verification: tuple[VerificationStep, ...]
+    verification: tuple[Union[VerificationStep, TreeTest], ...]
     correction: Optional[Correction]
     discarded: tuple[str, ...]
     bonus: Optional[TargetSample]
@@ -250,15 +298,15 @@ class Block(Record):
     done: Optional[str]
 
     @property
-    def rejected(self) -> Optional[VerificationStep]:
-        """The rejected verification step, if any."""
+    def rejected(self) -> Optional[Union[VerificationStep, TreeTest]]:
+        """The (first) rejected verification step or tree test, if any."""
         return next((v for v in self.verification if not v.accepted), None)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Block":
         return cls(
             str(d["mode"]), _tuple(d["prefix"]), int(d["position"]), Proposal.from_dict(d["proposal"]),
-            tuple(VerificationStep.from_dict(v) for v in _tuple(d["verification"])),
+            tuple(_test(v) for v in _tuple(d["verification"])),
             _opt(Correction, d.get("correction")), _tuple(d["discarded"]), _opt(TargetSample, d.get("bonus")),
             d.get("no_bonus"), _opt(TargetSample, d.get("sample")), _tuple(d["committed"]),
             Counters.from_dict(d["counters"]), int(d["next_position"]), d.get("done"), raw=dict(d),
@@ -271,8 +319,10 @@ class Config(Record):
     required; the others default as the service does. ``target``/``draft``
     are built-in names or custom tables; ``mode`` ``"speculative"``,
     ``"greedy"`` or ``"autoregressive"``; ``width`` 1-16; ``seed``
-    0..2^53-1; ``limit`` 1-256; ``eos`` a token label or ``None``. The
-    service validates them (HTTP 422 names each bad field)."""
+    0..2^53-1; ``limit`` 1-256; ``eos`` a token label or ``None``;
+    ``drafts`` 1-8 draft chains (mode ``"tree"``, SPEC 11) or ``None``
+    (not sent: the service's default 1). The service validates them (HTTP
+    422 names each bad field)."""
 
     draft: ModelRef
     seed: int
@@ -281,6 +331,7 @@ class Config(Record):
     width: int = 3
     limit: int = 8
     eos: Optional[str] = None
+    drafts: Optional[int] = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Config":
@@ -293,7 +344,7 @@ class Config(Record):
         """What was sent/received, or every setting in SPEC section 8 order."""
         if self.raw is not None:
             return copy.deepcopy(self.raw)
-        return {k: _jsonable(getattr(self, k)) for k in CONFIG_KEYS}
+        return {k: _jsonable(getattr(self, k)) for k in CONFIG_KEYS if k != "drafts" or self.drafts is not None}
 
     def replace(self, **changes: Any) -> "Config":
         """A new config with ``changes``; unknown names raise

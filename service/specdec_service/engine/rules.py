@@ -14,6 +14,7 @@ decoder        proposal                     verifier              SPEC
 SPECULATIVE    ``SampledProposal``          ``TokenWise``         4
 GREEDY         ``ArgmaxProposal``           ``Greedy``            5
 AUTOREGRESSIVE ``NoProposal`` (k = 0)       ``TokenWise``         5 (the bonus is the token)
+TREE           ``ChainsProposal`` (D chains) ``TreeVerifier``       11
 =============  ===========================  ====================  =========================
 
 **Exact distributions, for analysis.** Each rule states what it induces from the rows of one
@@ -33,7 +34,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from .proposals import ArgmaxProposal, NoProposal, SampledProposal, point_mass, room  # noqa: F401
+from .chains import ChainsProposal
 from .rows import ModelRows
+from .verifiers.tree import TreeVerifier
 from .verifiers.greedy import ArgmaxBonus, Greedy, TargetArgmaxCorrection, TargetArgmaxTest  # noqa: F401
 from .verifiers.tokenwise import (  # noqa: F401
     Discard, RatioTest, ResidualCorrection, SampledBonus, TargetRowCorrection, TokenWise, no_bonus,
@@ -73,7 +76,9 @@ GREEDY = Decoder("greedy", ArgmaxProposal(), Greedy())
 """SPEC section 5: blockwise parallel (greedy) decoding (Stern et al. 2018)."""
 AUTOREGRESSIVE = Decoder("autoregressive", NoProposal(), TokenWise())
 """SPEC section 5: ordinary sampling, one target token per block."""
-MODE_RULES = {"speculative": SPECULATIVE, "greedy": GREEDY, "autoregressive": AUTOREGRESSIVE}
+TREE = Decoder("tree", ChainsProposal(), TreeVerifier())  # type: ignore[arg-type]
+"""SPEC section 11: several drafts (D chains) verified depth by depth (SpecInfer)."""
+MODE_RULES = {"speculative": SPECULATIVE, "greedy": GREEDY, "autoregressive": AUTOREGRESSIVE, "tree": TREE}
 """The correct decoder of each mode of ``Config.mode``."""
 
 _DECODER_FIELDS = frozenset(f.name for f in fields(Decoder))
