@@ -485,6 +485,9 @@ def analysis_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
     naive rule) costs about ``3 * N * depth * V`` with N =
     :func:`supported_prefixes`.
     """
+    if config.mode == "tree":  # SPEC 11: engine/tree_analysis.py states its own cost
+        from .tree_analysis import tree_cost
+        return tree_cost(config, depth, widths)
     size, limit = len(config.vocab), config.limit
     bits = step_denominator(config).bit_length()
     mass_limbs = limit * bits / 64
@@ -606,6 +609,9 @@ def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] =
     widths = list(widths)
     draft_cost = Fraction(draft_cost)
     check_request(config, depth, widths, draft_cost)
+    if config.mode == "tree":  # SPEC 11: its own exact law (engine/tree_analysis.py)
+        from .tree_analysis import analyze_tree
+        return analyze_tree(config, depth, widths, draft_cost)
 
     rules = rules_for(config)
     counters = expectations(rules, config.limit)
