@@ -116,6 +116,8 @@ def report(result: Analysis, style: Style) -> list[str]:
         row = f"  {s.width:>5} {_num(s.committed_per_pass):>9} {_num(s.speedup):>9}  {bar(float(s.speedup), largest, style)}"
         lines.append(style.good(row + mark) if best else row)
 
+    if result.tree_sweep:
+        lines += tree_report(result, style)
     out = result.output
     lines += ["", style.bold(f"Output over the first {out.depth} token(s)") + style.dim(
         f"  ({len(out.distribution)} outcomes; the target has {len(out.target)})")]
@@ -123,6 +125,20 @@ def report(result: Analysis, style: Style) -> list[str]:
     lines.append(f"  total variation to the target: {out.tv} ({verdict})")
     if result.naive is not None:
         lines.append(f"  naive rule (correction from p): total variation {result.naive.tv} = {_num(result.naive.tv)}")
+    return lines
+
+
+def tree_report(result: Analysis, style: Style) -> list[str]:
+    """Mode tree (SPEC 11): committed tokens of one block from the empty prefix with no limit,
+    for D = 1..8 drafts (rows) and each width (columns)."""
+    sweep = result.tree_sweep or ()
+    widths = sorted({t.width for t in sweep})
+    lines = ["", style.bold("Several drafts: committed per pass") + style.dim("  (one block from the empty prefix, "
+                                                                              "no limit; rows D, columns width)")]
+    lines.append(style.dim("  " + f"{'D':>3}" + "".join(f"{w:>9}" for w in widths)))
+    for d in sorted({t.drafts for t in sweep}):
+        cells = {t.width: t.committed_per_pass for t in sweep if t.drafts == d}
+        lines.append("  " + f"{d:>3}" + "".join(f"{_num(cells[w]):>9}" for w in widths))
     return lines
 
 

@@ -503,6 +503,18 @@ def _unknown(names: Any) -> str:
     return f"unknown settings {sorted(names)}: the settings are {', '.join(CONFIG_KEYS)}"
 
 
+def proposal_body(proposal: Union[Proposal, Sequence[str], Sequence[Sequence[str]]]) -> dict[str, Any]:
+    """The ``proposal`` of a ``POST /v1/verify`` body: ``{"tokens": [...]}``, or in mode tree
+    (a :class:`Proposal` with ``chains``, or a list of lists of labels) ``{"chains": [[...], ...]}``
+    (SPEC section 11)."""
+    if isinstance(proposal, Proposal) and proposal.chains is not None:
+        return {"chains": [list(c) for c in proposal.chains]}
+    if not isinstance(proposal, (Proposal, str)) and proposal and all(
+            isinstance(c, (list, tuple)) for c in proposal):
+        return {"chains": [list(c) for c in proposal]}
+    return {"tokens": tokens_of(proposal)}  # type: ignore[arg-type]
+
+
 def tokens_of(proposal: Union[Proposal, Sequence[str]]) -> list[str]:
     """A proposal's token labels, from a :class:`Proposal` or a list."""
     if isinstance(proposal, Proposal):

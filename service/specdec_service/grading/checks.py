@@ -40,6 +40,7 @@ from ..engine.state import ended
 from ..engine.verifiers.tokenwise import Decisions
 from ..engine.trace import TRACE_FORMAT
 from .compare import first_difference
+from .tree_checks import tree_tail
 from .rules import CHECKS, RULES, explain
 
 
@@ -266,14 +267,19 @@ def _rule_checks(results: dict, b: int, base: tuple, state: State, block: dict) 
             results[name].fail(b, base, f"cannot be checked: {error}")
         return
     _compare(results["proposal"], b, base + ("proposal",), reference["proposal"], block["proposal"])
-    tokens = block["proposal"]["tokens"]
-    if tokens != reference["proposal"]["tokens"]:
+    tree = state.config.mode == "tree"
+    proposal, key = block["proposal"], "chains" if tree else "tokens"
+    if proposal.get(key) != reference["proposal"][key]:
         try:
-            reference = verify(state, tokens).block
+            reference = (verify(state, None, proposal.get("chains")) if tree else verify(state, proposal["tokens"])).block
         except (InvalidInput, SessionDone):
             pass  # an unverifiable proposal: judge the rest against the engine's own block
     _compare(results["acceptance"], b, base + ("verification",), reference["verification"], block["verification"])
-    if state.config.mode != "autoregressive":
+    if tree:
+        tail = tree_tail(state, block)
+        if tail is not None:
+            reference = {**reference, **tail}
+    elif state.config.mode != "autoregressive":
         tail = _tail_given_decisions(state, block)
         if tail is not None:
             reference = {**reference, **tail}

@@ -67,6 +67,12 @@ _PLAIN_MODES = {
               "one that differs by its own, and adds its own most likely token when all are kept.",
     "autoregressive": "In mode autoregressive there is no draft: each block samples one token from the target's row "
                       "after the output so far, with the next random number.",
+    "tree": "In mode tree the draft proposes several chains, one after another with their own random numbers; the "
+            "target then checks them depth by depth: at each depth the tokens of the chains still alive are checked in "
+            "chain order against a row r that starts as the target's row and, after each token that is not kept, "
+            "loses the draft's row (max(r - q, 0) divided by its total); the first token kept is added and only the "
+            "chains that have it go on; if none is kept, a replacement is sampled from the last r; when no alive "
+            "chain has a next token, one extra token is sampled from the target.",
 }
 _MODE_CHECKS = ("proposal", "acceptance", "correction", "discard", "bonus")
 
@@ -98,6 +104,12 @@ _GREEDY_RULE = ("SPEC section 5: in mode greedy the draft proposes its argmax (t
                 "its argmax as the bonus when all match; no draws are used.")
 
 
+_TREE_RULE = ("SPEC section 11: in mode tree D chains are drafted one after another (chain 1's draws first); depth by "
+              "depth the alive chains' tokens are tested in chain order, accept y iff u * q(y) < r(y) with r = p and then "
+              "max(r - q, 0) normalised after each rejection; the accepted token's chains go on; all rejected: a "
+              "correction from r; no alive chain with a next token: a bonus as in section 4.4.")
+
+
 def locate(path: tuple, mode: str = "speculative") -> tuple[str, str]:
     """``(check, rule sentence)`` for a path into a trace of ``mode``. Inside a draw object,
     ``position`` belongs to the position check and ``u``/``hex`` to the draws check; a whole draw
@@ -106,6 +118,8 @@ def locate(path: tuple, mode: str = "speculative") -> tuple[str, str]:
     check, rule = _locate(path)
     if mode == "greedy" and check in _MODE_CHECKS:
         return check, _GREEDY_RULE
+    if mode == "tree" and check in _MODE_CHECKS:
+        return check, _TREE_RULE
     return check, rule
 
 
