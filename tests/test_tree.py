@@ -146,3 +146,15 @@ def test_the_sdk_reads_a_tree_trace(client):
     assert all(isinstance(t, TreeTest) for t in block.verification)
     assert block.verification[1].r_exact == ("0", "1/2", "1/2") and block.rejected.chain == 1
     assert trace.config.drafts == 2
+
+
+def test_grading_a_tree_trace_and_mixed_up_modes(client):
+    trace = client.post("/v1/runs", json={"config": EXAMPLE}).get_json()
+    report = client.post("/v1/grade", json=trace).get_json()
+    assert report["passed"] is True and report["score"] == 1.0
+    chain = client.post("/v1/runs", json={"config": {**EXAMPLE, "mode": "speculative"}}).get_json()
+    for config, blocks in ((EXAMPLE, chain["blocks"]), ({**EXAMPLE, "mode": "speculative"}, trace["blocks"])):
+        mixed = {**trace, "config": {**trace["config"], **config}, "blocks": blocks}
+        response = client.post("/v1/grade", json=mixed)
+        assert response.status_code == 200, response.get_json()
+        assert response.get_json()["passed"] is False

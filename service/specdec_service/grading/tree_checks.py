@@ -49,6 +49,8 @@ def tree_tail(state, block: dict) -> Optional[dict]:
     EOS), or ``None`` when the records cannot be read (a label outside the vocabulary, a test of a
     chain or depth the block does not have)."""
     cfg = state.config
+    if "chains" not in block["proposal"] or any("depth" not in v for v in block["verification"]):
+        return None  # a block of another mode in a tree trace: the format and acceptance checks say so
     chains = _chains(cfg, block)
     if chains is None:
         return None
