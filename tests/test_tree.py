@@ -158,3 +158,14 @@ def test_grading_a_tree_trace_and_mixed_up_modes(client):
         response = client.post("/v1/grade", json=mixed)
         assert response.status_code == 200, response.get_json()
         assert response.get_json()["passed"] is False
+
+
+def test_grading_costs_count_every_chain():
+    from specdec_service.engine import parse_config
+    from specdec_service.grading.grader import reference_cost, trace_cost
+
+    one = parse_config({**EXAMPLE, "drafts": 1})
+    eight = parse_config({**EXAMPLE, "drafts": 8})
+    # block units (D * width + 8) * (V + 64): a tree block drafts D chains of the width
+    assert reference_cost(eight) / reference_cost(one) == (8 * 2 + 8) / (2 + 8)
+    assert trace_cost(eight, 3) > trace_cost(one, 3)
