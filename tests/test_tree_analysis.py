@@ -78,3 +78,53 @@ def test_a_request_over_the_budget_is_refused_with_its_cost(client):
     assert response.status_code == 422
     body = response.get_json()
     assert body["cost"] > body["budget"] == 1_000_000 and "drafts" in body["detail"]
+
+
+# ------------------------------------------------------------------ the law of one depth (SpecInfer)
+
+from fractions import Fraction  # noqa: E402
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from specdec_service.engine.distributions import Dist  # noqa: E402
+from specdec_service.engine.verifiers.tree import TreeVerifier  # noqa: E402
+from specdec_service.grading.faulty_tree import ResidualNotUpdated  # noqa: E402
+
+ROWS = st.lists(st.integers(0, 20), min_size=2, max_size=4).filter(any)
+
+
+def committed_law(verifier, p, q, m):
+    """The law of the token a depth commits, over every tuple of m candidates drawn i.i.d. from q
+    (:meth:`TreeVerifier.depth_law` for each tuple)."""
+    size = len(p.weights)
+    law = [Fraction(0)] * size
+    for cands in itertools.product([y for y in range(size) if q.weights[y]], repeat=m):
+        prob = Fraction(1)
+        for y in cands:
+            prob *= q.probability(y)
+        accept, r = verifier.depth_law(p, q, cands)
+        for y, a in zip(cands, accept):
+            law[y] += prob * a
+        miss = 1 - sum(accept)
+        if miss:
+            for y in range(size):
+                law[y] += prob * miss * r.probability(y)
+    return law
+
+
+@settings(max_examples=60)
+@given(ROWS, ROWS, st.integers(1, 3))
+def test_a_depth_commits_exactly_the_target(pw, qw, m):
+    # SPEC 11 (SpecInfer, theorem 4.2): with the recursive residual the committed token is p, for any D
+    size = min(len(pw), len(qw))
+    if not any(pw[:size]) or not any(qw[:size]):
+        return
+    p, q = Dist.of_weights(pw[:size]), Dist.of_weights(qw[:size])
+    assert committed_law(TreeVerifier(), p, q, m) == [p.probability(y) for y in range(size)]
+
+
+def test_the_residual_not_updated_is_biased():
+    # the catalogued mistake: every candidate tested against p; with two drafts A is over-committed
+    p, q = Dist.of_weights((50, 30, 20)), Dist.of_weights((80, 15, 5))
+    law = committed_law(ResidualNotUpdated(), p, q, 2)
+    assert law != [p.probability(y) for y in range(3)] and law[0] > Fraction(1, 2)
