@@ -225,7 +225,7 @@ def invalid(client, path, body):
     ({"draft": "toy", "seed": 1}, "#/config/draft", "unknown draft model 'toy'"),
     ({"draft": "biased", "seed": 1, "mode": "beam"}, "#/config/mode", "must be one of speculative, greedy, autoregressive, block"),
     ({"draft": "biased", "seed": 1, "eos": "Z"}, "#/config/eos", "token of the vocabulary"),
-    ({"draft": "biased", "seed": 1, "temperature": 1}, "#/config/temperature", "unknown field: the fields are draft, eos, limit"),
+    ({"draft": "biased", "seed": 1, "temperature": 1}, "#/config/temperature", "unknown field: the fields are draft, drafts, eos, limit"),
     ({"draft": {**TABLE, "start": [0.5, 0.3, 0.1]}, "seed": 1}, "#/config/draft/start", "sum to 1"),
     ({"draft": {**TABLE, "start": [0.5, 0.5, "0"]}, "seed": 1}, "#/config/draft/start/2", "must be a number from 0 to 1"),
     ({"draft": {**TABLE, "start": [1.5, -0.5, 0]}, "seed": 1}, "#/config/draft/start/1", "must be a number from 0 to 1"),

@@ -41,9 +41,10 @@ def test_each_named_home_exists_and_cites_its_rule(name):
 
 
 def test_each_verifier_module_cites_its_section_and_states_its_law():
-    from specdec_service.engine.verifiers import block, greedy, tokenwise
+    from specdec_service.engine.verifiers import block, greedy, tokenwise, tree
 
-    for module, section in ((tokenwise, "SPEC section 4"), (greedy, "SPEC section 5"), (block, "SPEC section 10")):
+    for module, section in ((tokenwise, "SPEC section 4"), (greedy, "SPEC section 5"), (block, "SPEC section 10"),
+                            (tree, "SPEC section 11")):
         assert section in module.__doc__ and "**Law.**" in module.__doc__, module.__name__
 
 

@@ -47,6 +47,9 @@ def test_mistake_is_diagnosed_on_every_golden_setting_where_it_shows(mistake):
         configs |= {f"{name}-as-block": {**c, "mode": "block"} for name, c in sorted(INDEX.items())
                     if c.get("mode", "speculative") == "speculative"}
         configs |= {f"example-s{seed}": {**mistake.example, "seed": seed} for seed in range(60)}
+    if mistake.mode == "tree":  # no golden trace is in mode tree: the example's model at other seeds and D
+        configs |= {f"tree-s{seed}-d{d}": {**mistake.example, "seed": seed, "drafts": d}
+                    for seed in range(1, 7) for d in (2, 3)}
     for name, settings in configs.items():
         config = parse_config(settings)
         try:
@@ -102,6 +105,11 @@ EXPECTED_FAILING_CHECKS = {
     "block-runs-token-wise": ["acceptance", "correction"],
     "block-first-failing-eta": ["acceptance"],
     "block-unscaled-residual": ["correction"],
+    "tree-residual-not-updated": ["acceptance"],
+    "tree-tested-against-draft-row": ["acceptance"],
+    "tree-disagreeing-chains-continue": ["acceptance"],
+    "tree-shared-draws": ["position", "proposal", "acceptance", "counters"],
+    "tree-bonus-while-a-chain-goes-on": ["acceptance", "bonus"],
 }
 
 

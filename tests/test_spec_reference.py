@@ -289,8 +289,8 @@ def test_section_9_sampling_reaches_every_rule():
 
 # ------------------------------------------------------------------ the service against the reference
 
-SERVICE_MODES = ["speculative", "greedy", "autoregressive", "block"]
-"""The modes ``POST /v1/runs`` decodes today; ``tree`` joins when it lands."""
+SERVICE_MODES = ["speculative", "greedy", "autoregressive", "block", "tree"]
+"""The modes ``POST /v1/runs`` decodes today (every mode of SPEC 4, 5, 10 and 11)."""
 
 SERVICE_SAMPLINGS = [None]
 """The ``sampling`` settings (SPEC 9) the service takes today (None: the setting left out)."""
@@ -300,9 +300,10 @@ SAMPLINGS = [EXAMPLE_9, {"temperature": 0.7, "top_p": 0.9}, {"temperature": 2, "
 """SPEC 9 settings for the comparison once the service takes them ({}: nothing processed)."""
 
 NOT_YET = [
-    ({"mode": "tree", "drafts": 2}, "#/config/mode"),
-    ({"mode": "tree", "drafts": 2}, "#/config/drafts"),
-    ({"drafts": 1}, "#/config/drafts"),
+    # SPEC 11's setting out of its bounds (1-8, an integer): refused for good, not "not yet"
+    ({"mode": "tree", "drafts": 0}, "#/config/drafts"),
+    ({"mode": "tree", "drafts": 9}, "#/config/drafts"),
+    ({"drafts": 1.5}, "#/config/drafts"),
 ] + [({"sampling": s}, "#/config/sampling") for s in SAMPLINGS]
 """Settings of SPEC 8-11 the service refuses today, with the field its 422 names. When the
 service takes one, ``test_the_service_still_refuses`` fails for it: move the mode to
@@ -374,6 +375,18 @@ def assert_service_matches_reference(service, config):
 def test_the_service_matches_the_reference(service, mode, sampling):
     for config in configs(mode, sampling):
         assert_service_matches_reference(service, config)
+
+
+@pytest.mark.parametrize("draft", ["aligned", "biased"])
+def test_the_service_with_one_draft_is_speculative(service, draft):
+    # SPEC 11: with D = 1, mode tree is section 4 draw for draw: output, positions, counters.
+    for seed, width, limit in itertools.product(range(0, 400, 37), range(1, 6), (1, 3, 8)):
+        config = {"draft": draft, "seed": seed, "width": width, "limit": limit}
+        tree = service.post("/v1/runs", json={"config": {**config, "mode": "tree", "drafts": 1}}).get_json()
+        chain = service.post("/v1/runs", json={"config": config}).get_json()
+        assert (tree["output"], tree["position"], tree["counters"]) == (
+            chain["output"], chain["position"], chain["counters"]), config
+        assert [b["next_position"] for b in tree["blocks"]] == [b["next_position"] for b in chain["blocks"]], config
 
 
 @pytest.mark.parametrize("settings_, pointer", NOT_YET, ids=str)

@@ -37,7 +37,7 @@ from .analysis import (
 from .session import Session
 from .types import (
     Block, BlockCorrection, BlockVerificationStep, Bonus, Config, Correction, Counters, DraftStep, Draw, Health,
-    ModelInfo, Proposal, State, StepResult, TargetSample, Trace, TRACE_FORMAT, VerificationStep,
+    ModelInfo, Proposal, State, StepResult, TargetSample, Trace, TRACE_FORMAT, TreeTest, VerificationStep,
 )
 
 __all__ = [
@@ -49,6 +49,6 @@ __all__ = [
     "DEFAULT_URL", "Divergence", "DraftStep", "Draw", "FieldError", "Health", "InvalidInput", "InvalidRequestBody", "InvalidResponse",
     "InvalidSettings", "MISSING", "MethodNotAllowed", "ModelInfo", "NotFound", "PayloadTooLarge", "Proposal",
     "ReplayReport", "RequestTimedOut", "ServerError", "Session", "SessionDone", "SpecdecError", "State", "StepResult",
-    "TRACE_FORMAT", "TargetSample", "Trace", "TraceFormatError", "UnsupportedMediaType", "VerificationStep",
+    "TRACE_FORMAT", "TargetSample", "Trace", "TraceFormatError", "TreeTest", "UnsupportedMediaType", "VerificationStep",
     "diff", "load_trace", "make_retry", "replay", "save_trace",
 ]

@@ -105,6 +105,22 @@ class SweepPoint(Record):
 
 
 @dataclass(frozen=True)
+class TreeSweepPoint(Record):
+    """Mode tree (SPEC 11): one block from the empty prefix with no limit at ``drafts`` chains
+    and ``width``: its expected committed and accepted tokens (exact)."""
+
+    drafts: int
+    width: int
+    committed_per_pass: Fraction
+    accepted_per_pass: Fraction
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "TreeSweepPoint":
+        return cls(int(d["drafts"]), int(d["width"]), exact(d["committed_per_pass_exact"]),
+                   exact(d["accepted_per_pass_exact"]), raw=dict(d))
+
+
+@dataclass(frozen=True)
 class OutputComparison(Record):
     """The exact distribution of the first ``depth`` tokens (``distribution``) against the
     target's (``target``), and their total variation ``tv`` (0 for speculative and
@@ -140,7 +156,8 @@ class Analysis(Record):
 
     ``config``: the normalised settings (a dict, no seed); ``contexts``; ``expected``;
     ``leviathan`` (``None`` when autoregressive); ``draft_cost``; ``sweep`` and
-    ``best_width``; ``output``; ``naive`` (speculative only, else ``None``).
+    ``best_width``; ``output``; ``naive`` (speculative only, else ``None``);
+    ``tree_sweep`` (mode tree only, else ``None``: D = 1..8 at each width).
     """
 
     config: dict[str, Any]
@@ -152,6 +169,7 @@ class Analysis(Record):
     best_width: int
     output: OutputComparison
     naive: Optional[NaiveOutput]
+    tree_sweep: Optional[tuple[TreeSweepPoint, ...]] = None
 
     @property
     def block_comparison(self) -> Optional[dict]:
@@ -177,5 +195,6 @@ class Analysis(Record):
             int(d["best_width"]),
             OutputComparison.from_dict(d["output"]),
             None if d["naive"] is None else NaiveOutput.from_dict(d["naive"]),
+            None if d.get("tree_sweep") is None else tuple(TreeSweepPoint.from_dict(t) for t in d["tree_sweep"]),
             raw=dict(d),
         )

@@ -117,6 +117,8 @@ def report(result: Analysis, style: Style) -> list[str]:
         lines.append(style.good(row + mark) if best else row)
 
     lines += _block_lines(result, style)
+    if result.tree_sweep:
+        lines += tree_report(result, style)
 
     out = result.output
     lines += ["", style.bold(f"Output over the first {out.depth} token(s)") + style.dim(
@@ -139,6 +141,20 @@ def _block_lines(result: Analysis, style: Style) -> list[str]:
     lines.append(style.dim(f"  {'width':>5} {'block':>16} {'token-wise':>16}"))
     for width, row in comparison.items():
         lines.append(f"  {width:>5} {str(row['block']):>16} {str(row['token_wise']):>16}")
+    return lines
+
+
+def tree_report(result: Analysis, style: Style) -> list[str]:
+    """Mode tree (SPEC 11): committed tokens of one block from the empty prefix with no limit,
+    for D = 1..8 drafts (rows) and each width (columns)."""
+    sweep = result.tree_sweep or ()
+    widths = sorted({t.width for t in sweep})
+    lines = ["", style.bold("Several drafts: committed per pass") + style.dim("  (one block from the empty prefix, "
+                                                                              "no limit; rows D, columns width)")]
+    lines.append(style.dim("  " + f"{'D':>3}" + "".join(f"{w:>9}" for w in widths)))
+    for d in sorted({t.drafts for t in sweep}):
+        cells = {t.width: t.committed_per_pass for t in sweep if t.drafts == d}
+        lines.append("  " + f"{d:>3}" + "".join(f"{_num(cells[w]):>9}" for w in widths))
     return lines
 
 

@@ -3,8 +3,8 @@
 
 ::
 
-    specdec run --draft biased --seed 1 [--width 3] [--mode speculative|greedy|autoregressive|block]
-                [--limit 8] [--target toy] [--eos TOKEN] [--json] [--save TRACE.json]
+    specdec run --draft biased --seed 1 [--width 3] [--mode speculative|greedy|autoregressive|block|tree]
+                [--drafts 1] [--limit 8] [--target toy] [--eos TOKEN] [--json] [--save TRACE.json]
     specdec draws --seed 1 [--position 0] --count 5 [--json]
     specdec replay TRACE.json [--json]
     specdec models [--json]
@@ -108,7 +108,7 @@ def completes(*words: str) -> Callable[..., list[str]]:
 
 def add_config_options(parser: argparse.ArgumentParser, *, seed: bool = True) -> None:
     """The session settings as options: ``--draft`` (required), ``--seed`` (required
-    when ``seed``), ``--target``, ``--mode``, ``--width``, ``--limit``, ``--eos``."""
+    when ``seed``), ``--target``, ``--mode``, ``--drafts``, ``--width``, ``--limit``, ``--eos``."""
     draft = parser.add_argument("--draft", required=True,
                                 help="draft model: aligned, biased, or @FILE.json with a custom table {vocab, start, next}")
     setattr(draft, "completer", completes("aligned", "biased"))  # the built-in drafts (SPEC section 1)
@@ -116,8 +116,10 @@ def add_config_options(parser: argparse.ArgumentParser, *, seed: bool = True) ->
         parser.add_argument("--seed", required=True, type=_nonnegative, help="seed of the draw stream, 0..2^53-1")
     target = parser.add_argument("--target", help="target model: toy (default) or @FILE.json with a custom table")
     setattr(target, "completer", completes("toy"))
-    parser.add_argument("--mode", choices=("speculative", "greedy", "autoregressive", "block"),
-                        help="decoding procedure (default: speculative; block: block verification, SPEC 10)")
+    parser.add_argument("--mode", choices=("speculative", "greedy", "autoregressive", "block", "tree"),
+                        help="decoding procedure (default: speculative; block: block verification, SPEC 10; "
+                             "tree: several drafts, SPEC 11)")
+    parser.add_argument("--drafts", type=int, help="draft chains per block in mode tree, 1-8 (default: 1)")
     parser.add_argument("--width", type=int, help="draft width, proposals per block, 1-16 (default: 3)")
     parser.add_argument("--limit", type=int, help="output length, 1-256 (default: 8)")
     parser.add_argument("--eos", help="end-of-sequence token (default: none)")
@@ -126,7 +128,7 @@ def add_config_options(parser: argparse.ArgumentParser, *, seed: bool = True) ->
 def config_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The settings given by :func:`add_config_options` (``@FILE`` models read)."""
     settings = {"draft": model_arg(args.draft)}
-    for key in ("seed", "target", "mode", "width", "limit", "eos"):
+    for key in ("seed", "target", "mode", "width", "limit", "eos", "drafts"):
         value = getattr(args, key, None)
         if value is not None:
             settings[key] = model_arg(value) if key == "target" else value

@@ -23,7 +23,8 @@ import os
 from dataclasses import dataclass
 from typing import IO, Any, Iterable, Optional, Sequence
 
-from .types import COUNTER_NAMES, Block, BlockVerificationStep, Config, Counters, Draw, ModelInfo, Trace
+from .types import (COUNTER_NAMES, Block, BlockVerificationStep, Config, Counters, Draw, ModelInfo, Trace, TreeTest,
+                    VerificationStep)
 
 WRAP = 100
 """Distribution lines wrap before this many columns."""
@@ -195,6 +196,8 @@ class Renderer:
                  f"width {config.width}", f"seed {config.seed}", f"limit {config.limit}"]
         if config.eos is not None:
             parts.append(f"eos {config.eos}")
+        if config.drafts is not None:
+            parts.append(f"drafts {config.drafts}")
         return s.bold("specdec run") + "  " + f" {s.dot} ".join(parts)
 
     def block(self, number: int, block: Block, output_so_far: Sequence[str]) -> list[str]:
@@ -209,13 +212,16 @@ class Renderer:
             for st in steps:
                 q = st.q[self.vocab.index(st.token)] if self.vocab and st.token in self.vocab else None
                 u, pos = (num(st.draw.u), str(st.draw.position)) if st.draw else (s.none, s.none)
-                own = "" if st.drafted else "  (supplied by the caller)"
+                own = ("" if st.chain is None else f"  chain {st.chain}") + ("" if st.drafted else "  (supplied by the caller)")
                 lines.append(f"{pad[:12]}{st.index:>2}  {self.ctx(st.context):<{w}}  {st.token:<{w}}  "
                              f"{num(q) if q is not None else s.none:>6}  {u:>7}  {pos:>4}{own}")
-        if block.verification:
+        if block.verification and block.proposal.chains is not None:
+            lines += self.tree_tests(block)
+        elif block.verification:
             lines.append(s.dim(f"  {'verify':<10}{'i':>2}  {'context':<{w}}  {'token':<{w}}  {'p':>6}  {'q':>6}  "
                                f"{'ratio':>7}  {'u':>7}  {'pos':>4}"))
             for v in block.verification:
+                assert isinstance(v, VerificationStep)
                 u, pos = (num(v.draw.u), str(v.draw.position)) if v.draw else (s.none, s.none)
                 ratio = num(v.ratio) if v.ratio is not None else s.none
                 why = f"(u {s.vs(v.accepted)} ratio)" if v.draw is not None else \
@@ -250,6 +256,22 @@ class Renderer:
         lines.append(f"  {'counters':<12}{counters[0]}")
         lines += counters[1:]
         lines.append(f"  {'position':<12}{block.position} {s.arrow} {block.next_position}")
+        return lines
+
+    def tree_tests(self, block: Block) -> list[str]:
+        """Mode tree (SPEC 11.2): each candidate tested, depth by depth, with its chain, the
+        exact r(y) it was tested against beside q(y), the ratio, its draw and the chains alive
+        after it."""
+        s, w = self.style, self.w
+        lines = [s.dim(f"  {'verify':<8}{'depth':>5} {'chain':>5}  {'context':<{w}}  {'token':<{w}}  {'r(y)':>7}  "
+                       f"{'q':>6}  {'ratio':>7}  {'u':>7}  {'pos':>4}")]
+        for v in block.verification:
+            assert isinstance(v, TreeTest)
+            r_exact = v.r_exact[self.vocab.index(v.token)] if self.vocab and v.token in self.vocab else num(v.r_token)
+            alive = ", ".join(map(str, v.alive)) or "none"
+            lines.append(f"{'':10}{v.depth:>5} {v.chain:>5}  {self.ctx(v.context):<{w}}  {v.token:<{w}}  "
+                         f"{r_exact:>7}  {num(v.q_token):>6}  {num(v.ratio):>7}  {num(v.draw.u):>7}  "
+                         f"{v.draw.position:>4}  {s.mark(v.accepted)}  {s.dim(f'(u {s.vs(v.accepted)} r/q; alive {alive})')}")
         return lines
 
     def trace(self, trace: Trace) -> list[str]:

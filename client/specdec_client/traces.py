@@ -379,7 +379,7 @@ def replay(client: SessionsApi, trace: Union[Trace, Mapping[str, Any]], progress
                  "counters": dict(running)}
         steps = (saved.get("proposal") or {}).get("steps") or []
         supplied = any(isinstance(s, Mapping) and s.get("drafted") is False for s in steps)
-        tokens = list(saved["proposal"].get("tokens", [])) if supplied else None
+        tokens = _supplied(saved["proposal"]) if supplied else None
         try:
             result = _replay_block(client, state, tokens)
         except (InvalidInput, SessionDone) as error:
@@ -449,7 +449,14 @@ def _config_refusal(config: Any, error: Exception) -> list[Divergence]:
     return found
 
 
-def _replay_block(client: SessionsApi, state: dict[str, Any], tokens: Optional[list[str]]) -> StepResult:
+def _supplied(proposal: Mapping[str, Any]) -> list[Any]:
+    """A saved caller-supplied proposal as ``POST /v1/verify`` takes it: its chains in mode tree
+    (SPEC 11), else its tokens."""
+    chains = proposal.get("chains")
+    return [list(c) for c in chains] if isinstance(chains, list) else list(proposal.get("tokens", []))
+
+
+def _replay_block(client: SessionsApi, state: dict[str, Any], tokens: Optional[list[Any]]) -> StepResult:
     """The service's block from ``state``: ``POST /v1/verify`` with the saved
     ``tokens`` of a caller-supplied proposal, else ``POST /v1/step``."""
     return client.verify(state, tokens) if tokens is not None else client.step(state)

@@ -31,8 +31,8 @@ COUNTER_NAMES = (
 )
 """The work counters of SPEC section 7, in order."""
 
-CONFIG_KEYS = ("target", "draft", "mode", "width", "seed", "limit", "eos")
-"""The session settings of SPEC section 8."""
+CONFIG_KEYS = ("target", "draft", "mode", "width", "seed", "limit", "eos", "drafts")
+"""The session settings of SPEC section 8 (``drafts``: SPEC section 11, mode tree)."""
 
 ModelRef = Union[str, Mapping[str, Any]]
 """A model in a config: a built-in name (``"toy"``, ``"aligned"``,
@@ -101,7 +101,9 @@ class DraftStep(Record):
     ``context`` (last committed-or-proposed token, ``None`` at the empty
     prefix), draft row ``q``, ``draw`` (``None`` when greedy), ``token``, and
     ``drafted``: whether the draft's own rule gives that token (``False``
-    for a token the caller supplied that the draft would not have drawn)."""
+    for a token the caller supplied that the draft would not have drawn);
+    ``chain``: in mode tree, the 1-based chain it belongs to (SPEC 11.1),
+    else ``None``."""
 
     index: int
     context: Optional[str]
@@ -109,20 +111,25 @@ class DraftStep(Record):
     draw: Optional[Draw]
     token: str
     drafted: bool
+    chain: Optional[int] = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "DraftStep":
+        chain = d.get("chain")
         return cls(int(d["index"]), d["context"], _floats(d["q"]), _opt(Draw, d["draw"]), str(d["token"]),
-                   bool(d["drafted"]), raw=dict(d))
+                   bool(d["drafted"]), None if chain is None else int(chain), raw=dict(d))
 
 
 @dataclass(frozen=True)
 class Proposal(Record):
     """The uncommitted proposal of a block: ``tokens`` (labels) and one
-    :class:`DraftStep` per token (SPEC section 4.1)."""
+    :class:`DraftStep` per token (SPEC section 4.1). In mode tree
+    (SPEC 11.1) ``chains`` holds each chain's tokens and ``tokens``/``steps``
+    are every chain's, chain 1's first; otherwise ``chains`` is ``None``."""
 
     tokens: tuple[str, ...]
     steps: tuple[DraftStep, ...]
+    chains: Optional[tuple[tuple[str, ...], ...]] = None
 
     @property
     def drafted(self) -> bool:
@@ -132,7 +139,9 @@ class Proposal(Record):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Proposal":
-        return cls(_tuple(d["tokens"]), tuple(DraftStep.from_dict(s) for s in _tuple(d["steps"])), raw=dict(d))
+        chains = d.get("chains")
+        return cls(_tuple(d["tokens"]), tuple(DraftStep.from_dict(s) for s in _tuple(d["steps"])),
+                   None if chains is None else tuple(_tuple(c) for c in _tuple(chains)), raw=dict(d))
 
 
 @dataclass(frozen=True)
@@ -182,7 +191,46 @@ class BlockVerificationStep(VerificationStep):
                    bool(d["below_threshold"]), raw=dict(d))
 
 
-def _verification_step(d: Mapping) -> VerificationStep:
+@dataclass(frozen=True)
+class TreeTest(Record):
+    """One candidate tested in mode tree (SPEC 11.2), in the order tested:
+    its ``depth`` and ``chain`` (1-based), ``context``, ``token`` y, rows
+    ``p`` and ``q``, the row ``r`` it was tested against (``r_exact``: the
+    same as fraction strings such as ``"1/2"``), ``r_token`` = r(y),
+    ``q_token`` = q(y), ``ratio`` r(y)/q(y) (``ratio_exact`` exactly), its
+    ``draw``, ``accepted`` (u * q(y) < r(y)) and ``alive``: the chains alive
+    after the test."""
+
+    depth: int
+    chain: int
+    context: Optional[str]
+    token: str
+    p: tuple[float, ...]
+    q: tuple[float, ...]
+    r: tuple[float, ...]
+    r_exact: tuple[str, ...]
+    r_token: float
+    q_token: float
+    ratio: float
+    ratio_exact: str
+    draw: Draw
+    accepted: bool
+    alive: tuple[int, ...]
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "TreeTest":
+        return cls(int(d["depth"]), int(d["chain"]), d["context"], str(d["token"]), _floats(d["p"]),
+                   _floats(d["q"]), _floats(d["r"]), tuple(str(x) for x in _tuple(d["r_exact"])),
+                   float(d["r_token"]), float(d["q_token"]), float(d["ratio"]), str(d["ratio_exact"]),
+                   Draw.from_dict(d["draw"]), bool(d["accepted"]), tuple(int(j) for j in _tuple(d["alive"])),
+                   raw=dict(d))
+
+
+def _test(d: Mapping[str, Any]) -> Union[VerificationStep, TreeTest]:
+    """A verification record by its keys: a tree test (``depth``, SPEC 11), a block
+    verification step (``threshold``, SPEC 10) or a token-wise step."""
+    if "depth" in d:
+        return TreeTest.from_dict(d)
     return (BlockVerificationStep if "threshold" in d else VerificationStep).from_dict(d)
 
 
@@ -286,7 +334,7 @@ class Block(Record):
     prefix: tuple[str, ...]
     position: int
     proposal: Proposal
-    verification: tuple[VerificationStep, ...]
+    verification: tuple[Union[VerificationStep, TreeTest], ...]
     correction: Optional[Correction]
     discarded: tuple[str, ...]
     bonus: Optional[TargetSample]
@@ -308,15 +356,15 @@ class Block(Record):
         return d
 
     @property
-    def rejected(self) -> Optional[VerificationStep]:
-        """The rejected verification step, if any."""
+    def rejected(self) -> Optional[Union[VerificationStep, TreeTest]]:
+        """The (first) rejected verification step or tree test, if any."""
         return next((v for v in self.verification if not v.accepted), None)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Block":
         return cls(
             str(d["mode"]), _tuple(d["prefix"]), int(d["position"]), Proposal.from_dict(d["proposal"]),
-            tuple(_verification_step(v) for v in _tuple(d["verification"])),
+            tuple(_test(v) for v in _tuple(d["verification"])),
             _correction(d.get("correction")), _tuple(d["discarded"]), _opt(TargetSample, d.get("bonus")),
             d.get("no_bonus"), _opt(TargetSample, d.get("sample")), _tuple(d["committed"]),
             Counters.from_dict(d["counters"]), int(d["next_position"]), d.get("done"),
@@ -329,9 +377,11 @@ class Config(Record):
     """Session settings (SPEC section 8). ``draft`` and ``seed`` are
     required; the others default as the service does. ``target``/``draft``
     are built-in names or custom tables; ``mode`` ``"speculative"``,
-    ``"greedy"``, ``"autoregressive"`` or ``"block"`` (SPEC 10); ``width`` 1-16; ``seed``
-    0..2^53-1; ``limit`` 1-256; ``eos`` a token label or ``None``. The
-    service validates them (HTTP 422 names each bad field)."""
+    ``"greedy"``, ``"autoregressive"``, ``"block"`` (SPEC 10) or ``"tree"`` (SPEC 11); ``width`` 1-16;
+    ``seed`` 0..2^53-1; ``limit`` 1-256; ``eos`` a token label or ``None``;
+    ``drafts`` 1-8 draft chains (mode ``"tree"``, SPEC 11) or ``None``
+    (not sent: the service's default 1). The service validates them (HTTP
+    422 names each bad field)."""
 
     draft: ModelRef
     seed: int
@@ -340,6 +390,7 @@ class Config(Record):
     width: int = 3
     limit: int = 8
     eos: Optional[str] = None
+    drafts: Optional[int] = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Config":
@@ -352,7 +403,7 @@ class Config(Record):
         """What was sent/received, or every setting in SPEC section 8 order."""
         if self.raw is not None:
             return copy.deepcopy(self.raw)
-        return {k: _jsonable(getattr(self, k)) for k in CONFIG_KEYS}
+        return {k: _jsonable(getattr(self, k)) for k in CONFIG_KEYS if k != "drafts" or self.drafts is not None}
 
     def replace(self, **changes: Any) -> "Config":
         """A new config with ``changes``; unknown names raise
@@ -509,6 +560,18 @@ def as_config(config: Union[Config, Mapping[str, Any], None] = None, **settings:
 
 def _unknown(names: Any) -> str:
     return f"unknown settings {sorted(names)}: the settings are {', '.join(CONFIG_KEYS)}"
+
+
+def proposal_body(proposal: Union[Proposal, Sequence[str], Sequence[Sequence[str]]]) -> dict[str, Any]:
+    """The ``proposal`` of a ``POST /v1/verify`` body: ``{"tokens": [...]}``, or in mode tree
+    (a :class:`Proposal` with ``chains``, or a list of lists of labels) ``{"chains": [[...], ...]}``
+    (SPEC section 11)."""
+    if isinstance(proposal, Proposal) and proposal.chains is not None:
+        return {"chains": [list(c) for c in proposal.chains]}
+    if not isinstance(proposal, (Proposal, str)) and proposal and all(
+            isinstance(c, (list, tuple)) for c in proposal):
+        return {"chains": [list(c) for c in proposal]}
+    return {"tokens": tokens_of(proposal)}  # type: ignore[arg-type]
 
 
 def tokens_of(proposal: Union[Proposal, Sequence[str]]) -> list[str]:

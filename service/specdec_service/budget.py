@@ -151,8 +151,10 @@ BUDGETS: dict[str, Budget] = _budgets(
            "about 1 us of one core each: for the config's width and each swept width, limit * (V + 1) * V * (width + 1) operations between "
            "blocks, each weighted by the size of its exact integers, plus 3 * depth * V * the target's supported "
            "prefixes for the output distributions; in mode block the operations between blocks weigh 20 times, plus 2 "
-           "per draft-block cell enumerated (engine.analysis.analysis_cost, docs/analysis.md)",
-           "sweep fewer widths, or analyse a smaller limit, width, depth or vocabulary"),
+           "per draft-block cell enumerated (engine.analysis.analysis_cost, docs/analysis.md); mode tree: "
+           "(V + 1) * V^2 * 8^3 * width^2 * (1 + limit / 8) / 4 plus 24 * drafts^3 * V * (V / 1.5)^depth "
+           "(engine.tree_analysis.tree_cost)",
+           "sweep fewer widths, or analyse a smaller limit, width, depth, vocabulary or number of drafts"),
 )
 """Every route that does work in proportion to its input, by ``"METHOD /path"``. The others
 (``GET /health``, ``/openapi.yaml``, ``/v1/models``, ``/v1/grade/suites[/{name}]``, the inspector

@@ -29,6 +29,9 @@ TRACE_CLASSES = {  # trace.schema.json definition (None: the root) -> SDK class
     "block_verification_step": types.BlockVerificationStep,
     "block_correction": types.BlockCorrection,
     "target_sample": types.TargetSample,
+    "tree_proposal": types.Proposal,  # mode tree (SPEC 11): the same class, with its chains
+    "tree_proposal_step": types.DraftStep,  # ... and each step's chain
+    "tree_test": types.TreeTest,
 }
 REPORT_CLASSES = {  # contract component -> SDK class
     "GradeReportOut": reports.GradeReport,
@@ -56,8 +59,11 @@ def field_names(cls) -> set:
 
 @pytest.mark.parametrize("definition", list(TRACE_CLASSES), ids=str)
 def test_a_trace_class_has_a_field_per_schema_property(definition):
-    node = SCHEMA if definition is None else SCHEMA["$defs"][definition]
-    assert field_names(TRACE_CLASSES[definition]) == set(node["properties"])
+    # a class that reads two definitions (one chain, or mode tree's chains) has the fields of both
+    cls = TRACE_CLASSES[definition]
+    names = [d for d, c in TRACE_CLASSES.items() if c is cls]
+    properties = set().union(*((SCHEMA if d is None else SCHEMA["$defs"][d])["properties"] for d in names))
+    assert field_names(cls) == properties
 
 
 def test_every_object_of_the_trace_schema_has_a_class():

@@ -107,6 +107,84 @@ function blockVerify(proposal, last, target, draft, vocab, seed, start, label, f
   return { verification, tau, correction, accepted: proposal.slice(0, tau), n };
 }
 
+const str = (a) => (a[1] === 1n ? `${a[0]}` : `${a[0]}/${a[1]}`);
+
+function residual(r, q) { // max(r - q, 0) normalised (SPEC 11.2)
+  const diff = r.map((x, j) => (less(q[j], x) ? sub(x, q[j]) : [0n, 1n]));
+  const total = diff.reduce(add, [0n, 1n]);
+  return diff.map((x) => div(x, total));
+}
+
+function treeBlock(config, target, draft, out, n0) { // SPEC 11: D chains, depth by depth
+  const vocab = target.vocab, { seed, limit } = config;
+  const eos = config.eos === null ? null : vocab.indexOf(config.eos);
+  const label = (t) => (t === null ? null : vocab[t]);
+  const floats = (d) => d.map(toFloat);
+  let n = n0;
+  const last = out.length ? out[out.length - 1] : null, k = Math.min(config.width, limit - out.length);
+  const chains = [], steps = [];
+  for (let j = 0; j < config.drafts; j++) {
+    const chain = [];
+    let ctx = last;
+    for (let i = 0; i < k; i++) {
+      const q = draft.rows.get(ctx), d = draw(seed, n++), tok = sample(q, d.m);
+      chain.push(tok);
+      steps.push({ chain: j + 1, index: i + 1, context: label(ctx), q: floats(q), draw: d.record, token: vocab[tok], drafted: true });
+      if (tok === eos) break;
+      ctx = tok;
+    }
+    chains.push(chain);
+  }
+  const tests = [], accepted = [];
+  let alive = chains.map((_, j) => j), ctx = last, correction = null;
+  for (;;) {
+    const depth = accepted.length, candidates = alive.filter((j) => chains[j].length > depth);
+    if (!candidates.length) break;
+    const p = target.rows.get(ctx), q = draft.rows.get(ctx);
+    let r = p, chosen = null;
+    const left = candidates.slice();
+    for (const j of candidates) {
+      const y = chains[j][depth], d = draw(seed, n++);
+      const ok = d.m * q[y][0] * r[y][1] < r[y][0] * q[y][1] * TWO53; // u * q(y) < r(y)
+      left.splice(left.indexOf(j), 1);
+      alive = ok ? candidates.filter((a) => chains[a][depth] === y) : left.slice();
+      const ratio = div(r[y], q[y]);
+      tests.push({ depth: depth + 1, chain: j + 1, context: label(ctx), token: vocab[y], p: floats(p), q: floats(q),
+        r: floats(r), r_exact: r.map(str), r_token: toFloat(r[y]), q_token: toFloat(q[y]), ratio: toFloat(ratio),
+        ratio_exact: str(ratio), draw: d.record, accepted: ok, alive: alive.map((a) => a + 1) });
+      if (ok) { chosen = y; break; }
+      r = residual(r, q);
+    }
+    if (chosen === null) {
+      const d = draw(seed, n++);
+      correction = { index: depth + 1, context: label(ctx), distribution: floats(r), draw: d.record, token: vocab[sample(r, d.m)] };
+      break;
+    }
+    accepted.push(chosen);
+    ctx = chosen;
+    if (chosen === eos) break;
+  }
+  const committed = accepted.slice();
+  let bonus = null, noBonus = null;
+  if (correction) { committed.push(vocab.indexOf(correction.token)); noBonus = "rejection"; }
+  else if (accepted.length && accepted[accepted.length - 1] === eos) noBonus = "eos";
+  else if (out.length + accepted.length >= limit) noBonus = "limit";
+  else if (PLANT !== "no-bonus") {
+    const p = target.rows.get(ctx), d = draw(seed, n++), tok = sample(p, d.m);
+    bonus = { context: label(ctx), p: floats(p), draw: d.record, token: vocab[tok] };
+    committed.push(tok);
+  }
+  const tested = new Set(tests.map((t) => `${t.chain - 1},${t.depth - 1}`));
+  const discarded = [];
+  chains.forEach((c, j) => c.forEach((t, i) => { if (!tested.has(`${j},${i}`)) discarded.push(t); }));
+  const flat = chains.flat();
+  const counters = { target_passes: 1, draft_steps: flat.length, accepted: accepted.length,
+    rejected: tests.length - accepted.length, discarded: discarded.length, bonus_tokens: bonus ? 1 : 0,
+    committed: committed.length, draws: n - n0 };
+  return { n, committed, counters, block: { proposal: { tokens: flat.map(label), steps, chains: chains.map((c) => c.map(label)) },
+    verification: tests, correction, discarded: discarded.map(label), bonus, no_bonus: noBonus, sample: null } };
+}
+
 function main(config) {
   const target = model(config.target), draft = model(config.draft);
   const vocab = target.vocab;
@@ -120,6 +198,16 @@ function main(config) {
   let n = 0;
   while (out.length < limit && !(out.length && out[out.length - 1] === eos)) {
     const start = n, prefix = out.slice(), last = out.length ? out[out.length - 1] : null;
+    if (mode === "tree") {
+      const tree = treeBlock(config, target, draft, out, n);
+      n = tree.n;
+      out.push(...tree.committed);
+      names.forEach((k) => { totals[k] += tree.counters[k]; });
+      const done = out[out.length - 1] === eos ? "eos" : out.length >= limit ? "limit" : null;
+      blocks.push({ mode, prefix: prefix.map(label), position: start, ...tree.block,
+        committed: tree.committed.map(label), counters: tree.counters, next_position: n, done });
+      continue;
+    }
     const steps = [], proposal = [], verification = [], accepted = [];
     let correction = null, bonus = null, noBonus = null, sampleRec = null, discarded = [], committed = [], tau = null;
     if (mode === "autoregressive") {

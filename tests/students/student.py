@@ -1,5 +1,6 @@
 """A student's implementation of SPEC.md, written from docs/SPEC.md and docs/trace-format.md alone
 (it imports nothing of specdec): reads one config as JSON on stdin, prints its trace on stdout.
+Every mode, mode tree (SPEC 11) included.
 
     python3 student.py [--plant MISTAKE]
 
@@ -107,6 +108,91 @@ def floats(d):
     return [float(x) for x in d]
 
 
+def residual(r, q):
+    r = [max(a - b, 0) for a, b in zip(r, q)]
+    return [x / sum(r) for x in r]
+
+
+def tree_block(config, vocab, target, draftm, out, n):
+    """SPEC 11: D chains drafted one after another, verified depth by depth against the
+    recursive residual. Returns the block's fields and the next position."""
+    seed, eos, limit = config["seed"], config["eos"] and vocab.index(config["eos"]), config["limit"]
+    label = lambda t: None if t is None else vocab[t]  # noqa: E731
+    last = out[-1] if out else None
+    k = min(config["width"], limit - len(out))
+    chains, steps = [], []
+    for j in range(config["drafts"]):
+        chain, ctx = [], last
+        for i in range(k):
+            q, d = draftm[ctx], draw(seed, n)
+            n += 1
+            tok = sample(q, d["u"])
+            chain.append(tok)
+            steps.append({"chain": j + 1, "index": i + 1, "context": label(ctx), "q": floats(q), "draw": d,
+                          "token": vocab[tok], "drafted": True})
+            if tok == eos:
+                break
+            ctx = tok
+        chains.append(chain)
+    tests, accepted, alive, ctx, correction = [], [], list(range(len(chains))), last, None
+    while True:
+        depth = len(accepted)
+        candidates = [j for j in alive if len(chains[j]) > depth]
+        if not candidates:
+            break
+        p, q = target[ctx], draftm[ctx]
+        r, chosen, left = p, None, list(candidates)
+        for j in candidates:
+            y, d = chains[j][depth], draw(seed, n)
+            n += 1
+            ok = Fraction(d["u"]) * q[y] < r[y]
+            left.remove(j)
+            alive = [a for a in candidates if chains[a][depth] == y] if ok else left
+            tests.append({"depth": depth + 1, "chain": j + 1, "context": label(ctx), "token": vocab[y],
+                          "p": floats(p), "q": floats(q), "r": floats(r), "r_exact": [str(x) for x in r],
+                          "r_token": float(r[y]), "q_token": float(q[y]), "ratio": float(r[y] / q[y]),
+                          "ratio_exact": str(r[y] / q[y]), "draw": d, "accepted": ok, "alive": [a + 1 for a in alive]})
+            if ok:
+                chosen = y
+                break
+            r = residual(r, q)
+        if chosen is None:
+            d = draw(seed, n)
+            n += 1
+            correction = {"index": depth + 1, "context": label(ctx), "distribution": floats(r), "draw": d,
+                          "token": vocab[sample(r, d["u"])]}
+            break
+        accepted.append(chosen)
+        ctx = chosen
+        if chosen == eos:
+            break
+    committed, bonus, no_bonus = list(accepted), None, None
+    if correction is not None:
+        committed.append(vocab.index(correction["token"]))
+        no_bonus = "rejection"
+    elif accepted and accepted[-1] == eos:
+        no_bonus = "eos"
+    elif len(out) + len(accepted) >= limit:
+        no_bonus = "limit"
+    elif PLANT != "no-bonus":
+        d = draw(seed, n)
+        n += 1
+        tok = sample(target[ctx], d["u"])
+        bonus = {"context": label(ctx), "p": floats(target[ctx]), "draw": d, "token": vocab[tok]}
+        committed.append(tok)
+    tested = {(t["chain"] - 1, t["depth"] - 1) for t in tests}
+    discarded = [t for j, c in enumerate(chains) for i, t in enumerate(c) if (j, i) not in tested]
+    flat = [t for c in chains for t in c]
+    n_acc = len(accepted)
+    counters = {"target_passes": 1, "draft_steps": len(flat), "accepted": n_acc, "rejected": len(tests) - n_acc,
+                "discarded": len(discarded), "bonus_tokens": int(bonus is not None), "committed": len(committed)}
+    block = {"proposal": {"tokens": [vocab[t] for t in flat], "steps": steps,
+                          "chains": [[vocab[t] for t in c] for c in chains]},
+             "verification": tests, "correction": correction, "discarded": [vocab[t] for t in discarded],
+             "bonus": bonus, "no_bonus": no_bonus, "sample": None}
+    return block, committed, counters, n
+
+
 def main():
     config = json.loads(sys.stdin.read())
     if PLANT == "sleep":
@@ -133,6 +219,17 @@ def main():
         steps, proposal, verification, accepted = [], [], [], []
         correction = bonus = no_bonus = sample_rec = None
         discarded, committed = [], []
+        if mode == "tree":
+            tree, committed, counters, n = tree_block(config, vocab, target, draftm, out, n)
+            out += committed
+            counters["draws"] = n - start
+            for key in totals:
+                totals[key] += counters[key]
+            done = "eos" if out[-1] == eos else "limit" if len(out) >= limit else None
+            blocks.append({"mode": mode, "prefix": [vocab[t] for t in prefix], "position": start, **tree,
+                           "committed": [vocab[t] for t in committed], "counters": counters, "next_position": n,
+                           "done": done})
+            continue
         if mode == "autoregressive":
             p = target[last]
             d = draw(seed, n)

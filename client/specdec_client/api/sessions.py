@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence, Union
 
-from ..types import Config, Proposal, State, StepResult, tokens_of
+from ..types import Config, Proposal, State, StepResult, proposal_body
 from . import ApiGroup
 
 StateLike = Union[State, Config, Mapping[str, Any]]
@@ -38,13 +38,15 @@ class SessionsApi(ApiGroup):
         Raises :class:`~specdec_client.errors.SessionDone` for an ended session."""
         return self.transport.call("POST", "/v1/draft", Proposal.from_dict, json=state_body(state))
 
-    def verify(self, state: StateLike, proposal: Union[Proposal, Sequence[str]]) -> StepResult:
+    def verify(self, state: StateLike, proposal: Union[Proposal, Sequence[str], Sequence[Sequence[str]]]) -> StepResult:
         """``POST /v1/verify``: verify ``proposal`` (a :class:`Proposal` or
         token labels: 1..min(width, limit - committed), none when
         autoregressive) in ``state`` and commit the block (SPEC 4.2-4.4).
         Raises :class:`~specdec_client.errors.InvalidInput` for a proposal the
-        rules refuse, :class:`~specdec_client.errors.SessionDone` when done."""
-        body = {"state": state_body(state), "proposal": {"tokens": tokens_of(proposal)}}
+        rules refuse, :class:`~specdec_client.errors.SessionDone` when done. In mode tree the
+        proposal is D chains: a :class:`Proposal` with ``chains`` or a list of lists of labels
+        (SPEC section 11)."""
+        body = {"state": state_body(state), "proposal": proposal_body(proposal)}
         return self.transport.call("POST", "/v1/verify", StepResult.from_dict, json=body)
 
     def step(self, state: StateLike) -> StepResult:

@@ -16,7 +16,7 @@ from marshmallow import fields, validate
 from ..budget import BUDGETS
 from ..engine import COUNTER_NAMES
 from ..engine.analysis import analysis_cost, analyze, parse_analysis
-from ..engine.bounds import MAX_DEPTH, MAX_WIDTH, MIN_DEPTH, MIN_WIDTH
+from ..engine.bounds import MAX_DEPTH, MAX_DRAFTS, MAX_WIDTH, MIN_DEPTH, MIN_DRAFTS, MIN_WIDTH
 from .bodies import read_json
 from .problems import json_response
 from .routes import ApiBlueprint, example
@@ -147,6 +147,18 @@ class BlockOut(StrictSchema):
         "description": "The config's width, then each swept width not already listed."})
 
 
+class TreeSweepOut(StrictSchema):
+    """Mode tree (SPEC 11): one block from the empty prefix with no limit, at D drafts and a width."""
+
+    drafts = fields.Integer(required=True, validate=validate.Range(MIN_DRAFTS, MAX_DRAFTS))
+    width = fields.Integer(required=True, validate=validate.Range(MIN_WIDTH, MAX_WIDTH))
+    committed_per_pass = Number("E[committed] of that block (toy, biased, width 2: 407/200 for D = 1, "
+                                "349449/160000 for D = 2).")
+    committed_per_pass_exact = Exact("committed_per_pass.")
+    accepted_per_pass = Number("E[accepted] of that block: the drafted tokens it commits.")
+    accepted_per_pass_exact = Exact("accepted_per_pass.")
+
+
 class AnalysisConfigOut(ConfigOut):
     """The normalised session settings of an analysis: every default filled in, no seed."""
 
@@ -164,7 +176,7 @@ class AnalysisOut(StrictSchema):
                            metadata={"description": "The empty prefix, then each token in vocabulary order."})
     expected = fields.Nested(ExpectedOut, required=True)
     leviathan = fields.Nested(LeviathanOut, required=True, allow_none=True,
-                              metadata={"description": "null in mode autoregressive."})
+                              metadata={"description": "null in modes autoregressive and tree."})
     draft_cost = Number("The draft cost used, as the nearest float64.")
     draft_cost_exact = Exact("draft_cost.")
     sweep = fields.List(fields.Nested(SweepOut), required=True,
@@ -176,6 +188,9 @@ class AnalysisOut(StrictSchema):
                           metadata={"description": "Mode speculative only, else null."})
     block = fields.Nested(BlockOut, metadata={
         "description": "Mode block only (absent otherwise): block against token-wise verification per width."})
+    tree_sweep = fields.List(fields.Nested(TreeSweepOut), metadata={
+        "description": "Mode tree only (absent otherwise): for D = 1..8 and each requested width, one block from the "
+                       "empty prefix with no limit (SPEC 11)."})
 
 
 # ---------------------------------------------------------------- view

@@ -24,7 +24,7 @@ from marshmallow import RAISE, Schema, fields, validate
 from ..engine import MODES
 from ..engine.bounds import (
     MAX_COUNTER, MAX_DRAWS_SLICE, MAX_LABEL, MAX_LIMIT, MAX_POSITION, MAX_SEED, MAX_VOCAB, MAX_WIDTH, MIN_LABEL,
-    MIN_LIMIT, MIN_VOCAB, MIN_WIDTH,
+    MIN_LIMIT, MIN_VOCAB, MIN_WIDTH, MAX_DRAFTS, MIN_DRAFTS,
 )
 from ..engine.models import BUILTIN_DRAFTS, BUILTIN_TARGETS
 from .trace_components import TraceRef
@@ -169,6 +169,8 @@ class ConfigOut(StrictSchema):
     seed = fields.Integer(required=True, validate=validate.Range(0, MAX_SEED))
     limit = fields.Integer(required=True, validate=validate.Range(MIN_LIMIT, MAX_LIMIT))
     eos = Label(required=True, allow_none=True)
+    drafts = fields.Integer(validate=validate.Range(MIN_DRAFTS, MAX_DRAFTS), metadata={
+        "description": "Draft chains per block (SPEC 11): present in mode tree and whenever the caller sent it."})
 
 
 class StateOut(StrictSchema):

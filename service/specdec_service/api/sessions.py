@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from .. import engine
 from ..engine import InvalidInput, parse_state
-from ..engine.state import parse_verify
+from ..engine.state import parse_verify_chains
 from .bodies import read_json
 from .problems import json_response
 from .routes import ApiBlueprint, example, link
@@ -80,7 +80,8 @@ def draft():
     operation_id="verifyProposal",
     description="Verifies a caller's proposal (1..min(width, limit - committed) tokens, each with positive draft "
                 "probability in its context; empty in mode autoregressive) against the target and commits the "
-                "block (SPEC sections 4.2-4.4). The draft draws are used as if drafted, so verifying the "
+                "block (SPEC sections 4.2-4.4); in mode tree `chains` instead of `tokens`, exactly `drafts` chains "
+                "(SPEC section 11). The draft draws are used as if drafted, so verifying the "
                 "proposal of `POST /v1/draft` equals `POST /v1/step`. Faults point under `#/state` or `#/proposal`.",
     body="VerifyIn",
     examples=lambda: {"seed1": example("The worked example's own proposal",
@@ -91,12 +92,12 @@ def verify():
     """Verify a caller's proposal in a state and commit the block:
     ``{"block", "state", "done"}``. Faults point under ``#/state`` or
     ``#/proposal``."""
-    state, tokens = read_json(parse_verify)
+    state, tokens, chains = read_json(parse_verify_chains)
     try:
-        result = engine.verify(state, tokens)
+        result = engine.verify(state, tokens, chains)
     except InvalidInput as error:
         raise InvalidInput(
-            [type(f)(("proposal" if f.path[:1] == ("tokens",) else "state",) + f.path, f.message)
+            [type(f)(("proposal" if f.path[:1] in (("tokens",), ("chains",)) else "state",) + f.path, f.message)
              for f in error.faults], error.count) from None
     return json_response(result.to_json())
 

@@ -20,7 +20,7 @@ them; it holds no rule.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional, Sequence
+from typing import Any, NamedTuple, Optional, Sequence
 
 from .draws import MAX_POSITION, Stream
 from .errors import Fault, InvalidInput, SessionDone
@@ -80,26 +80,40 @@ def draft(state: State) -> dict:
 # ---------------------------------------------------------------- verify
 
 
-def _check_proposal(state: State, tokens: Sequence[int]) -> None:
+def _check_proposal(state: State, tokens: Sequence[int], path: tuple = ("tokens",)) -> None:
     cfg = state.config
     room = draft_room(state)
     if cfg.mode == "autoregressive":
         if tokens:
-            raise InvalidInput.at(("tokens",), "must be empty in mode autoregressive: it drafts nothing (SPEC section 5)")
+            raise InvalidInput.at(path, "must be empty in mode autoregressive: it drafts nothing (SPEC section 5)")
         return
     if not 1 <= len(tokens) <= room:
-        raise InvalidInput.at(("tokens",), f"must hold 1 to {room} tokens: min(width, limit - committed) (SPEC section 4.1)")
+        raise InvalidInput.at(path, f"must hold 1 to {room} tokens: min(width, limit - committed) (SPEC section 4.1)")
     draft_row = MODE_RULES[cfg.mode].rows.read(cfg).draft
     last = state.committed[-1] if state.committed else None
     for i, token in enumerate(tokens):
         q = draft_row(last)
         if q.weights[token] == 0:
             after = f"after {cfg.vocab[last]!r}" if last is not None else "at the empty prefix"
-            raise InvalidInput.at(("tokens", i), f"the draft gives {cfg.vocab[token]!r} probability 0 {after}: it cannot be a proposal")
+            raise InvalidInput.at(path + (i,), f"the draft gives {cfg.vocab[token]!r} probability 0 {after}: it cannot be a proposal")
         last = token
 
 
-def verify(state: State, labels: Sequence[str]) -> StepResult:
+def _parse_chains(state: State, chains: Any) -> list:
+    """A caller's chains in mode tree (SPEC 11.1): exactly ``drafts`` chains, each a proposal
+    :func:`_check_proposal` accepts. Raises :class:`InvalidInput` (paths under ``chains``)."""
+    drafts = state.config.drafts
+    if not isinstance(chains, list) or len(chains) != drafts:
+        raise InvalidInput.at(("chains",), f"must hold exactly {drafts} chains: the config's drafts (SPEC section 11)")
+    parsed = []
+    for j, labels in enumerate(chains):
+        tokens = parse_tokens(labels, state.config, ("chains", j))
+        _check_proposal(state, tokens, ("chains", j))
+        parsed.append(tokens)
+    return parsed
+
+
+def verify(state: State, labels: Optional[Sequence[str]], chains: Any = None) -> StepResult:
     """Verify a proposal and commit the block (SPEC sections 4.2-4.4, 5, 6).
 
     ``labels`` are the proposal's tokens: what :func:`draft` proposed, or
@@ -109,10 +123,21 @@ def verify(state: State, labels: Sequence[str]) -> StepResult:
     recorded (and used) either way, so ``verify(s, draft(s)["tokens"]) ==
     step(s)``.
 
+    In mode ``tree`` the proposal is ``chains`` instead (``labels`` ``None``): exactly
+    ``drafts`` chains of token labels, each such a proposal (SPEC section 11.1); the draws of
+    every chain are used as if drafted, chain 1's first.
+
     Raises :class:`SessionDone` on an ended session and :class:`InvalidInput`
-    (paths under ``tokens``) for a proposal that breaks these rules.
+    (paths under ``tokens`` or ``chains``) for a proposal that breaks these rules.
     """
     _check_open(state)
+    tree = state.config.mode == "tree"
+    if tree and labels is not None:
+        raise InvalidInput.at(("tokens",), "mode tree verifies chains: give `chains`, one list of tokens per draft (SPEC section 11)")
+    if not tree and chains is not None:
+        raise InvalidInput.at(("chains",), "only mode tree verifies chains: give `tokens` (SPEC section 4)")
+    if tree:
+        return play(state, MODE_RULES["tree"], _parse_chains(state, chains))
     tokens = parse_tokens(labels, state.config, ("tokens",))
     _check_proposal(state, tokens)
     return play(state, MODE_RULES[state.config.mode], tokens)

@@ -28,6 +28,8 @@ MAX_COUNTER = MAX_SAFE_INTEGER
 
 MIN_WIDTH, MAX_WIDTH = 1, 16
 """Proposals a block, ``width`` (SPEC section 8)."""
+MIN_DRAFTS, MAX_DRAFTS = 1, 8
+"""Draft chains a block in mode tree, ``drafts`` (SPEC section 11)."""
 MIN_LIMIT, MAX_LIMIT = 1, 256
 """Tokens a session commits at most, ``limit`` (SPEC section 8)."""
 MIN_VOCAB, MAX_VOCAB = 2, 64

@@ -33,13 +33,14 @@ from typing import Any, Callable, Iterable, Iterator
 import jsonschema_rs
 
 from .bounds import (
-    MAX_COUNTER, MAX_DEPTH, MAX_DRAFT_COST, MAX_LABEL, MAX_LIMIT, MAX_POSITION, MAX_SAFE_INTEGER, MAX_SEED,
+    MAX_DRAFTS, MIN_DRAFTS, MAX_COUNTER, MAX_DEPTH, MAX_DRAFT_COST, MAX_LABEL, MAX_LIMIT, MAX_POSITION, MAX_SAFE_INTEGER, MAX_SEED,
     MAX_VOCAB, MAX_WIDTH, MIN_DEPTH, MIN_LABEL, MIN_LIMIT, MIN_VOCAB, MIN_WIDTH,
 )
 from .errors import MAX_ERRORS, Fault, InvalidInput
 
-MODES = ("speculative", "greedy", "autoregressive", "block")
-"""Decoding modes: SPEC section 4, the two of section 5 and block verification (section 10)."""
+MODES = ("speculative", "greedy", "autoregressive", "block", "tree")
+"""Decoding modes: SPEC section 4, the two of section 5, block verification (section 10) and
+``tree``, several drafts (section 11)."""
 COUNTER_NAMES = ("target_passes", "draft_steps", "accepted", "rejected", "discarded", "bonus_tokens",
                  "committed", "draws")
 """The work counters of SPEC section 7, in its order."""
@@ -87,7 +88,8 @@ CONFIG = {
         "target": {**_model("target", BUILTIN_TARGET_NAMES), "default": "toy"},
         "draft": _model("draft", BUILTIN_DRAFT_NAMES),
         "mode": {"type": "string", "enum": list(MODES), "default": "speculative",
-                 "description": "speculative (SPEC 4), greedy or autoregressive (SPEC 5), block (SPEC 10)."},
+                 "description": "speculative (SPEC 4), greedy or autoregressive (SPEC 5), block (SPEC 10), "
+                                "tree (SPEC 11)."},
         "width": {"type": "integer", "minimum": MIN_WIDTH, "maximum": MAX_WIDTH, "default": 3,
                   "description": "Draft width: proposals per block."},
         "seed": {"type": "integer", "minimum": 0, "maximum": MAX_SEED,
@@ -96,6 +98,9 @@ CONFIG = {
                   "description": "Output tokens after which the session ends (SPEC 6)."},
         "eos": {**LABEL, "type": ["string", "null"], "default": None,
                 "description": "End-of-sequence token of the vocabulary, or null (SPEC 6)."},
+        "drafts": {"type": "integer", "minimum": MIN_DRAFTS, "maximum": MAX_DRAFTS, "default": 1,
+                   "description": "Draft chains per block, D (SPEC 11); only mode tree reads it. Echoed in the "
+                                  "session's config when sent or in mode tree."},
     },
     "required": ["draft", "seed"],
     "additionalProperties": False,
@@ -131,10 +136,15 @@ STATE = {
 }
 PROPOSAL = {
     "type": "object",
-    "description": "The proposal to verify: 1..min(width, limit - committed) tokens (none in mode autoregressive).",
+    "description": "The proposal to verify: `tokens`, 1..min(width, limit - committed) tokens (none in mode "
+                   "autoregressive); in mode tree `chains` instead: exactly `drafts` chains of 1..min(width, limit - "
+                   "committed) tokens each (SPEC 11).",
     "properties": {"tokens": {"type": "array", "title": "token labels", "minItems": 0, "maxItems": MAX_WIDTH,
-                              "items": LABEL}},
-    "required": ["tokens"],
+                              "items": LABEL},
+                   "chains": {"type": "array", "title": "draft chains", "minItems": MIN_DRAFTS, "maxItems": MAX_DRAFTS,
+                              "items": {"type": "array", "title": "token labels", "minItems": 0,
+                                        "maxItems": MAX_WIDTH, "items": LABEL}}},
+    "oneOf": [{"required": ["tokens"]}, {"required": ["chains"]}],
     "additionalProperties": False,
 }
 VERIFY = {

@@ -6,16 +6,17 @@ A block is draft -> verify -> commit (:func:`.block.play`). A :class:`Decoder` (
 - ``rows``: where the block's rows are read (:mod:`.rows`; the seat of SPEC section 9);
 - ``proposal``: how the block is drafted (:mod:`.proposals`, SPEC 4.1 and 5);
 - ``verifier``: how the drafted block is verified, corrected or extended (:mod:`.verifiers`:
-  token-wise SPEC 4, greedy SPEC 5, block SPEC 10).
+  token-wise SPEC 4, greedy SPEC 5, block SPEC 10, tree SPEC 11).
 
-=============  ===========================  ====================  =========================
-decoder        proposal                     verifier              SPEC
-=============  ===========================  ====================  =========================
-SPECULATIVE    ``SampledProposal``          ``TokenWise``         4
-GREEDY         ``ArgmaxProposal``           ``Greedy``            5
-AUTOREGRESSIVE ``NoProposal`` (k = 0)       ``TokenWise``         5 (the bonus is the token)
-BLOCK          ``SampledProposal``          ``BlockVerifier``     10
-=============  ===========================  ====================  =========================
+==============  =============================  =================  ==========================
+decoder         proposal                       verifier           SPEC
+==============  =============================  =================  ==========================
+SPECULATIVE     ``SampledProposal``            ``TokenWise``      4
+GREEDY          ``ArgmaxProposal``             ``Greedy``         5
+AUTOREGRESSIVE  ``NoProposal`` (k = 0)         ``TokenWise``      5 (the bonus is the token)
+BLOCK           ``SampledProposal``            ``BlockVerifier``  10
+TREE            ``ChainsProposal`` (D chains)  ``TreeVerifier``   11
+==============  =============================  =================  ==========================
 
 **Exact distributions, for analysis.** Each rule states what it induces from the rows of one
 context, without drawing anything: ``proposal.distribution(q)`` (the law of a proposal),
@@ -34,8 +35,10 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from .proposals import ArgmaxProposal, NoProposal, SampledProposal, point_mass, room  # noqa: F401
+from .chains import ChainsProposal
 from .rows import ModelRows
 from .verifiers.block import BlockVerifier, LastPassing, ScaledResidual  # noqa: F401
+from .verifiers.tree import TreeVerifier
 from .verifiers.greedy import ArgmaxBonus, Greedy, TargetArgmaxCorrection, TargetArgmaxTest  # noqa: F401
 from .verifiers.tokenwise import (  # noqa: F401
     Discard, RatioTest, ResidualCorrection, SampledBonus, TargetRowCorrection, TokenWise, no_bonus,
@@ -77,7 +80,10 @@ AUTOREGRESSIVE = Decoder("autoregressive", NoProposal(), TokenWise())
 """SPEC section 5: ordinary sampling, one target token per block."""
 BLOCK = Decoder("block", SampledProposal(), BlockVerifier())
 """SPEC section 10: block verification (Sun et al. 2025, algorithm 2)."""
-MODE_RULES = {"speculative": SPECULATIVE, "greedy": GREEDY, "autoregressive": AUTOREGRESSIVE, "block": BLOCK}
+TREE = Decoder("tree", ChainsProposal(), TreeVerifier())  # type: ignore[arg-type]
+"""SPEC section 11: several drafts (D chains) verified depth by depth (SpecInfer)."""
+MODE_RULES = {"speculative": SPECULATIVE, "greedy": GREEDY, "autoregressive": AUTOREGRESSIVE, "block": BLOCK,
+              "tree": TREE}
 """The correct decoder of each mode of ``Config.mode``."""
 
 _DECODER_FIELDS = frozenset(f.name for f in fields(Decoder))

@@ -75,7 +75,10 @@ class Config:
 
     ``target``/``draft`` are models over the same vocabulary; ``mode`` one of
     :data:`MODES`; ``width`` 1-16 proposals a block; ``seed`` 0..2**53-1;
-    ``limit`` 1-256 output tokens; ``eos`` a token index or ``None``.
+    ``limit`` 1-256 output tokens; ``eos`` a token index or ``None``; ``drafts`` 1-8 draft
+    chains a block (SPEC 11; only mode ``tree`` reads it), ``drafts_sent`` whether the caller
+    sent it (then, or in mode ``tree``, :meth:`to_json` echoes it; otherwise a config and its
+    traces hold no ``drafts``).
     """
 
     target: Model
@@ -85,6 +88,8 @@ class Config:
     width: int = 3
     limit: int = 8
     eos: Optional[int] = None
+    drafts: int = 1
+    drafts_sent: bool = False
 
     @cached_property
     def vocab(self) -> tuple[str, ...]:
@@ -103,8 +108,9 @@ class Config:
         return Rows(*(_after_table(model).__getitem__ for model in (self.target, self.draft)))
 
     def to_json(self) -> dict:
-        """Every setting, defaults filled in, in :data:`CONFIG_KEYS` order."""
-        return {
+        """Every setting, defaults filled in, in :data:`CONFIG_KEYS` order; ``drafts`` only when
+        the caller sent it or the mode is ``tree`` (so no other config gains a field)."""
+        settings = {
             "target": self.target.to_json(),
             "draft": self.draft.to_json(),
             "mode": self.mode,
@@ -113,6 +119,9 @@ class Config:
             "limit": self.limit,
             "eos": None if self.eos is None else self.vocab[self.eos],
         }
+        if self.drafts_sent or self.mode == "tree":
+            settings["drafts"] = self.drafts
+        return settings
 
 
 @dataclass(frozen=True)
@@ -212,7 +221,7 @@ _CONFIG_INTEGERS = integer_fields(CONFIG)
 def _parse_config(obj: Any) -> Config:
     check_config(obj)
     strict_integers(obj, _CONFIG_INTEGERS, CONFIG)
-    obj = {**DEFAULTS, **obj}
+    sent, obj = obj, {**DEFAULTS, **obj}
     errors: list[InvalidInput] = []
     models = {}
     for role in ("target", "draft"):
@@ -234,7 +243,8 @@ def _parse_config(obj: Any) -> Config:
         if eos not in target.vocab:
             raise InvalidInput.at(("eos",), "must be null or a token of the vocabulary")
         eos = target.vocab.index(eos)
-    return Config(target, draft, obj["seed"], obj["mode"], obj["width"], obj["limit"], eos)
+    return Config(target, draft, obj["seed"], obj["mode"], obj["width"], obj["limit"], eos, obj["drafts"],
+                  "drafts" in sent)
 
 
 def parse_state(obj: Any) -> State:
@@ -328,8 +338,16 @@ def parse_run(obj: Any) -> Config:
 
 def parse_verify(obj: Any) -> tuple[State, list]:
     """The state and the proposal's token labels of a ``POST /v1/verify`` body
-    ``{"state": {...}, "proposal": {"tokens": [...]}}`` (:data:`.requests.VERIFY`); the
+    ``{"state": {...}, "proposal": {"tokens": [...]}}`` (:data:`.requests.VERIFY`; ``None``
+    when the proposal gives ``chains`` instead, :func:`parse_verify_chains`); the
     proposal's rules beyond its structure (tokens of the vocabulary, room for it) are
     :func:`~.block.verify`'s. Raises :class:`InvalidInput` with paths relative to the body."""
     state = parse_around(check_verify, obj, "state", parse_state)
-    return state, obj["proposal"]["tokens"]
+    return state, obj["proposal"].get("tokens")
+
+
+def parse_verify_chains(obj: Any) -> tuple[State, Optional[list], Optional[list]]:
+    """:func:`parse_verify`, and the proposal's ``chains`` (mode tree, SPEC 11; ``None`` when
+    the proposal gives ``tokens``): ``(state, tokens, chains)``."""
+    state, tokens = parse_verify(obj)
+    return state, tokens, obj["proposal"].get("chains")

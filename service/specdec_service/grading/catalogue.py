@@ -1,4 +1,4 @@
-"""The catalogue of classic mistakes in implementations of speculative, greedy, autoregressive and block decoding.
+"""The catalogue of classic mistakes in implementations of speculative, greedy, autoregressive, block and tree decoding.
 
 Each :class:`Mistake` is a named variant of the engine: a mode's correct decoder with one rule
 changed (see :mod:`.faulty`: a proposal rule, a verifier, or one part of the token-wise verifier;
@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..engine.rules import AUTOREGRESSIVE, BLOCK, GREEDY, SPECULATIVE, ArgmaxProposal, RuleSet, TargetArgmaxCorrection
+from ..engine.rules import (
+    AUTOREGRESSIVE, BLOCK, GREEDY, SPECULATIVE, TREE, ArgmaxProposal, RuleSet, TargetArgmaxCorrection,
+)
+from .faulty_tree import DisagreeingChainsContinue, DraftRowTest, ResidualNotUpdated, SharedDraws, ShortestChainDepth
 from .faulty import (
     BONUS_PAST_LIMIT, INTERLEAVED, BlockRunsTokenWise, FirstFailing, UnscaledResidual, KEEP_AND_LIST_REST, KEEP_REST, NO_BONUS, SKIP_ONE, VERIFY_ALL, ArgmaxBonusFromDraft,
     ArgmaxTestRecordingRatio, ArgmaxTiesLast, BonusFromDraft, DraftAfterRejected, DraftArgmaxTest, InvertedRatio,
@@ -55,6 +58,18 @@ class Mistake:
 
 def _toy(seed: int, width: int = 3, limit: int = 8, draft="biased", mode: str = "speculative") -> dict:
     return {"target": "toy", "draft": draft, "mode": mode, "width": width, "seed": seed, "limit": limit, "eos": None}
+
+
+def _tree(seed: int, width: int = 2, drafts: int = 2, limit: int = 8, draft="biased", **more) -> dict:
+    return {"target": "toy", "draft": draft, "mode": "tree", "width": width, "seed": seed, "limit": limit, "eos": None,
+            "drafts": drafts, **more}
+
+
+TREE_EOS_TARGET = {"vocab": ["A", "B", "$"], "start": [0.5, 0.3, 0.2],
+                   "next": {"A": [0.2, 0.5, 0.3], "B": [0.6, 0.1, 0.3], "$": [0.3, 0.3, 0.4]}}
+TREE_EOS_DRAFT = {"vocab": ["A", "B", "$"], "start": [0.4, 0.2, 0.4],
+                  "next": {"A": [0.1, 0.8, 0.1], "B": [0.3, 0.3, 0.4], "$": [0.2, 0.2, 0.6]}}
+"""A custom pair whose draft often drafts the EOS ``"$"`` first (chains of different lengths, SPEC 11)."""
 
 
 TIED_DRAFT = {"vocab": ["A", "B", "C"], "start": [0.4, 0.4, 0.2],
@@ -196,6 +211,37 @@ CATALOGUE: tuple[Mistake, ...] = (
         "weight w_tau of the accepted prefix, not from max(p - q, 0).",
         swapped(BLOCK, correction=UnscaledResidual()), _toy(21, width=3, draft=FLAT_DRAFT, mode="block"),
         "#/blocks/0/correction/distribution/1"),
+    Mistake(
+        "tree-residual-not-updated", "Tree: every candidate tested against p (residual not updated)",
+        "SPEC section 11.2",
+        "After a candidate is rejected, test the next candidate of the same depth against r = max(r - q, 0) normalised, "
+        "not against p again: the rejection tells you the target's token is not where the draft put its mass.",
+        swapped(TREE, verifier=ResidualNotUpdated()), _tree(16), "#/blocks/0/verification/1/r/0"),
+    Mistake(
+        "tree-tested-against-draft-row", "Tree: candidates tested against the draft's row instead of r",
+        "SPEC section 11.2",
+        "Accept a candidate y iff u * q(y) < r(y), with r the target's (residual) row; testing against the draft's own "
+        "row q accepts every candidate.",
+        swapped(TREE, verifier=DraftRowTest()), _tree(16), "#/blocks/0/verification/0/r/0"),
+    Mistake(
+        "tree-disagreeing-chains-continue", "Tree: chains that disagree with the accepted token go on",
+        "SPEC section 11.2",
+        "After y is accepted at a depth, only the chains whose token there is y stay alive: the others were drafted after "
+        "another token and their later tokens are not candidates.",
+        swapped(TREE, verifier=DisagreeingChainsContinue()), _tree(16), "#/blocks/0/verification/1/alive/0"),
+    Mistake(
+        "tree-shared-draws", "Tree: all chains drafted from the same draws",
+        "SPEC section 11.1",
+        "Draft the D chains one after another with their own draws (chain 1's draws first, then chain 2's): chains drawn "
+        "from the same draws are copies, not independent drafts.",
+        swapped(TREE, proposal=SharedDraws()), _tree(16), "#/blocks/0/proposal/tokens/2"),
+    Mistake(
+        "tree-bonus-while-a-chain-goes-on", "Tree: bonus drawn while an alive chain still has a token",
+        "SPEC section 11.4",
+        "Draw the bonus only when no alive chain has a token at the next depth; a chain that ended early (after a drafted "
+        "EOS) does not end the tree.",
+        swapped(TREE, verifier=ShortestChainDepth()),
+        _tree(0, width=3, drafts=3, target=TREE_EOS_TARGET, draft=TREE_EOS_DRAFT, eos="$"), "#/blocks/0/verification/2"),
 )
 """Every catalogued mistake, in the order reports list them."""
 

@@ -40,6 +40,7 @@ from ..engine.state import ended
 from ..engine.verifiers.tokenwise import Decisions
 from ..engine.trace import TRACE_FORMAT
 from .compare import first_difference
+from .tree_checks import tree_tail
 from .rules import CHECKS, RULES, explain
 
 
@@ -266,23 +267,34 @@ def _rule_checks(results: dict, b: int, base: tuple, state: State, block: dict) 
             results[name].fail(b, base, f"cannot be checked: {error}")
         return
     _compare(results["proposal"], b, base + ("proposal",), reference["proposal"], block["proposal"])
-    tokens = block["proposal"]["tokens"]
-    if tokens != reference["proposal"]["tokens"]:
+    tree = state.config.mode == "tree"
+    proposal, key = block["proposal"], "chains" if tree else "tokens"
+    if proposal.get(key) != reference["proposal"][key]:
         try:
-            reference = verify(state, tokens).block
+            reference = (verify(state, None, proposal.get("chains")) if tree else verify(state, proposal["tokens"])).block
         except (InvalidInput, SessionDone):
             pass  # an unverifiable proposal: judge the rest against the engine's own block
     _compare(results["acceptance"], b, base + ("verification",), reference["verification"], block["verification"])
     if "tau" in reference or "tau" in block:  # mode block (SPEC 10.4): tau is a decision too
         _compare(results["acceptance"], b, base + ("tau",), reference.get("tau"), block.get("tau"))
-    if state.config.mode != "autoregressive":
-        tail = _tail_given_decisions(state, block)
-        if tail is not None:
-            reference = {**reference, **tail}
+    tail = _own_tail(state, block, tree)
+    if tail is not None:
+        reference = {**reference, **tail}
     _compare(results["correction"], b, base + ("correction",), reference["correction"], block["correction"])
     _compare(results["discard"], b, base + ("discarded",), reference["discarded"], block["discarded"])
     for key in ("bonus", "no_bonus", "sample"):
         _compare(results["bonus"], b, base + (key,), reference[key], block[key])
+
+
+def _own_tail(state: State, block: dict, tree: bool) -> Optional[dict]:
+    """The correction, discard and bonus the block's own decisions call for: mode tree's
+    (:func:`.tree_checks.tree_tail`, SPEC 11), the other drafting modes' (:func:`_tail_given_decisions`),
+    ``None`` in mode autoregressive (nothing is decided)."""
+    if tree:
+        return tree_tail(state, block)
+    if state.config.mode == "autoregressive":
+        return None
+    return _tail_given_decisions(state, block)
 
 
 def _tail_given_decisions(state: State, block: dict) -> Optional[dict]:

@@ -104,11 +104,19 @@ GRADE_BUDGET = BUDGETS["POST /v1/grade"]
 """The work budget of one grading request (:mod:`specdec_service.budget`)."""
 
 
+def drafted_width(config: Config) -> int:
+    """The proposals a block of ``config`` drafts at most: ``width``, times ``drafts`` in mode tree
+    (SPEC 11: D chains), the width the block units of a cost count."""
+    return config.width * config.drafts if config.mode == "tree" else config.width
+
+
 def reference_cost(config: Config) -> int:
     """The cost of the reference run of ``config`` in block units: at most ``limit`` blocks, each
     weighted :data:`~specdec_service.budget.GRADE_REFERENCE_WEIGHT` (and by the mode's
-    :func:`~specdec_service.budget.mode_weight`)."""
-    return GRADE_REFERENCE_WEIGHT * mode_weight(config.mode) * session_units(config.width, len(config.vocab), config.limit)
+    :func:`~specdec_service.budget.mode_weight`; a tree block counts its D chains:
+    :func:`drafted_width`)."""
+    return (GRADE_REFERENCE_WEIGHT * mode_weight(config.mode)
+            * session_units(drafted_width(config), len(config.vocab), config.limit))
 
 
 def trace_cost(config: Config, blocks: int) -> int:
@@ -118,7 +126,8 @@ def trace_cost(config: Config, blocks: int) -> int:
     until its first block that differs from the submission: at most ``min(blocks, limit) + 1``
     blocks), each block weighted by the mode's :func:`~specdec_service.budget.mode_weight`."""
     runs = sum(m.mode == config.mode for m in CATALOGUE) + GRADE_CHECK_RUNS
-    return runs * mode_weight(config.mode) * session_units(config.width, len(config.vocab), min(blocks, config.limit) + 1)
+    return runs * mode_weight(config.mode) * session_units(drafted_width(config), len(config.vocab),
+                                                           min(blocks, config.limit) + 1)
 
 
 def batch_cost(references: Sequence[Config], failing: Sequence[tuple[dict, Config]]) -> int:

@@ -71,6 +71,12 @@ _PLAIN_MODES = {
              "p/q, capped at 1) and a threshold, all k random numbers are drawn, and the tokens up to the last one "
              "whose number is below its threshold are kept; the replacement is sampled from max(w * p - q, 0) "
              "divided by its total, w the weight of the kept tokens, and the extra token comes when all are kept.",
+    "tree": "In mode tree the draft proposes several chains, one after another with their own random numbers; the "
+            "target then checks them depth by depth: at each depth the tokens of the chains still alive are checked in "
+            "chain order against a row r that starts as the target's row and, after each token that is not kept, "
+            "loses the draft's row (max(r - q, 0) divided by its total); the first token kept is added and only the "
+            "chains that have it go on; if none is kept, a replacement is sampled from the last r; when no alive "
+            "chain has a next token, one extra token is sampled from the target.",
 }
 _MODE_CHECKS = ("proposal", "acceptance", "correction", "discard", "bonus")
 
@@ -107,7 +113,11 @@ _BLOCK_RULE = ("SPEC section 10: in mode block the weights w_i = min(1, w_(i-1) 
                "h_i are computed for the whole block, all k draws eta_i are taken after the draft's, tau is the last i "
                "with eta_i < h_i (0 if none), d_1..d_tau are committed, then a correction from max(w_tau p - q, 0) "
                "normalised or, when tau = k, the bonus.")
-_MODE_RULES = {"greedy": _GREEDY_RULE, "block": _BLOCK_RULE}
+_TREE_RULE = ("SPEC section 11: in mode tree D chains are drafted one after another (chain 1's draws first); depth by "
+              "depth the alive chains' tokens are tested in chain order, accept y iff u * q(y) < r(y) with r = p and then "
+              "max(r - q, 0) normalised after each rejection; the accepted token's chains go on; all rejected: a "
+              "correction from r; no alive chain with a next token: a bonus as in section 4.4.")
+_MODE_RULES = {"greedy": _GREEDY_RULE, "block": _BLOCK_RULE, "tree": _TREE_RULE}
 
 
 def locate(path: tuple, mode: str = "speculative") -> tuple[str, str]:
@@ -115,7 +125,8 @@ def locate(path: tuple, mode: str = "speculative") -> tuple[str, str]:
     ``position`` belongs to the position check and ``u``/``hex`` to the draws check; a whole draw
     that is missing (or present where none is used) belongs to the field that uses it. In mode
     greedy the proposal, acceptance, correction, discard and bonus fields follow SPEC section 5;
-    in mode block the acceptance (with ``tau``), correction and discard follow SPEC section 10."""
+    in mode block the acceptance (with ``tau``), correction and discard follow SPEC section 10; in
+    mode tree the proposal, acceptance, correction, discard and bonus fields follow SPEC section 11."""
     check, rule = _locate(path)
     if mode in _MODE_RULES and check in _MODE_CHECKS and not (mode == "block" and check in ("proposal", "bonus")):
         return check, _MODE_RULES[mode]

@@ -50,6 +50,9 @@ EXERCISES = {
                         "because a later eta passes.",
     "block-scaled-correction": "SPEC 10.5: in mode block a correction after tau >= 1 proposals, from the residual "
                                "scaled by w_tau < 1.",
+    "tree": "SPEC 11: mode tree (several draft chains verified depth by depth).",
+    "tree-sibling-accepted": "SPEC 11.2: a candidate is accepted against the recursive residual after a sibling's rejection.",
+    "tree-chain-left": "SPEC 11.2: a chain leaves the accepted path (its token at a depth is not the accepted one).",
 }
 """The rules a config can exercise, each with the SPEC section and what happens."""
 
@@ -125,27 +128,21 @@ def exercises(config: Config, trace: dict) -> tuple[str, ...]:
     found: set[str] = set()
     if not isinstance(config.target.to_json(), str):
         found.add("custom-vocabulary")
-    if config.mode in ("greedy", "autoregressive", "block"):
+    if config.mode in ("greedy", "autoregressive", "block", "tree"):
         found.add(config.mode)
     for block in trace["blocks"]:
         if block["mode"] == "block":
             found |= _block_exercises(block)
-        proposal = block["proposal"]["tokens"]
+        elif block["mode"] == "tree":
+            found |= _tree_exercises(block)
         if block["mode"] == "autoregressive":
             continue
         if config.limit - len(block["prefix"]) < config.width:
             found.add("limit-clips-width")
-        if eos is not None and eos in proposal:
-            found.add("eos-drafted")
+        found |= _eos_exercises(block, eos)
         correction, bonus = block["correction"], block["bonus"]
-        accepted = [v for v in block["verification"] if v["accepted"]]
-        if eos is not None and any(v["token"] == eos for v in accepted):
-            found.add("eos-accepted")
         if block["mode"] == "greedy":
-            rows = [s["q"] for s in block["proposal"]["steps"]] + [v["p"] for v in block["verification"]]
-            if any(row.count(max(row)) > 1 for row in rows):
-                found.add("argmax-tie")
-            found.add("greedy-mismatch" if correction is not None else "greedy-bonus" if bonus is not None else "greedy")
+            found |= _greedy_exercises(block)
             continue
         if block["mode"] != "block" and any(v["ratio"] is not None and v["ratio"] >= 1 for v in block["verification"]):
             found.add("certain-acceptance")
@@ -160,6 +157,41 @@ def exercises(config: Config, trace: dict) -> tuple[str, ...]:
         if block["no_bonus"] == "limit":
             found.add("no-bonus-at-limit")
     return tuple(name for name in EXERCISES if name in found)
+
+
+def _eos_exercises(block: dict, eos) -> set[str]:
+    """What a block exercises of SPEC 6: an EOS drafted; an EOS accepted."""
+    if eos is None:
+        return set()
+    found = {"eos-drafted"} if eos in block["proposal"]["tokens"] else set()
+    if any(v["accepted"] and v["token"] == eos for v in block["verification"]):
+        found.add("eos-accepted")
+    return found
+
+
+def _greedy_exercises(block: dict) -> set[str]:
+    """What a greedy block exercises (SPEC 5): an argmax tie; a mismatch, a bonus, or neither."""
+    found: set[str] = set()
+    rows = [s["q"] for s in block["proposal"]["steps"]] + [v["p"] for v in block["verification"]]
+    if any(row.count(max(row)) > 1 for row in rows):
+        found.add("argmax-tie")
+    correction, bonus = block["correction"], block["bonus"]
+    found.add("greedy-mismatch" if correction is not None else "greedy-bonus" if bonus is not None else "greedy")
+    return found
+
+
+def _tree_exercises(block: dict) -> set[str]:
+    """What a tree block exercises (SPEC 11.2): a sibling accepted after a rejection at the same
+    depth; a chain leaving the accepted path."""
+    found: set[str] = set()
+    tests = block["verification"]
+    for before, test in zip(tests, tests[1:]):
+        if test["accepted"] and not before["accepted"] and before["depth"] == test["depth"]:
+            found.add("tree-sibling-accepted")
+    accepted = [t for t in tests if t["accepted"]]
+    if accepted and len(accepted[-1]["alive"]) < len(block["proposal"]["chains"]):
+        found.add("tree-chain-left")
+    return found
 
 
 def config_of(entry: SuiteConfig) -> Config:

@@ -9,7 +9,9 @@
 The search runs every catalogued mistake (:data:`.catalogue.CATALOGUE`, as it is when the script
 runs) on every config of a candidate pool (:func:`candidates`: the toy target with both drafts,
 widths 1-5, limits 2-8 and seeds 0-11 in mode speculative; a custom model whose EOS ends
-sessions; a custom model with tied rows; every model in modes greedy and autoregressive) and
+sessions; a custom model with tied rows; every model in modes greedy and autoregressive; mode
+block, :data:`BLOCK_MODELS` at widths 2-4 and seeds :data:`BLOCK_SEEDS`; mode tree with 2-3
+drafts, :data:`TREE_POOL`) and
 grades each variant's trace (:func:`.grader.grade`). A cell of the matrix (:func:`outcome`) is
 ``exact`` (the diagnosis names the mistake as reproducing the trace), ``named`` (named as the
 closest), ``caught`` (the trace fails but the diagnosis names another mistake), ``-`` (the
@@ -30,6 +32,7 @@ Deterministic: the same catalogue and engine give the same suites. Takes a few m
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -80,6 +83,8 @@ draft under which the residual's scaling by w_tau shows)."""
 BLOCK_SEEDS = range(24)
 SEEDS = range(12)
 WIDTHS = range(1, 6)
+TREE_POOL = (("toy-biased", 8), ("toy-aligned", 4), ("eos", 6))
+"""Mode tree (SPEC 11) in the pool: these models and limits, D 2-3, widths 2-3, seeds 0-5."""
 
 
 def candidates() -> dict[str, dict]:
@@ -87,11 +92,13 @@ def candidates() -> dict[str, dict]:
     seed and limit, e.g. ``toy-biased-speculative-w3-s1-l8``)."""
     pool: dict[str, dict] = {}
 
-    def add(name: str, mode: str, width: int, seed: int, limit: int) -> None:
+    def add(name: str, mode: str, width: int, seed: int, limit: int, drafts: int = 0) -> None:
         target, draft, eos, _ = (BLOCK_MODELS if mode == "block" else MODELS)[name]
         config = parse_config({"target": target, "draft": draft, "mode": mode, "width": width,
-                               "seed": seed, "limit": limit, "eos": eos}).to_json()
-        if mode == "greedy":
+                               "seed": seed, "limit": limit, "eos": eos, **({"drafts": drafts} if drafts else {})}).to_json()
+        if mode == "tree":
+            key = f"{name}-tree-d{drafts}-w{width}-s{seed}-l{limit}"
+        elif mode == "greedy":
             key = f"{name}-greedy-w{width}-l{limit}"
         elif mode == "autoregressive":
             key = f"{name}-autoregressive-s{seed}-l{limit}"
@@ -114,6 +121,9 @@ def candidates() -> dict[str, dict]:
             for width in range(2, 5):
                 for seed in BLOCK_SEEDS:
                     add(name, "block", width, seed, limit)
+    for name, limit in TREE_POOL:
+        for drafts, width, seed in itertools.product((2, 3), (2, 3), range(6)):
+            add(name, "tree", width, seed, limit, drafts)
     return pool
 
 

@@ -1,0 +1,84 @@
+"""The catalogued mistakes of mode tree (SPEC section 11): the tree rules with one thing changed.
+
+Each class subclasses the correct rule (:class:`~specdec_service.engine.chains.ChainsProposal`
+or :class:`~specdec_service.engine.verifiers.tree.TreeVerifier`) and overrides the one method
+it gets wrong; the engine's one block (``engine.block.play``) decodes with it. The faults are
+the ones multi-draft implementations are known to make (SpecInfer's recursive residual, the
+node-by-node verification of vLLM and SGLang, EAGLE #183 on whether tree verification is exact).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..engine.chains import ChainsProposal
+from ..engine.distributions import Dist
+from ..engine.draws import Stream
+from ..engine.verifiers.tree import TreeVerifier
+
+
+@dataclass(frozen=True)
+class ResidualNotUpdated(TreeVerifier):
+    """SPEC 11.2 broken: r is not updated after a rejection, so every candidate of a depth is
+    tested against p (and the correction is drawn from p): the sibling's rejection is forgotten
+    and the committed token is no longer distributed as p."""
+
+    name: str = "residual-not-updated"
+
+    def after_rejection(self, r: Dist, p: Dist, q: Dist) -> Dist:
+        """r unchanged (p at every candidate)."""
+        return r
+
+
+@dataclass(frozen=True)
+class DraftRowTest(TreeVerifier):
+    """SPEC 11.2 broken: the candidate is tested against the draft's row q instead of r
+    (accept iff u * q(y) < q(y)): every candidate passes."""
+
+    name: str = "draft-row-test"
+
+    def test_row(self, r: Dist, p: Dist, q: Dist) -> Dist:
+        """q."""
+        return q
+
+
+@dataclass(frozen=True)
+class DisagreeingChainsContinue(TreeVerifier):
+    """SPEC 11.2 broken: after an acceptance every candidate's chain goes on to the next depth,
+    also the chains whose token at this depth is not the accepted one (their later tokens were
+    drafted after another token)."""
+
+    name: str = "disagreeing-chains-continue"
+
+    def going_on(self, chains: Sequence, tested: Sequence[int], depth: int, token: int) -> list[int]:
+        """Every candidate's chain."""
+        return list(tested)
+
+
+@dataclass(frozen=True)
+class ShortestChainDepth(TreeVerifier):
+    """SPEC 11.4 broken: the tree's depth is taken as its shortest chain's length, so the bonus
+    is drawn as soon as any chain has ended (a chain that drafted an EOS early) while an alive
+    chain still has a token to test."""
+
+    name: str = "shortest-chain-depth"
+
+    def candidates(self, chains: Sequence, alive: Sequence[int], depth: int) -> list[int]:
+        """None once ``depth`` reaches the shortest chain's length."""
+        if depth >= min(len(chain.tokens) for chain in chains):
+            return []
+        return super().candidates(chains, alive, depth)
+
+
+@dataclass(frozen=True)
+class SharedDraws(ChainsProposal):
+    """SPEC 11.1 broken: every chain is drafted from the same draws (the block's first ones),
+    not chain 1's first and then chain 2's: the chains are copies, not independent drafts."""
+
+    name: str = "shared-draws"
+
+    def chain_stream(self, stream: Stream, j: int, start: int) -> Stream:
+        """The block's stream moved back to its first position for every chain."""
+        stream.position = start
+        return stream

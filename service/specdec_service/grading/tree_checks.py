@@ -1,0 +1,86 @@
+"""The grader's reading of a tree block's own decisions (SPEC 11.3-11.5): what the correct tree
+verifier makes of the candidates a submission accepted and rejected.
+
+As :func:`.checks._tail_given_decisions` does for one chain, so that a wrong test fails the
+acceptance check alone: the correction, discard and bonus checks ask whether the block did the
+right thing *after its own decisions*. The reading is the engine's own
+(:class:`~specdec_service.engine.verifiers.tree.TreeVerifier`: its residual update, its discard
+and its bonus rule), not a second implementation.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..engine.bounds import MAX_POSITION, int_in
+from ..engine.draws import Stream
+from ..engine.proposals import Drafted
+from ..engine.rules import MODE_RULES
+
+
+def _chains(config, block: dict) -> Optional[list]:
+    """The block's chains as drafted blocks (token indices), ``None`` when a label is not a token."""
+    index, last = config.index, None
+    chains = []
+    for labels in block["proposal"]["chains"]:
+        tokens = [index.get(label) for label in labels]
+        if None in tokens:
+            return None
+        chain = Drafted(last)
+        chain.tokens = tokens
+        chains.append(chain)
+    return chains
+
+
+def _next_position(block: dict) -> int:
+    """The draw after the block's last recorded draft or test draw."""
+    n = block["position"]
+    for record in block["proposal"]["steps"] + block["verification"]:
+        d = record["draw"]
+        if d is not None and int_in(d["position"], 0, MAX_POSITION - 1):
+            n = d["position"] + 1
+    return n
+
+
+def tree_tail(state, block: dict) -> Optional[dict]:
+    """``{"correction", "discarded", "bonus", "no_bonus"}`` as SPEC 11.3-11.5 make them of the
+    block's own chains and test records (the correct rules: the recursive residual of the last
+    depth's rejections, the untested tokens, the bonus unless rejected, at the limit or after an
+    EOS), or ``None`` when the records cannot be read (a label outside the vocabulary, a test of a
+    chain or depth the block does not have)."""
+    cfg = state.config
+    if "chains" not in block["proposal"] or any("depth" not in v for v in block["verification"]):
+        return None  # a block of another mode in a tree trace: the format and acceptance checks say so
+    chains = _chains(cfg, block)
+    if chains is None:
+        return None
+    verifier = MODE_RULES["tree"].verifier
+    rows = MODE_RULES["tree"].rows.read(cfg)
+    records = block["verification"]
+    index = cfg.index
+    accepted = [index.get(v["token"]) for v in records if v["accepted"] is True]
+    if None in accepted or any(not 1 <= v["chain"] <= len(chains) for v in records):
+        return None
+    context = accepted[-1] if accepted else (state.committed[-1] if state.committed else None)
+    stream = Stream(cfg.seed, _next_position(block))
+    correction = None
+    if records and records[-1]["accepted"] is not True:
+        p, q = rows.target(context), rows.draft(context)
+        r = p
+        try:
+            for v in records:
+                if v["depth"] == records[-1]["depth"] and v["accepted"] is not True:
+                    r = verifier.after_rejection(r, p, q)
+        except ValueError:  # a rejection no correct test could make: judged by the acceptance check
+            return None
+        correction = verifier._correct(cfg, len(accepted), context, r, stream)
+    reason = verifier.bonus.missing(cfg, len(state.committed), accepted, correction is not None)
+    depth = len(accepted)
+    if reason is None and any(c.tokens[:depth] == accepted and len(c.tokens) > depth for c in chains):
+        # SPEC 11.4: an alive chain still has a token, so the next depth is tested: no bonus yet
+        return {"correction": None, "discarded": [cfg.vocab[t] for t in verifier._discarded(chains, records)],
+                "bonus": None, "no_bonus": None}
+    bonus = None if reason is not None else verifier.bonus.add(rows, context, cfg.vocab, stream)
+    discarded = verifier._discarded(chains, records)
+    return {"correction": correction, "discarded": [cfg.vocab[t] for t in discarded], "bonus": bonus,
+            "no_bonus": reason}
