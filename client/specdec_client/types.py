@@ -184,9 +184,9 @@ class BlockVerificationStep(VerificationStep):
     below_threshold: bool
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "BlockVerificationStep":
-        base = VerificationStep.from_dict(d)
-        return cls(*(getattr(base, f.name) for f in fields(VerificationStep) if f.name != "raw"),
+    def from_dict(cls, d: Mapping[str, Any]) -> "BlockVerificationStep":
+        b = VerificationStep.from_dict(d)
+        return cls(b.index, b.context, b.token, b.p, b.q, b.p_token, b.q_token, b.ratio, b.draw, b.accepted,
                    float(d["weight"]), str(d["weight_exact"]), float(d["threshold"]), str(d["threshold_exact"]),
                    bool(d["below_threshold"]), raw=dict(d))
 
@@ -261,13 +261,13 @@ class BlockCorrection(Correction):
     weight_exact: str
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "BlockCorrection":
-        base = Correction.from_dict(d)
-        return cls(*(getattr(base, f.name) for f in fields(Correction) if f.name != "raw"),
-                   float(d["weight"]), str(d["weight_exact"]), raw=dict(d))
+    def from_dict(cls, d: Mapping[str, Any]) -> "BlockCorrection":
+        b = Correction.from_dict(d)
+        return cls(b.index, b.context, b.distribution, b.draw, b.token, float(d["weight"]), str(d["weight_exact"]),
+                   raw=dict(d))
 
 
-def _correction(d: Optional[Mapping]) -> Optional[Correction]:
+def _correction(d: Optional[Mapping[str, Any]]) -> Optional[Correction]:
     if d is None:
         return None
     return (BlockCorrection if "weight" in d else Correction).from_dict(d)
@@ -348,7 +348,7 @@ class Block(Record):
     """Mode block only (SPEC 10.4): the largest i with eta_i < h_i (0 if none), the proposals
     committed; ``None`` in other modes, whose blocks have no such key."""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON object (see :meth:`Record.to_dict`); ``tau`` only in mode block."""
         d = super().to_dict()
         if self.raw is None and self.tau is None:
