@@ -95,6 +95,13 @@ EXCUSES = (
            "a length equal to another field's value", 409, type=SESSION_DONE),
     Excuse("a body is at most 256 KiB (8 MiB on the grading routes)",
            "a size in bytes of the serialised body", 413, r"^The request body is larger than the limit"),
+    Excuse("in mode tree a proposal is exactly `drafts` chains, in every other mode `tokens` (SPEC section 11)",
+           "a length equal to another field's value; a member allowed by another field's value", 422,
+           r"^must hold exactly \d+ chains: the config's drafts|^only mode tree verifies chains"
+           r"|^mode tree verifies chains: give `chains`"),
+    Excuse("an analysis in mode block enumerates at most 500,000 draft-block cells (engine/analysis_block.py)",
+           "a power of the vocabulary size to the widths, summed (V^k over the config's and swept widths)", 422,
+           r"^mode block enumerates every draft block: these widths need"),
 )
 """Every refusal of schema-valid data that the contract test excuses, with the reason."""
 
@@ -127,6 +134,12 @@ REAL_REFUSALS = [
     ("/v1/grade/distribution", {**_COUNTS, "m": 2}, 422, 9),
     ("/v1/runs", {"config": {"draft": {**_TABLE, "vocab": ["A", "B", "A"]}, "seed": 1}}, 422, 10),
     ("/v1/step", {"config": {"draft": "biased", "seed": 1, "limit": 1}, "committed": ["A"]}, 409, 12),
+    ("/v1/verify", {"state": _SEED1, "proposal": {"chains": [["A"]]}}, 422, 14),
+    ("/v1/verify", {"state": {"config": {"draft": "biased", "seed": 1, "mode": "tree"}},
+                    "proposal": {"tokens": ["A"]}}, 422, 14),
+    ("/v1/verify", {"state": {"config": {"draft": "biased", "seed": 1, "mode": "tree", "drafts": 2}},
+                    "proposal": {"chains": [["A"]]}}, 422, 14),
+    ("/v1/analysis", {"config": {"draft": "biased", "mode": "block", "width": 12}}, 422, 15),
 ]
 """A real refusal for each excuse (by index in :data:`EXCUSES`): the excuses name the service's
 real messages, and each is needed for its refusal (the over-budget one is tested in test_budget)."""

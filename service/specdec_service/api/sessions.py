@@ -64,13 +64,14 @@ _NEXT = {
     operation_id="draftProposal",
     description="The body is a session state. Returns the uncommitted proposal of the next block: up to "
                 "min(width, limit - committed) draft tokens, each with its context, draft row q and draw "
-                "(SPEC section 4.1). Nothing is committed; the position does not move.",
-    body="StateIn", examples=lambda: _examples()["state"], ok=ref("proposal"),
-    ok_description="The proposal.", problems=_PROBLEMS,
+                "(SPEC section 4.1); in mode tree the D chains, chain 1's draws first (SPEC section 11.1), as a "
+                "`TraceTreeProposal`. Nothing is committed; the position does not move.",
+    body="StateIn", examples=lambda: _examples()["state"], ok={"oneOf": [ref("proposal"), ref("tree_proposal")]},
+    ok_description="The proposal (in mode tree, the chains).", problems=_PROBLEMS,
     ok_examples=lambda: {"seed1": example("Draws 0.5666, 0.7458, 0.9710 propose A, A, C", _examples()["proposal"])})
 def draft():
     """The uncommitted proposal of the next block (SPEC section 4.1):
-    ``{"tokens", "steps"}``. The state is not advanced. A proposal whose
+    ``{"tokens", "steps"}`` (and ``"chains"`` in mode tree, SPEC 11.1). The state is not advanced. A proposal whose
     draws would run past position 2^53-1 is a 422 at ``#/position``."""
     return json_response(engine.draft(_state_from_body()))
 
