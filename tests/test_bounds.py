@@ -10,8 +10,8 @@ import yaml
 
 from specdec_service.engine import InvalidInput, draw_slice, parse_config, parse_model, parse_state, trace_schema
 from specdec_service.engine.bounds import (
-    MAX_CELLS, MAX_COUNTER, MAX_DRAWS_SLICE, MAX_LABEL, MAX_LIMIT, MAX_M, MAX_POSITION, MAX_SAMPLES, MAX_SEED,
-    MAX_TRACES, MAX_VOCAB, MAX_WIDTH, MIN_LABEL, MIN_LIMIT, MIN_VOCAB, MIN_WIDTH,
+    MAX_CELLS, MAX_COUNTER, MAX_DRAFTS, MAX_DRAWS_SLICE, MAX_LABEL, MAX_LIMIT, MAX_M, MAX_POSITION, MAX_SAMPLES,
+    MAX_SEED, MAX_TRACES, MAX_VOCAB, MAX_WIDTH, MIN_DRAFTS, MIN_LABEL, MIN_LIMIT, MIN_VOCAB, MIN_WIDTH,
 )
 from specdec_service.grading import grade_distribution, grade_many
 
@@ -37,7 +37,11 @@ CONTRACT = [  # (where in the contract, JSON Schema keyword pair, (low, high))
     (SCHEMAS["StateIn"]["properties"]["committed"], ("minItems", "maxItems"), (0, MAX_LIMIT)),
     (SCHEMAS["StateIn"]["properties"]["position"], ("minimum", "maximum"), (0, MAX_POSITION)),
     (SCHEMAS["CountersIn"]["properties"]["draws"], ("minimum", "maximum"), (0, MAX_COUNTER)),
-    (SCHEMAS["ProposalIn"]["properties"]["tokens"], ("minItems", "maxItems"), (0, MAX_WIDTH)),
+    (SCHEMAS["ConfigIn"]["properties"]["drafts"], ("minimum", "maximum"), (MIN_DRAFTS, MAX_DRAFTS)),
+    # ProposalIn is a oneOf of its two whole forms: tokens, or (mode tree, SPEC 11) chains
+    (SCHEMAS["ProposalTokensIn"]["properties"]["tokens"], ("minItems", "maxItems"), (0, MAX_WIDTH)),
+    (SCHEMAS["ProposalChainsIn"]["properties"]["chains"], ("minItems", "maxItems"), (MIN_DRAFTS, MAX_DRAFTS)),
+    (SCHEMAS["ProposalChainsIn"]["properties"]["chains"]["items"], ("minItems", "maxItems"), (0, MAX_WIDTH)),
     (DRAWS["count"], ("minimum", "maximum"), (1, MAX_DRAWS_SLICE)),
     (DRAWS["seed"], ("minimum", "maximum"), (0, MAX_SEED)),
     (DRAWS["position"], ("minimum", "maximum"), (0, MAX_POSITION)),
@@ -49,6 +53,7 @@ CONTRACT = [  # (where in the contract, JSON Schema keyword pair, (low, high))
     (at(TRACE, "/$defs/config/properties/width"), ("minimum", "maximum"), (MIN_WIDTH, MAX_WIDTH)),
     (at(TRACE, "/$defs/config/properties/limit"), ("minimum", "maximum"), (MIN_LIMIT, MAX_LIMIT)),
     (at(TRACE, "/$defs/config/properties/seed"), ("minimum", "maximum"), (0, MAX_SEED)),
+    (at(TRACE, "/$defs/config/properties/drafts"), ("minimum", "maximum"), (MIN_DRAFTS, MAX_DRAFTS)),
     (at(TRACE, "/$defs/token"), ("minLength", "maxLength"), (MIN_LABEL, MAX_LABEL)),
     (at(TRACE, "/$defs/distribution"), ("minItems", "maxItems"), (MIN_VOCAB, MAX_VOCAB)),
     (at(TRACE, "/$defs/model_table/properties/vocab"), ("minItems", "maxItems"), (MIN_VOCAB, MAX_VOCAB)),
@@ -91,6 +96,7 @@ def vocab_of(n: int):
     (config_with("width"), MIN_WIDTH, MAX_WIDTH),
     (config_with("limit"), MIN_LIMIT, MAX_LIMIT),
     (config_with("seed"), 0, MAX_SEED),
+    (config_with("drafts"), MIN_DRAFTS, MAX_DRAFTS),
     (lambda n: parse_model(vocab_of(n)), MIN_VOCAB, MAX_VOCAB),
     (lambda n: parse_model({"vocab": ["A" * n, "B"], "start": [0.5, 0.5],
                             "next": {"A" * n: [0.5, 0.5], "B": [0.5, 0.5]}}), MIN_LABEL, MAX_LABEL),

@@ -150,7 +150,17 @@ def _python_validator(schema: dict):
 
     Draft202012Validator.check_schema(schema)
     validator = Draft202012Validator(_inline(schema, schema["$defs"]))
-    return lambda instance: [(tuple(e.absolute_path), _message(e)) for e in validator.iter_errors(instance)]
+    return lambda instance: [_python_fault(e) for e in validator.iter_errors(instance)]
+
+
+def _python_fault(error) -> tuple[tuple, str]:
+    """A ``jsonschema`` error as (path, message): for a value that matches none of its
+    alternatives, the deepest reason inside them, as :func:`_rs_fault` reads ``jsonschema_rs``'s
+    (a block's proposal is one of two forms, SPEC 4.1 and 11.1: the pointer names the bad field)."""
+    reasons = [inner for inner in error.context or () if not inner.message.endswith("is not of type 'null'")]
+    if reasons:
+        return _python_fault(max(reasons, key=lambda inner: len(inner.absolute_path)))
+    return tuple(error.absolute_path), _message(error)
 
 
 def _rs_fault(error, instance: Any) -> tuple[tuple, str]:
