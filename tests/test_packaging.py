@@ -8,6 +8,7 @@ shipped, and that the build prints no deprecation warning."""
 from __future__ import annotations
 
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -66,3 +67,23 @@ def test_the_wheel_holds_every_file_of_the_package(tmp_path, project, package_ro
 def test_the_sdk_ships_the_same_licence():
     """client/ is a package of its own (``pip install ./client``): it carries the licence text too."""
     assert (ROOT / "client" / "LICENSE").read_bytes() == (ROOT / "LICENSE").read_bytes()
+
+
+def test_every_direct_dependency_has_one_floor():
+    """.ci/run's floor step installs each direct dependency at its ``>=`` floor
+    (.ci/floors.py): every requirement of both pyproject.toml files has one, the same
+    package has the same floor everywhere, and the floors found failing stay raised
+    (issue 18: Flask 3.0 has no per-request ``max_content_length`` setter, so the
+    grading routes answered 500; apispec 6.6 wrote a nullable reference as
+    ``type: ['null']`` + ``allOf``; orjson before 3.9.15 reads a body nested 50,000
+    deep, which its own writer then refuses: a 500 where 3.9.15 refuses to read past
+    depth 1,024, a 400; jsonschema-rs before 0.60.1 finds -1e-999999999 not below a
+    minimum of 0)."""
+    from packaging.version import Version
+
+    floors, problems = runpy.run_path(str(ROOT / ".ci" / "floors.py"))["floors"]()
+    assert not problems
+    assert {"flask", "werkzeug", "apispec", "orjson", "jsonschema-rs", "requests", "setuptools"} <= set(floors)
+    for package, lowest in {"flask": "3.1", "apispec": "6.8.1", "orjson": "3.9.15", "jsonschema-rs": "0.60.1",
+                            "setuptools": "77"}.items():
+        assert Version(floors[package]) >= Version(lowest), f"{package}>={floors[package]} is below {lowest}"
