@@ -27,10 +27,11 @@ from pathlib import Path
 from specdec_service.engine import parse_config
 from specdec_service.grading import CATALOGUE, grade_samples
 from specdec_service.grading.faulty import faulty_run
+from specdec_service.grading.samples import _law_computable, law_of_rules, target_law
 from specdec_service.grading.suites import suite
 
 ROOT = Path(__file__).resolve().parents[1]
-GRID = (50, 100, 200, 500, 1000, 2000, 5000, 10000)
+GRID = (50, 100, 200, 500, 1000, 2000, 5000)
 
 
 def configs():
@@ -66,7 +67,7 @@ def correct_samples(module, config, n, seed):
 
 def false_fails(runs: int, n: int) -> None:
     module = student()
-    print(f"| config | runs | N | failed at alpha 0.05 | failed at alpha 0.001 |")
+    print("| config | runs | N | failed at alpha 0.05 | failed at alpha 0.001 |")
     print("|---|---|---|---|---|")
     for entry in configs():
         fails = {0.05: 0, 0.001: 0}
@@ -76,6 +77,22 @@ def false_fails(runs: int, n: int) -> None:
                 fails[alpha] += not grade_samples({"config": entry.config, "samples": samples, "alpha": alpha})["passed"]
         print(f"| `{entry.id}` | {runs} | {n} | {fails[0.05]} ({fails[0.05] / runs:.3f}) | "
               f"{fails[0.001]} ({fails[0.001] / runs:.3f}) |", flush=True)
+
+
+def same_law(config: dict, mistake) -> bool:
+    """Whether the mistake's exact row law (when stated) equals the target's on this config."""
+    parsed = parse_config(config)
+    if _law_computable(mistake) is not None and "target's law" not in _law_computable(mistake):
+        return False
+    if _law_computable(mistake) is not None:
+        return True
+    try:
+        law = law_of_rules(parsed, mistake.rules)
+    except ValueError:
+        return False
+    target = target_law(parsed)
+    return all(set(outcomes) == set(target(row)) and all(abs(p - target(row)[y]) < 1e-12 for y, p in outcomes.items())
+               for row, outcomes in law.items())
 
 
 def power(reps: int) -> None:
@@ -89,6 +106,10 @@ def power(reps: int) -> None:
         for entry in entries:
             if entry.config["mode"] != mistake.mode:
                 cells.append("·")
+                continue
+            same = same_law(entry.config, mistake)
+            if same:
+                cells.append("target's law")
                 continue
             pools = [[] for _ in range(reps)]
             found = None
@@ -114,7 +135,7 @@ def main(argv=None) -> int:
     parser.add_argument("what", choices=("false-fails", "power"))
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--n", type=int, default=2000)
-    parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--reps", type=int, default=5)
     args = parser.parse_args(argv)
     if args.what == "false-fails":
         false_fails(args.runs, args.n)

@@ -240,7 +240,8 @@ class AcceptanceOut(StrictSchema):
 class DistributionOut(StrictSchema):
     """The distribution-level grade."""
 
-    passed = fields.Boolean(required=True, metadata={"description": "conclusive, p_value > alpha and nothing impossible observed."})
+    passed = fields.Boolean(required=True, metadata={
+        "description": "conclusive, p_value > alpha, nothing impossible observed and no sample too long."})
     conclusive = fields.Boolean(required=True, metadata={
         "description": "At least one degree of freedom (or a target with a single possible prefix): too few samples never pass."})
     m = fields.Integer(required=True)
@@ -264,6 +265,9 @@ class DistributionOut(StrictSchema):
     impossible = fields.List(fields.Nested(ImpossibleOut), required=True)
     over_represented = fields.List(fields.Nested(CellOut), required=True)
     under_represented = fields.List(fields.Nested(CellOut), required=True)
+    too_long = fields.Integer(required=True, metadata={
+        "description": "Samples longer than the limit or going on after their EOS (they fail the grade); 0 for counts."})
+    reason = fields.String(required=True, allow_none=True, metadata={"description": "Why it failed (null iff passed)."})
     acceptance = fields.Nested(AcceptanceOut, required=True, allow_none=True)
 
 

@@ -44,7 +44,8 @@ Every number served is the same bits on every CPU: rows are the nearest float64 
 rationals, every sum is :func:`math.fsum` or a plain Python loop in one fixed order, logarithms
 ``math.log`` (correctly rounded in practice on every libm we ship with; it feeds only the
 evidence, never the pass/fail decision), p-values ``scipy.special.chdtrc`` of one float. No numpy,
-no BLAS.
+no BLAS (the expected acceptance rate, when asked for, is :func:`.distribution.expected_acceptance`,
+hardware-independent the same way).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ from ..engine.analysis import rules_for
 from ..engine.rules import Discard, Schedule
 from .catalogue import CATALOGUE
 from .distribution import _acceptance, chi_square
-from .requests import DEFAULT_ALPHA, check_sample, check_samples_request
+from .requests import DEFAULT_ALPHA, MAX_OUTPUT, check_sample, check_samples_request
 
 MIN_EXPECTED = 5.0
 """An outcome expecting fewer samples than this is pooled (the usual rule for chi-square)."""
@@ -108,9 +109,9 @@ def _parse(payload: Any) -> tuple[Config, bool, float, list, dict | None]:
     samples = []
     for i, sample in enumerate(payload["samples"]):
         try:
+            if type(sample) is not list or not 0 < len(sample) <= MAX_OUTPUT:
+                raise TypeError  # the full check names the fault
             samples.append(tuple(map(vocab.__getitem__, sample)))
-            if not sample:
-                raise TypeError
         except (KeyError, TypeError):
             check_sample(sample, ("samples", i))
             for j, label in enumerate(sample):
@@ -430,7 +431,7 @@ def family_test(counts: dict[Row, Counter], law, length_law: tuple | None = None
     adjusted = holm([x[4] for x in tests])
     tests = [(*x, a) for x, a in zip(tests, adjusted)]
     return {"tests": tests, "impossible": _impossible(counts, law), "untested": untested,
-            "p_value": min(adjusted, default=1.0)}
+            "p_value": min(adjusted, default=1.0), "pools": {c: pool for c, (pool, _) in pooled.items()}}
 
 
 def length_test(samples: list, config: Config) -> tuple | None:
@@ -536,7 +537,7 @@ def _label(config: Config, y: int) -> str | None:
     return None if y == END else config.vocab[y]
 
 
-def _row_json(config: Config, test: tuple, counts: dict, law) -> dict:
+def _row_json(config: Config, test: tuple, counts: dict, law, pools: dict) -> dict:
     kind, row, statistic, dof, p, adjusted = test
     out = {"test": kind, "position": None, "context": None, "statistic": statistic, "dof": dof,
            "p_value": p, "adjusted_p_value": adjusted, "over_represented": [], "under_represented": []}
@@ -545,11 +546,7 @@ def _row_json(config: Config, test: tuple, counts: dict, law) -> dict:
     t, c = row
     out["position"], out["context"] = t, None if c is None else config.vocab[c]
     if kind == "pooled":
-        cell = Counter()
-        for (t2, c2), k in counts.items():
-            if c2 == c:
-                cell.update(k)
-        allowed = law((0, c))
+        cell, allowed = pools[c], law((0, c))
     else:
         cell, allowed = counts[row], law(row)
     n = sum(cell[y] for y in allowed)
@@ -606,9 +603,9 @@ def grade_samples(payload: Any) -> dict:
     rows = [t for t in family["tests"] if t[0] != "global"]
     worst_test = min(rows, key=lambda t: (t[4], t[5]), default=None)
     failing = min(family["tests"], key=lambda t: (t[5], t[0] == "global", t[4]), default=None)
-    worst = None if worst_test is None else _row_json(config, worst_test, counts, law)
+    worst = None if worst_test is None else _row_json(config, worst_test, counts, law, family["pools"])
     reason = _reason(lengths, family["impossible"], conclusive,
-                     None if failing is None else _row_json(config, failing, counts, law), alpha, config)
+                     None if failing is None else _row_json(config, failing, counts, law, family["pools"]), alpha, config)
     if reason and failing is not None and failing[0] == "global" and worst is not None and worst["position"] is not None:
         after = "the start" if worst["context"] is None else repr(worst["context"])
         reason += f" The most deviating row: position {worst['position']} after {after}."
