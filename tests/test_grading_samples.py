@@ -4,6 +4,7 @@ named from exact laws. Statistical tests use fixed seeds; the thresholds are sta
 import importlib.util
 import json
 import random
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,20 @@ def test_transition_counts_per_position_and_context():
     assert counts[(0, None)] == {0: 2, 1: 1}
     assert counts[(1, 0)] == {1: 1, 2: 1}
     assert counts[(1, 1)] == {END: 1} and counts[(2, 1)] == {END: 1}
+
+
+def test_transition_counts_equal_a_plain_count_of_every_token():
+    rng = random.Random(5)
+    samples = [tuple(rng.randrange(4) for _ in range(rng.randrange(1, 9))) for _ in range(500)]
+    expected = {}
+    for s in samples:
+        c = None
+        for t, y in enumerate(s):
+            expected.setdefault((t, c), Counter())[y] += 1
+            c = y
+        expected.setdefault((len(s), c), Counter())[END] += 1
+    assert transition_counts(samples) == expected
+    assert transition_counts(Counter(samples)) == expected
 
 
 def test_holm_adjusted_p_values():
