@@ -66,8 +66,11 @@ def test_a_correct_python_function_passes_through_the_sdk(service):
     sys.path.insert(0, str(SAMPLER.parent))
     import sampler
 
-    tests = Client(BASE).grade_sampler(sampler.speculative_decode, samples=int(N))
+    calls = []
+    tests = Client(BASE).grade_sampler(sampler.speculative_decode, samples=int(N),
+                                       progress=lambda *call: calls.append(call))
     assert [t.passed for t in tests] == [True] * 4
+    assert calls == [("run", i, 4) for i in range(5)] + [("samples", i, 4) for i in range(5)]
     assert main(["grade", "--python", f"{SAMPLER}:speculative_decode", "--samples", "500", "--url", BASE]) == 0
 
 

@@ -178,14 +178,14 @@ def grade_collected(client: Any, tests: Sequence[SampleTest], progress: Optional
 
     todo = [t for t in tests if t.problem is None]
     if progress is not None:
-        progress("grade", 0, len(todo))
+        progress("samples", 0, len(todo))
     for done, test in enumerate(todo, 1):
         try:
             test.report = client.grade_samples(test.config, test.samples)
         except InvalidInput as error:
             test.problem = f"the service refused the samples: {error}"
         if progress is not None:
-            progress("grade", done, len(todo))
+            progress("samples", done, len(todo))
 
 
 def grade_sampler(client: Any, *, fn: Optional[Callable[..., Any]] = None, command: Optional[str] = None,
