@@ -78,14 +78,18 @@ def test_timeouts_crashes_junk_and_wrong_counts_fail_only_their_config(service, 
     junk = tmp_path / "junk.py"
     junk.write_text("import json, sys\njob = json.load(sys.stdin)\n"
                     "if job['config']['mode'] == 'autoregressive': print('hello')\n"
+                    "elif job['config']['eos'] is not None: __import__('time').sleep(30)\n"
                     "elif job['config']['limit'] == 2: sys.exit(3)\n"
                     "else:\n    [print(json.dumps(['A'] * job['config']['limit'])) for _ in range(job['samples'] - 1)]\n")
-    assert main(["grade", "--exec", f"{sys.executable} {junk}", "--samples", "20", "--json", "--url", BASE]) == 1
+    assert main(["grade", "--exec", f"{sys.executable} {junk}", "--samples", "20", "--json", "--timeout", "2",
+                 "--url", BASE]) == 1
     tests = {t["id"]: t for t in json.loads(capsys.readouterr().out)}
     problems = sorted(t["problem"] for t in tests.values())
     assert any("printed 19 lines, not 20" in p for p in problems)
     assert any("exited with status 3" in p for p in problems)
     assert any("printed 1 lines, not 20" in p for p in problems)
+    assert any("ran longer than 2 s and was stopped" in p for p in problems)
+    assert len(problems) == 4  # every config failed with its own problem, none stopped the others
 
 
 def test_samples_from_a_file(service, tmp_path, capsys):
