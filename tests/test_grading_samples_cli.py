@@ -60,6 +60,9 @@ def test_planted_mistakes_fail_with_the_mistake_named_where_catalogued(service, 
                    for t in failed)
     else:
         assert named in names
+        message = next(t["message"] for t in failed if (t["report"]["mistake"]["named"] or {}).get("id") == named)
+        assert f"[{named}]" in message and "Evidence: ln L(mistake) - ln L(target) = " in message
+        assert "Most deviating: position " in message or "Incomplete sessions" in message
 
 
 def test_a_correct_python_function_passes_through_the_sdk(service):

@@ -86,9 +86,18 @@ class SampleTest:
         lines = [head, f"Failed: {self.report['reason']}"]
         worst = self.report.get("most_deviating")
         if worst and worst.get("position") is not None:
+            over = ", ".join(f"{o['token'] if o['token'] is not None else 'the end'!s} {o['observed']} "
+                             f"(expected {o['expected']:.1f})" for o in worst["over_represented"])
             lines.append(f"Most deviating: position {worst['position']} after "
                          f"{'the start' if worst['context'] is None else repr(worst['context'])} "
-                         f"(p = {worst['p_value']:.3g}, Holm-adjusted {worst['adjusted_p_value']:.3g})")
+                         f"(p = {worst['p_value']:.3g}, Holm-adjusted {worst['adjusted_p_value']:.3g})"
+                         + (f"; too often: {over}" if over else ""))
+        named = (self.report.get("mistake") or {}).get("named")
+        if named:
+            ratio = named["log_likelihood_ratio"]
+            lines.append("Evidence: ln L(mistake) - ln L(target) = "
+                         + ("infinite (the target cannot produce these samples)" if ratio is None else f"{ratio:.1f}")
+                         + f"; the mistake's own fit: p = {named['p_value']:.3g}")
         return "\n".join(lines)
 
 
