@@ -118,8 +118,13 @@ def test_planted_python_mistakes_are_diagnosed(service, plant, mistake_id, mode)
     failed = [t for t in tests if not t.passed]
     assert failed and all(t.report is not None and t.config["mode"] == mode for t in failed)
     assert any(mistake_id in [m["id"] for m in t.report["diagnosis"]] for t in failed)
-    assert all(f"[{mistake_id}]. Hint: " in t.message() for t in failed
-               if mistake_id in [m["id"] for m in t.report["diagnosis"]])
+    # named as the likely mistake where its variant reproduces the trace, otherwise only as a guess (issue 20)
+    for t in failed:
+        found = {m["id"]: m["exact"] for m in t.report["diagnosis"]}
+        if found.get(mistake_id):
+            assert f"[{mistake_id}]. Hint: " in t.message()
+        elif mistake_id in found:
+            assert "A guess, not a diagnosis: " in t.message() and f"[{mistake_id}] agrees" in t.message()
 
 
 @needs_node
