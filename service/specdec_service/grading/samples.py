@@ -321,8 +321,11 @@ class _Forward:
             frontier = self._step(length + i, frontier)
         adds = self.rules.bonus_rule.adds and length < self.limit and self.rules.bonus_allowed(length, k)
         for c, m in frontier.items():
-            if not adds:
-                self.land(length + k, c, m)
+            if not adds and k:
+                self.land(length + k, c, m)  # the next block starts here
+                continue
+            if not adds:  # a block that commits nothing would start again forever: the session ends
+                self.add((length, c), END, m)
                 continue
             for y, b in enumerate(self.bonus[c]):
                 if b:
