@@ -62,7 +62,6 @@ import numpy as np
 from ..budget import BUDGETS
 from ..engine import Config, InvalidInput, builtin_models, parse_config
 from ..engine.analysis import rules_for
-from ..engine.rules import Discard, Schedule
 from .catalogue import CATALOGUE
 from .distribution import _acceptance, chi_square
 from .requests import DEFAULT_ALPHA, MAX_OUTPUT, check_sample, check_samples_request
@@ -373,16 +372,33 @@ def law_of_rules(config: Config, ruleset) -> dict[Row, dict]:
     return law
 
 
+_ORDER_ONLY = {"InterleavedProposal", "VerifyAll", "SkippedDrawBonus"}
+"""Rules that change only the order of draws (their output has the target's law)."""
+_DISCARD_DEPENDENT = {"DraftAfterRejected", "KeepRest", "KeepAndListRest"}
+"""Rules whose output depends on discarded proposals, beyond one block's rows."""
+
+
+def _rule_names(rules) -> set[str]:
+    """The class names of a decoder's proposal rule, verifier and the verifier's parts."""
+    verifier = rules.verifier
+    parts = (getattr(verifier, name, None) for name in ("acceptance", "correction", "bonus", "discard"))
+    return {type(rules.proposal).__name__, type(verifier).__name__} | {type(x).__name__ for x in parts if x}
+
+
 def _law_computable(mistake) -> str | None:
-    """Why a mistake's output law is not stated here (``None`` when it is)."""
+    """Why a mistake's output law is not stated here (``None`` when it is): its rules are the
+    engine's decoder with one rule changed (:mod:`.faulty`), read by class."""
     rules = mistake.rules
-    if rules.schedule != Schedule():
+    if rules.mode not in ("speculative", "greedy", "autoregressive"):
+        return f"its output law (mode {rules.mode}) is not computed by the token-wise forward pass"
+    names = _rule_names(rules)
+    if names & _ORDER_ONLY:
         return "it changes only the order of draws: its output has the target's law"
-    if rules.acceptance.__class__.__name__ == "SkipDrawWhenCertain":
+    if "SkipDrawWhenCertain" in names:
         return "it changes only the use of draws: its output has the target's law"
-    if rules.discard != Discard() or type(rules.proposal).__name__ == "DraftAfterRejected":
+    if names & _DISCARD_DEPENDENT:
         return "its output depends on discarded proposals, beyond one block's rows"
-    if type(rules.correction).__name__ == "ReusedDrawCorrection":
+    if "ReusedDrawCorrection" in names:
         return "its correction depends on the rejecting draw's value"
     return None
 
