@@ -154,7 +154,7 @@ class Analysis(Record):
     naive: Optional[NaiveOutput]
 
     @property
-    def block_comparison(self) -> Optional[dict]:
+    def block_comparison(self) -> Optional[dict[int, dict[str, Fraction]]]:
         """Mode block only (``None`` otherwise): ``{width: {"block": E[accepted] of the first
         block, "token_wise": the same under token-wise verification}}`` as exact fractions
         (SPEC 10: 219/200 against 207/200 at width 2 on the toy with the biased draft)."""

@@ -175,14 +175,15 @@ class BlockVerificationStep(VerificationStep):
     below_threshold: bool
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "BlockVerificationStep":
+    def from_dict(cls, d: Mapping[str, Any]) -> "BlockVerificationStep":
         base = VerificationStep.from_dict(d)
-        return cls(*(getattr(base, f.name) for f in fields(VerificationStep) if f.name != "raw"),
+        return cls(base.index, base.context, base.token, base.p, base.q, base.p_token, base.q_token, base.ratio,
+                   base.draw, base.accepted,
                    float(d["weight"]), str(d["weight_exact"]), float(d["threshold"]), str(d["threshold_exact"]),
                    bool(d["below_threshold"]), raw=dict(d))
 
 
-def _verification_step(d: Mapping) -> VerificationStep:
+def _verification_step(d: Mapping[str, Any]) -> VerificationStep:
     return (BlockVerificationStep if "threshold" in d else VerificationStep).from_dict(d)
 
 
@@ -213,13 +214,13 @@ class BlockCorrection(Correction):
     weight_exact: str
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "BlockCorrection":
+    def from_dict(cls, d: Mapping[str, Any]) -> "BlockCorrection":
         base = Correction.from_dict(d)
-        return cls(*(getattr(base, f.name) for f in fields(Correction) if f.name != "raw"),
+        return cls(base.index, base.context, base.distribution, base.draw, base.token,
                    float(d["weight"]), str(d["weight_exact"]), raw=dict(d))
 
 
-def _correction(d: Optional[Mapping]) -> Optional[Correction]:
+def _correction(d: Optional[Mapping[str, Any]]) -> Optional[Correction]:
     if d is None:
         return None
     return (BlockCorrection if "weight" in d else Correction).from_dict(d)
@@ -300,7 +301,7 @@ class Block(Record):
     """Mode block only (SPEC 10.4): the largest i with eta_i < h_i (0 if none), the proposals
     committed; ``None`` in other modes, whose blocks have no such key."""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON object (see :meth:`Record.to_dict`); ``tau`` only in mode block."""
         d = super().to_dict()
         if self.raw is None and self.tau is None:

@@ -101,8 +101,8 @@ def test_cli_greedy_is_not_the_target(service, capsys):
 
 
 def test_cli_errors_are_one_line(service, capsys):
-    status, out, err = specdec(capsys, "analyze", "--draft", "biased", "--limit", "2", "--depth", "3")
-    assert (status, out) == (4, "") and err.count("\n") == 1 and "#/depth" in err  # HTTP 422
+    status, out, err = specdec(capsys, "analyze", "--draft", "biased", "--depth", "9")
+    assert (status, out) == (4, "") and err.count("\n") == 1 and "#/depth" in err  # HTTP 422: depth 1-8
     with pytest.raises(SystemExit):
         cli.main(["analyze", "--draft", "biased", "--widths", "2,2"])
     with pytest.raises(SystemExit):

@@ -52,7 +52,7 @@ def test_the_protocol_completes_commands_options_and_choices(tmp_path):
     assert set(complete("specdec ", tmp_path)) >= COMMANDS | {"--url", "--version"}
     assert complete("specdec he", tmp_path) == ["health"]
     assert complete("specdec run --mo", tmp_path) == ["--mode"]
-    assert complete("specdec run --mode ", tmp_path) == ["speculative", "greedy", "autoregressive"]
+    assert complete("specdec run --mode ", tmp_path) == ["speculative", "greedy", "autoregressive", "block"]
     assert complete("specdec completion ", tmp_path)[-2:] == ["bash", "zsh"]
     assert "--json" in complete("specdec health --", tmp_path)
     # zsh is answered "word:description" pairs

@@ -64,6 +64,7 @@ from ..engine import Config, InvalidInput, builtin_models, parse_config
 from ..engine.analysis import rules_for
 from .catalogue import CATALOGUE
 from .distribution import _acceptance, chi_square
+from .faulty import NeverBonus
 from .requests import DEFAULT_ALPHA, MAX_OUTPUT, check_sample, check_samples_request
 
 MIN_EXPECTED = 5.0
@@ -318,7 +319,8 @@ class _Forward:
         k = self.rules.room(length) if length < self.limit else 0
         for i in range(k):
             frontier = self._step(length + i, frontier)
-        adds = self.rules.bonus_rule.adds and length < self.limit and self.rules.bonus_allowed(length, k)
+        adds = (not isinstance(self.rules.bonus_rule, NeverBonus) and length < self.limit
+                and self.rules.bonus_allowed(length, k))
         for c, m in frontier.items():
             if not adds and k:
                 self.land(length + k, c, m)  # the next block starts here
