@@ -13,6 +13,7 @@ axe-core finds no serious or critical violation. Screenshots of every step are s
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -89,6 +90,8 @@ def story_steps(live_url: str) -> list[dict]:
     target_alone = post(live_url, "/v1/runs", {"config": {"draft": "biased", "seed": 1, "mode": "autoregressive"}})
     costly = post(live_url, "/v1/analysis", {"config": {"draft": "biased", "seed": 1}, "widths": list(range(1, 9)), "draft_cost": 0.05})
     free = post(live_url, "/v1/analysis", {"config": {"draft": "biased", "seed": 1}, "widths": list(range(1, 9)), "draft_cost": 0})
+    blockwise = post(live_url, "/v1/step", {"config": {"draft": "biased", "width": 2, "seed": 4, "mode": "block"}})["block"]
+    tokenwise = post(live_url, "/v1/step", {"config": {"draft": "biased", "width": 2, "seed": 4}})["block"]
     # the explainer's example: seed 2's first proposal is rejected at the empty prefix
     first = seed2["verification"][0]
     assert (first["context"], first["accepted"], first["p"], first["q"]) == (None, False, [0.5, 0.3, 0.2], [0.8, 0.15, 0.05])
@@ -96,6 +99,13 @@ def story_steps(live_url: str) -> list[dict]:
     # seed 1 accepts at the empty prefix and rejects after A: another row of p, another correction
     assert [v["accepted"] for v in seed1["verification"]] == [True, False] and seed1["verification"][1]["context"] == "A"
     assert seed1["correction"]["distribution"] == [0.0, 0.75, 0.25]
+    # SPEC 10's worked example: A then B kept as a block although A alone fails; token-wise rejects A
+    v1, v2 = blockwise["verification"]
+    assert (v1["weight_exact"], v1["threshold_exact"], v2["weight_exact"], v2["threshold_exact"]) == ("5/8", "4/9", "1", "1")
+    assert (fmt(v1["draw"]["u"]), fmt(v2["draw"]["u"]), v1["below_threshold"], v2["below_threshold"]) == ("0.8591", "0.4918", False, True)
+    assert (blockwise["tau"], blockwise["committed"], blockwise["next_position"]) == (2, ["A", "B", "A"], 5)
+    assert [v["accepted"] for v in tokenwise["verification"]] == [False] and tokenwise["committed"] == ["B"]
+    assert tokenwise["verification"][0]["draw"] == v1["draw"]
     return [
         {"action": "Verify", "verdict": "verification-summary", "block": aligned, "output": aligned["committed"],
          "texts": ["C B A A", "bonus"]},
@@ -112,6 +122,9 @@ def story_steps(live_url: str) -> list[dict]:
                    f"best width {costly['best_width']}", "batching and the hardware decide the real speed"]},
         {"action": "Analyse", "verdict": "analysis-residual", "analysis": free,
          "texts": [RESIDUAL, "0 / 0.5 / 0.5", f"0.244 over three tokens", fmt(free["naive"]["tv"])]},
+        {"action": "Verify", "verdict": "verification-summary", "block": blockwise, "output": blockwise["committed"],
+         "texts": ["5/8", "4/9", "0.8591", "0.4918", "tau = 2", "Committed A B A", "although A alone would not be",
+                   "0.8591 \u2265 p/q = 0.625", "commits only the correction B"]},
     ]
 
 
@@ -127,10 +140,14 @@ def pq_rows(page) -> dict[str, list[str]]:
     return rows
 
 
+STEPS = 8
+"""The story's steps (story.js STEPS)."""
+
+
 def check_step(ins: Inspector, n: int, expected: dict, phone: bool) -> None:
     page = ins.page
     story = page.locator("#story-region")
-    expect(page.locator("#story-count")).to_contain_text(f"Step {n} of 7")
+    expect(page.locator("#story-count")).to_contain_text(f"Step {n} of {STEPS}")
     assert f"story={n}" in page.url
     story.get_by_role("button", name=expected["action"], exact=True).click()
     ins.wait_idle()
@@ -157,11 +174,14 @@ def check_step(ins: Inspector, n: int, expected: dict, phone: bool) -> None:
         rows = pq_rows(page)
         assert rows["target p"] == [fmt(x) for x in v["p"]], n
         assert rows["draft q"] == [fmt(x) for x in v["q"]], n
-        assert rows["p \u2212 q"] == [signed(p - q) for p, q in zip(v["p"], v["q"])], n
-        if block["correction"]:
-            assert rows["correction"] == [fmt(x) for x in block["correction"]["distribution"]], n
-        expect(page.locator("#verification .verdict")).to_have_text(
-            ["\u2713 accepted" if row["accepted"] else "\u2717 rejected" for row in block["verification"]])
+        if block["mode"] == "block":  # block verification (SPEC 10): weights, thresholds, draws, tau
+            check_block(page, block)
+        else:
+            assert rows["p \u2212 q"] == [signed(p - q) for p, q in zip(v["p"], v["q"])], n
+            if block["correction"]:
+                assert rows["correction"] == [fmt(x) for x in block["correction"]["distribution"]], n
+            expect(page.locator("#verification .verdict")).to_have_text(
+                ["\u2713 accepted" if row["accepted"] else "\u2717 rejected" for row in block["verification"]])
     result = expected.get("analysis")
     if result:
         expect(page.locator("#analysis-result .analysis-verdict")).to_contain_text(
@@ -171,6 +191,28 @@ def check_step(ins: Inspector, n: int, expected: dict, phone: bool) -> None:
         overflow = page.evaluate(OVERFLOW)
         assert overflow["out"] == [] and overflow["scrollWidth"] <= overflow["width"], (n, overflow)
     assert serious_axe_violations(page) == [], n
+
+
+def check_block(page, block: dict) -> None:
+    """A block-verification block as the page draws it: per proposal its weight and threshold
+    (decimal, then the exact fraction), its draw against the threshold (a marker on a bar), its
+    fate (i <= tau accepted, tau + 1 rejected, the rest discarded), and tau marked once."""
+    items = page.locator("#verification > li.block-verify")
+    expect(items).to_have_count(len(block["verification"]))
+    for i, v in enumerate(block["verification"]):
+        item = items.nth(i)
+        exact = lambda value, fraction: fmt(value) + ("" if fraction == fmt(value) else f" ({fraction})")
+        expect(item.locator(".weight")).to_have_text(exact(v["weight"], v["weight_exact"]))
+        expect(item.locator(".threshold")).to_have_text(exact(v["threshold"], v["threshold_exact"]))
+        expect(item.locator(".eta")).to_have_text(fmt(v["draw"]["u"]))
+        bar = item.get_by_role("img")
+        expect(bar).to_have_attribute("aria-label", re.compile(
+            rf"^threshold {re.escape(fmt(v['threshold']))} .* draw {re.escape(fmt(v['draw']['u']))} marked: {'below' if v['below_threshold'] else 'not below'}$"))
+        fate = "accepted" if v["index"] <= block["tau"] else "rejected" if v["index"] == block["tau"] + 1 else "discarded"
+        expect(item.locator(".verdict")).to_have_class(re.compile(rf"\b{fate}\b"))
+    expect(page.locator("#verification .tau-tag")).to_have_text([f"tau = {block['tau']}"] if block["tau"] else [])
+    if block["tau"]:
+        expect(items.nth(block["tau"] - 1).locator(".tau-tag")).to_have_count(1)
 
 
 VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
@@ -198,11 +240,14 @@ def test_guided_story_walk(browser, live_url, artefacts_dir, screen):
                 ins.press("Next")
         expect(ins.button("Next")).to_be_disabled()
 
-        ins.page.go_back()  # to step 7 as it began, then to step 6 after Analyse
+        ins.page.go_back()  # to step 8 as it began, then to step 7 after Analyse, then 7 as it began, then 6 after Analyse
         ins.wait_idle()
-        ins.page.go_back()
-        ins.wait_idle()
-        expect(ins.page.locator("#story-count")).to_contain_text("Step 6 of 7")
+        expect(ins.page.locator("#story-count")).to_contain_text(f"Step {STEPS} of {STEPS}")
+        expect(ins.page.locator("#verification-summary")).to_have_text("Drafted, not verified yet: press Verify to commit.")
+        for _ in range(3):
+            ins.page.go_back()
+            ins.wait_idle()
+        expect(ins.page.locator("#story-count")).to_contain_text(f"Step 6 of {STEPS}")
         assert ins.page.url == urls[5]
         expect(ins.page.locator("#analysis-result .analysis-verdict")).to_contain_text("best width 3")
 
@@ -213,7 +258,7 @@ def test_guided_story_walk(browser, live_url, artefacts_dir, screen):
         for name in ("Draft", "Verify", "Step", "Run", "Reset"):
             expect(ins.button(name)).to_be_visible()
         ins.press("Guided story")
-        expect(ins.page.locator("#story-count")).to_contain_text("Step 1 of 7")
+        expect(ins.page.locator("#story-count")).to_contain_text(f"Step 1 of {STEPS}")
         ins.assert_no_console_errors()
     finally:
         context.close()
@@ -244,7 +289,7 @@ def test_projector_mode_large_text_and_one_screen_per_step(browser, live_url, ar
         ins.press("Projector mode")
         expect(ins.button("Projector mode")).to_have_attribute("aria-pressed", "true")
         assert "projector=1" in ins.page.url
-        for n in range(1, 8):
+        for n in range(1, STEPS + 1):
             story = ins.page.locator("#story-region")
             action = story.locator("#btn-story-action").inner_text()
             story.get_by_role("button", name=action, exact=True).click()
@@ -255,7 +300,7 @@ def test_projector_mode_large_text_and_one_screen_per_step(browser, live_url, ar
             path = ins.screenshot(f"story-projector-{n}")
             if n == 2 and os.environ.get("SPECDEC_KEY_FRAME") == "1":  # the README's key frame, on request
                 shutil.copyfile(path, ROOT / "docs" / "img" / "inspector-story.png")
-            if n < 7:
+            if n < STEPS:
                 ins.press("Next")
         ins.page.reload()
         ins.wait_ready()

@@ -6,6 +6,7 @@
 
 import * as api from "./api.js";
 import * as R from "./render.js";
+import * as B from "./block.js";
 import * as S from "./settings.js";
 import { setupGrading } from "./grade.js";
 import { setupAnalysis } from "./analysis.js";
@@ -315,6 +316,7 @@ function showVerdict(element, text) {
 
 /** The verdict of a block in words: each proposal's fate, the correction or bonus, what was committed. */
 function blockVerdict(block, number) {
+  if (B.isBlock(block)) return B.verdict(block, number);
   if (block.sample) return `Block ${number}: the target sampled ${block.sample.token}.`;
   const fates = block.verification.map((v) => `${v.token} ${v.accepted ? "accepted" : "rejected"}${v.ratio === null ? "" : ` (u ${R.fmt(v.draw.u)} ${v.accepted ? "<" : "≥"} p/q ${R.fmt(v.ratio)})`}`);
   const end = block.correction ? `correction ${block.correction.token}` : block.bonus ? `bonus ${block.bonus.token}` : "no bonus";
@@ -449,6 +451,7 @@ function wire() {
   form.addEventListener("submit", (event) => event.preventDefault());
   form.addEventListener("change", (event) => {
     if (event.target.id === "target" || event.target.id === "draft") S.showCustomEditors();
+    if (event.target.id === "mode") S.describeMode();
     enqueue(settingsChanged);
   });
   $("btn-story-start").addEventListener("click", () => goStory(1));

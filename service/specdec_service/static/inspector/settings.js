@@ -47,6 +47,24 @@ export function writeForm(settings) {
     }
   }
   showCustomEditors();
+  describeMode();
+}
+
+/** Each mode in plain words (shown under the Mode field; SPEC sections 4, 5 and 10). */
+export const MODE_WORDS = {
+  speculative: "Speculative sampling: the target checks the proposals one at a time, keeps each with probability "
+    + "min(1, p/q), and replaces the first rejected one by a token drawn from the leftover probability.",
+  greedy: "Greedy: a proposal is kept while it is the target's most likely token; the first other one is replaced by "
+    + "that token. No randomness in the check.",
+  autoregressive: "The target alone: nothing is drafted, one target pass samples one token.",
+  block: "Block verification: the proposals are judged together. Each gets a threshold and a draw, and the last draw "
+    + "below its threshold decides how many are kept, so a proposal can be kept although its own draw fails. Same "
+    + "output distribution as speculative sampling, never fewer proposals kept on average.",
+};
+
+/** Say the selected mode in plain words under the Mode field. */
+export function describeMode() {
+  $("mode-help").textContent = MODE_WORDS[$("mode").value] || "";
 }
 
 /** Show the JSON editor of each model set to custom (filled with an example when empty). */
