@@ -117,3 +117,24 @@ def test_a_block_with_a_rejection_shows_each_fate_and_the_scaled_residual(inspec
     expect(details).to_contain_text("SPEC section 10")
     ins.screenshot("block-rejection")
     ins.assert_no_console_errors()
+
+
+def test_analysis_compares_block_with_token_wise_verification(inspector, live_url):
+    """In mode block the Analysis adds, per width, the exact expected proposals accepted per block
+    and tokens per pass of block and token-wise verification (SPEC 10: 219/200 against 207/200 at
+    width 2, 1381/1000 against 483/400 at width 3), decimal first and the fraction beside it."""
+    ins = inspector.open("draft=biased&width=2&seed=4&mode=block&analysis=1")
+    table = ins.page.locator("table.block-compare")
+    expect(table).to_be_visible()
+    result = post(live_url, "/v1/analysis", {"config": {"draft": "biased", "width": 2, "seed": 4, "mode": "block"},
+                                             "widths": list(range(1, 9))})
+    widths = [c["width"] for c in result["block"]["comparison"]]
+    expect(table.locator("tbody tr")).to_have_count(len(widths))
+    expect(table.locator("tbody th")).to_have_text([str(w) for w in sorted(widths)])
+    figures = {2: ("1.095 (219/200)", "1.035 (207/200)"), 3: ("1.381 (1381/1000)", "1.2075 (483/400)")}
+    for width, (block, token_wise) in figures.items():
+        row = table.locator(f"tr[data-width='{width}']")
+        expect(row.locator(".block-accepted")).to_have_text(block)
+        expect(row.locator(".token-wise-accepted")).to_have_text(token_wise)
+    expect(table.locator("tr.current")).to_have_attribute("data-width", "2")
+    ins.assert_no_console_errors()

@@ -5,6 +5,7 @@
 import * as api from "./api.js";
 import { configText } from "./settings.js";
 import { COUNTERS, el, fmt, num, token } from "./render.js";
+import { analysisComparison } from "./block.js";
 
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
@@ -137,6 +138,7 @@ export function analysisView(result, cost) {
           el("span", { className: "key key-speedup" }, "\u25a0\u2504 speedup"), ` \u00b7 best width ${result.best_width}`,
           result.sweep.every((s) => s.speedup === s.committed_per_pass)
             ? el("span", { className: "coincide" }, " \u00b7 at draft cost 0 the two lines coincide (the dashed one is drawn on top)") : null)))),
+    analysisComparison(result.block, result.config.width), // mode block only (block.js)
     el("div", { className: "analysis-residual" }, scrolling(contextsTable(result.contexts), "Acceptance per context"), distance(result)),
     scrolling(expectedTable(result.expected), "Expected counters"),
     scrolling(sweepTable(result.sweep, result.best_width), "Sweep over width"));

@@ -177,3 +177,28 @@ export function verdict(block, number) {
   const end = block.correction ? `correction ${block.correction.token}` : block.bonus ? `bonus ${block.bonus.token}` : "no bonus";
   return `Block ${number}: ${draws_.join(", ")}; tau = ${block.tau}; ${end}. Committed ${block.committed.join(" ")}.`;
 }
+
+/**
+ * The Analysis' comparison of block verification with token-wise verification (the `block`
+ * member of POST /v1/analysis in mode block): per width, the exact expected proposals accepted
+ * per block and committed tokens per target pass of both (decimal, exact fraction as secondary
+ * text). Never fewer accepted with block verification (Sun et al., Theorem 2; SPEC 10).
+ */
+export function analysisComparison(block, width) {
+  if (!block || !Array.isArray(block.comparison)) return null;
+  const rows = [...block.comparison].sort((a, b) => a.width - b.width);
+  const cell = (value, exact, className) => el("td", { className }, exactNumber(value, exact));
+  const table = el("table", { className: "block-compare" },
+    el("caption", {}, "Block verification against token-wise verification (mode speculative), same models and limit: "
+      + "the same output distribution, never fewer proposals accepted"),
+    el("thead", {}, el("tr", {}, ["width", "accepted per block: block", "token-wise", "tokens per pass: block", "token-wise"]
+      .map((h) => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, rows.map((c) => el("tr", { "data-width": String(c.width), className: c.width === width ? "current" : "" },
+      el("th", { scope: "row" }, String(c.width)),
+      cell(c.accepted_per_block, c.accepted_per_block_exact, "block-accepted"),
+      cell(c.token_wise_accepted_per_block, c.token_wise_accepted_per_block_exact, "token-wise-accepted"),
+      cell(c.committed_per_pass, c.committed_per_pass_exact, "block-cpp"),
+      cell(c.token_wise_committed_per_pass, c.token_wise_committed_per_pass_exact, "token-wise-cpp")))));
+  return el("div", { className: "table-scroll analysis-block", tabindex: "0", role: "group",
+    "aria-label": "Block against token-wise verification (scrolls sideways)" }, table);
+}

@@ -114,7 +114,7 @@ export const STEPS = [
     settings: { draft: "biased", width: "2", seed: "4", mode: "block" },
     view: { proposal: true },
     action: "Verify",
-    show: ["verification", "correction", "output"],
+    show: ["proposal", "verification", "correction", "output"],
     before: "Block verification judges the draft's proposals together. The biased draft proposed A, B. "
       + "A's weight is w1 = p/q = 0.5/0.8 = 5/8, B's is w2 = min(1, 5/8 · 0.6/0.15) = 1; from them come the "
       + "thresholds h1 = 4/9 and h2 = 1. Press Verify: each proposal gets a draw, and the last draw below its "
