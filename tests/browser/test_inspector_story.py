@@ -272,3 +272,30 @@ def test_projector_mode_large_text_and_one_screen_per_step(browser, live_url, ar
     finally:
         context.close()
 
+
+
+@pytest.mark.parametrize("fragment", ["story=3", "story=3&seed=5", "story=3&draft=biased&seed=1&blocks=0",
+                                      "story=6", "story=2&blocks=5"])
+def test_a_shortened_or_edited_story_link_sets_the_step_up(inspector, fragment):
+    """A story link whose settings are not the step's (typed short, or a seed edited) would show
+    the step's words over another session, and its Verify would do nothing: the step is set up
+    as it begins instead (its settings, its drafted proposal), and its action works."""
+    ins = inspector.open(fragment)
+    n = int(fragment.split("&")[0].split("=")[1])
+    setup = {3: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 1",
+             6: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 1",
+             2: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 2"}[n]
+    expect(ins.page.locator("#story-count")).to_contain_text(f"Step {n} of 7")
+    expect(ins.page.locator("#story-setup")).to_contain_text(setup)
+    assert "draft=biased" in ins.page.url and f"story={n}" in ins.page.url
+    ins.page.locator("#btn-story-action").click()
+    ins.wait_idle()
+    if n == 3:
+        expect(ins.page.locator("#correction")).to_contain_text("0.75")
+        assert pq_rows(ins.page)["correction"] == ["0", "0.75", "0.25"]
+    elif n == 2:
+        assert pq_rows(ins.page)["correction"] == ["0", "0.5", "0.5"]
+    else:
+        expect(ins.page.locator("#analysis-result .analysis-verdict")).to_contain_text("draft cost 0.05")
+        expect(ins.page.locator("#analysis-result .analysis-verdict")).to_contain_text("speedup 1.6499")
+    ins.assert_no_console_errors()

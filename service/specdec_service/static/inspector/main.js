@@ -282,6 +282,16 @@ function arrangeRegions(current) {
   $("story-col-b").append(...["output", "correction"].map((name) => $(REGIONS[name])));
 }
 
+/**
+ * Whether a fragment's settings and view are those the story step talks about: its settings
+ * exactly, and for a Verify step a drafted proposal or a verified block.
+ */
+function stepFits(current, settings, view) {
+  const wanted = { ...S.DEFAULTS, ...current.settings };
+  if (Object.keys(wanted).some((name) => settings[name] !== wanted[name])) return false;
+  return current.action !== "Verify" || view.proposal || view.blocks > 0;
+}
+
 /** The URL fragment of story step `n`, set up as it begins. */
 function stepFragment(n) {
   const current = story.step(n);
@@ -370,6 +380,12 @@ async function restore(hash) {
   const { settings, view } = S.fromFragment(hash);
   model.story = story.step(view.story) ? view.story : 0;
   model.projector = view.projector;
+  if (model.story && !stepFits(story.step(model.story), settings, view)) {
+    // a shortened or edited story link (#story=3, another seed): the step's words would describe
+    // another session, so the step is set up as it begins
+    history.replaceState(null, "", `#${stepFragment(model.story)}`);
+    return restore(location.hash);
+  }
   S.writeForm(settings);
   S.clearFieldErrors();
   clearAlert();
