@@ -173,3 +173,22 @@ def test_speedup_caveat_exact_fractions_second_and_both_lines_at_cost_0(inspecto
     assert region.locator("rect.series-speedup").count() == region.locator("circle.series-cpp").count() == 8  # other marks
     expect(region.locator("figcaption")).to_contain_text("at draft cost 0 the two lines coincide")
     ins.assert_no_console_errors()
+
+
+def test_draft_cost_slider_keeps_the_keyboard_focus(inspector, live_url):
+    """Keyboard-only use: after each arrow key's analysis is answered, the focus stays on the
+    slider (the next arrow key moves it again) and the figures are those of its value. The focus
+    used to jump to the figures' summary, so the second key press no longer moved the slider."""
+    ins = inspector.open("draft=biased&seed=1")
+    analyse(ins)
+    slider = ins.page.locator("#draft-cost")
+    slider.focus()
+    for value in ("0.01", "0.02", "0.03"):
+        ins.page.keyboard.press("ArrowRight")
+        ins.wait_idle()
+        expect(ins.region("Analysis").locator(".analysis-view")).to_have_attribute("data-cost", value)
+        expect(slider).to_be_focused()
+        expect(slider).to_have_value(value)
+    expected = analysis(live_url, {"draft": "biased", "seed": 1}, "0.03")
+    expect(ins.region("Analysis").locator(".analysis-verdict")).to_contain_text(f"speedup {fmt(expected['expected']['speedup'])}")
+    ins.assert_no_console_errors()

@@ -150,7 +150,7 @@ export function analysisView(result, cost) {
  * value: a newer value aborts the request of an older one, and a stale answer is never drawn.
  * @param {{enqueue: Function, settings: Function, changed: Function, verdict: Function}} controller
  *   `changed()` is called after the panel's state changed (the controller records it in the URL);
- *   `verdict(element, text)` brings the result into view and announces it
+ *   `verdict(element, text)` brings the result into view (element null: announces only) and announces it
  */
 export function setupAnalysis({ enqueue, settings, changed, verdict = () => {} }) {
   const box = $("analysis");
@@ -198,7 +198,9 @@ export function setupAnalysis({ enqueue, settings, changed, verdict = () => {} }
     }
   }
 
-  const analyse = () => {
+  // the Analyse button brings the figures into view and focus; the slider keeps the focus (its
+  // next arrow key must move it again) and the figures beside it are announced (aria-live)
+  const analyse = ({ moveFocus = true } = {}) => {
     const mine = ++requested;
     if (controller) controller.abort(); // the answer for an older value is not wanted any more
     return enqueue(async () => {
@@ -209,15 +211,15 @@ export function setupAnalysis({ enqueue, settings, changed, verdict = () => {} }
         const head = [...result.querySelectorAll(".analysis-verdict, .analysis-residual")].find((e) => e.getClientRects().length)
           || result.firstChild;
         const summary = result.querySelector(".analysis-verdict");
-        verdict(head, summary ? summary.textContent : "Analysis done.");
+        verdict(moveFocus ? head : null, summary ? summary.textContent : "Analysis done.");
       }
     });
   };
-  button.addEventListener("click", analyse);
+  button.addEventListener("click", () => analyse());
   cost.addEventListener("input", () => {
     costValue.textContent = cost.value;
   });
-  cost.addEventListener("change", () => (wanted ? analyse() : enqueue(async () => changed())));
+  cost.addEventListener("change", () => (wanted ? analyse({ moveFocus: false }) : enqueue(async () => changed())));
   return {
     invalidate() {
       wanted = false;
