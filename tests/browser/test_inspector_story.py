@@ -299,3 +299,27 @@ def test_a_shortened_or_edited_story_link_sets_the_step_up(inspector, fragment):
         expect(ins.page.locator("#analysis-result .analysis-verdict")).to_contain_text("draft cost 0.05")
         expect(ins.page.locator("#analysis-result .analysis-verdict")).to_contain_text("speedup 1.6499")
     ins.assert_no_console_errors()
+
+
+def test_the_speedup_step_says_when_the_slider_left_its_draft_cost(inspector, live_url):
+    """Step 6's words give the figures of draft cost 0.05 (speedup 1.65); once the reader moves the
+    slider the figures are another cost's, and the card says so (and no longer once it is back)."""
+    ins = inspector.open("story=6")
+    ins.page.locator("#btn-story-action").click()
+    ins.wait_idle()
+    text = ins.page.locator("#story-text")
+    expect(text).to_contain_text("the speedup is 1.65")
+    expect(text.locator(".story-note")).to_have_count(0)
+    slider = ins.page.locator("#draft-cost")
+    slider.focus()
+    ins.page.keyboard.press("ArrowRight")
+    ins.wait_idle()
+    expect(ins.page.locator("#analysis-result .analysis-view")).to_have_attribute("data-cost", "0.06")
+    expect(text.locator(".story-note")).to_have_text(
+        "These words are for draft cost 0.05; the figures now show draft cost 0.06. Move the slider back to 0.05 to compare.")
+    assert "null" not in text.inner_text()
+    ins.page.keyboard.press("ArrowLeft")
+    ins.wait_idle()
+    expect(ins.page.locator("#analysis-result .analysis-view")).to_have_attribute("data-cost", "0.05")
+    expect(text.locator(".story-note")).to_have_count(0)
+    ins.assert_no_console_errors()

@@ -237,13 +237,24 @@ function storyCard(n, current, done) {
   $("story-count").textContent = `Step ${n} of ${story.STEPS.length} \u00b7 ${current.section}`;
   $("story-heading").textContent = current.title;
   $("story-setup").textContent = settingsWords(model.settings);
-  $("story-text").replaceChildren(R.el("p", { className: done ? "story-after" : "story-before" }, done ? current.after : current.before));
+  const note = done ? costNote(current) : null; // replaceChildren would write a null as the text "null"
+  $("story-text").replaceChildren(R.el("p", { className: done ? "story-after" : "story-before" }, done ? current.after : current.before),
+    ...(note ? [note] : []));
   $("story-action-slot").replaceChildren(storyAction(current, done));
   $("btn-story-prev").setAttribute("aria-disabled", String(n === 1));
   $("btn-story-next").setAttribute("aria-disabled", String(n === story.STEPS.length));
   $("story-steps").replaceChildren(...story.STEPS.map((s, i) => R.el("li", {},
     R.el("a", { href: `#${stepFragment(i + 1)}`, "aria-current": i + 1 === n ? "step" : undefined,
       title: s.title }, `${i + 1}`, R.el("span", { className: "visually-hidden" }, `: ${s.title}`)))));
+}
+
+/** When the reader moved the draft-cost slider, the step's words (written for its cost) say so. */
+function costNote(current) {
+  const wanted = current.view.cost || "0";
+  const shown = analysis.state.cost;
+  if (current.focus !== "speedup" || Number(shown) === Number(wanted)) return null;
+  return R.el("p", { className: "story-note" }, `These words are for draft cost ${wanted}; the figures now show draft cost ${shown}. `
+    + `Move the slider back to ${wanted} to compare.`);
 }
 
 /**
@@ -277,9 +288,14 @@ function arrangeRegions(current) {
     return;
   }
   columns.classList.toggle("single", !current.show.some((name) => ["output", "correction"].includes(name)));
-  const left = ["proposal", "verification", "history", "counters", "analysis"];
-  $("story-col-a").append(...left.map((name) => $(REGIONS[name])));
-  $("story-col-b").append(...["output", "correction"].map((name) => $(REGIONS[name])));
+  place($("story-col-a"), ["proposal", "verification", "history", "counters", "analysis"]);
+  place($("story-col-b"), ["output", "correction"]);
+}
+
+/** Put the regions in a column, in order, unless they are there already (moving a node drops the keyboard focus inside it). */
+function place(column, names) {
+  const nodes = names.map((name) => $(REGIONS[name]));
+  if (nodes.some((node, i) => column.children[i] !== node)) column.append(...nodes);
 }
 
 /**
