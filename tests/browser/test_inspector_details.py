@@ -101,3 +101,17 @@ def test_selecting_a_block_highlights_its_tokens_and_its_draws(inspector, live_u
     expect(ins.page.locator("#output li.selected .from").first).to_contain_text("block 1")
     ins.screenshot("10-history-selected-block")
     ins.assert_no_console_errors()
+
+
+def test_a_custom_model_that_is_not_json_is_located_by_line_and_column(inspector):
+    """The browser's JSON error says "at position 27": on this page "position" is a token's place,
+    so the page says where the mistake is as the editor's line and column instead."""
+    ins = inspector.open()
+    ins.choose("Target", "custom")
+    ins.fill("Custom target (JSON)", '{\n  "vocab": ["A", "B"],\n  bad\n}')
+    error = ins.page.locator("#target-error")
+    expect(error).to_contain_text("not JSON")
+    expect(error).to_contain_text("at line 3, column 3")
+    assert "position" not in error.inner_text().lower()
+    assert "position" not in ins.page.locator("#alert").inner_text().lower()
+    ins.assert_no_console_errors()
