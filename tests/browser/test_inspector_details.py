@@ -115,3 +115,24 @@ def test_a_custom_model_that_is_not_json_is_located_by_line_and_column(inspector
     assert "position" not in error.inner_text().lower()
     assert "position" not in ins.page.locator("#alert").inner_text().lower()
     ins.assert_no_console_errors()
+
+
+def test_the_legend_explains_every_glyph_shown_in_the_output(inspector):
+    """Tokens the target sampled alone (autoregressive mode, story step 5) carry the glyph \u25cf: the
+    legend says what it means where such tokens are shown, and stays as it was elsewhere."""
+    ins = inspector.open("draft=biased&seed=1&mode=autoregressive&blocks=2")
+    output = ins.page.locator("#output .sampled-token")
+    expect(output).to_have_count(2)
+    glyph = output.first.evaluate("el => getComputedStyle(el, '::after').content")
+    legend = ins.page.get_by_role("list", name="Legend")
+    item = legend.locator("li").filter(has=ins.page.locator(".sampled-token"))
+    expect(item).to_be_visible()
+    expect(item).to_have_text("A sampled by the target alone")
+    assert item.locator(".sampled-token").evaluate("el => getComputedStyle(el, '::after').content") == glyph
+    ins.page.goto(f"{ins.base}/#draft=biased&seed=1&blocks=2")  # speculative: no such token, no such entry
+    ins.page.reload()
+    ins.wait_ready()
+    ins.wait_idle()
+    expect(ins.page.locator("#output .token")).not_to_have_count(0)
+    expect(item).to_be_hidden()
+    ins.assert_no_console_errors()
