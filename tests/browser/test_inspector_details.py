@@ -36,9 +36,26 @@ def test_grading_a_file_that_is_not_json_says_so_without_a_stray_null(inspector,
     assert problem["status"] == 400 and "errors" not in problem
     drop(ins, "notes.txt", "these are my notes")
     report = ins.page.locator("#grade-report")
-    expect(report).to_have_text(f"notes.txt cannot be graded: /v1/grade: {problem['detail']}")
+    expect(report.locator("p.grade-fail")).to_have_text(f"notes.txt cannot be graded: {problem['detail']}")
     assert "null" not in report.inner_text()
+    assert "/v1/" not in report.inner_text()  # the route and status only in the technical details
+    expect(report.locator("details.tech")).to_contain_text("POST /v1/grade answered 400")
     ins.assert_no_console_errors(allowed_statuses=(400,))
+
+
+def test_grading_a_file_that_is_not_a_trace_lists_each_wrong_field_once(inspector, live_url):
+    ins = inspector.open()
+    problem = post(live_url, "/v1/grade", {"format": "specdec-trace/1"}).json()
+    assert problem["status"] == 422 and problem["errors"]
+    drop(ins, "empty.json", json.dumps({"format": "specdec-trace/1"}))
+    report = ins.page.locator("#grade-report")
+    count = len(problem["errors"])
+    expect(report.locator("p.grade-fail")).to_have_text(
+        f"empty.json cannot be graded: {count} field{' of the trace is' if count == 1 else 's of the trace are'} wrong:")
+    expect(report.locator("ul li")).to_have_text([f"{e['pointer']}: {e['detail']}" for e in problem["errors"]])
+    text = report.inner_text()
+    assert "/v1/" not in text and all(text.count(e["detail"]) == 1 for e in problem["errors"])  # said once
+    ins.assert_no_console_errors(allowed_statuses=(422,))
 
 
 def test_a_pasted_link_with_an_unknown_draft_shows_the_error_at_the_field(inspector, live_url):
