@@ -13,6 +13,7 @@ axe-core finds no serious or critical violation. Screenshots of every step are s
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -322,4 +323,23 @@ def test_the_speedup_step_says_when_the_slider_left_its_draft_cost(inspector, li
     ins.wait_idle()
     expect(ins.page.locator("#analysis-result .analysis-view")).to_have_attribute("data-cost", "0.05")
     expect(text.locator(".story-note")).to_have_count(0)
+    ins.assert_no_console_errors()
+
+
+def test_a_step_link_pressed_by_keyboard_keeps_the_focus_in_the_story(inspector):
+    """The step links (1 to 7) are redrawn when a step begins: pressing one by keyboard used to
+    drop the focus to the page; it lands on the new step's heading, as Next does."""
+    ins = inspector.open("story=1")
+    link = ins.page.locator("#story-steps a").nth(2)
+    expect(link).to_have_attribute("href", re.compile(r"story=3"))
+    link.focus()
+    ins.page.keyboard.press("Enter")
+    ins.wait_idle()
+    expect(ins.page.locator("#story-count")).to_contain_text("Step 3 of 7")
+    expect(ins.page.locator("#story-heading")).to_be_focused()
+    ins.page.keyboard.press("Tab")
+    expect(ins.page.locator(":focus")).to_have_id("btn-story-prev")
+    ins.page.go_back()  # the step link made a history entry, as Next does
+    ins.wait_idle()
+    expect(ins.page.locator("#story-count")).to_contain_text("Step 1 of 7")
     ins.assert_no_console_errors()

@@ -244,7 +244,7 @@ function storyCard(n, current, done) {
   $("btn-story-prev").setAttribute("aria-disabled", String(n === 1));
   $("btn-story-next").setAttribute("aria-disabled", String(n === story.STEPS.length));
   $("story-steps").replaceChildren(...story.STEPS.map((s, i) => R.el("li", {},
-    R.el("a", { href: `#${stepFragment(i + 1)}`, "aria-current": i + 1 === n ? "step" : undefined,
+    R.el("a", { href: `#${stepFragment(i + 1)}`, "data-step": String(i + 1), "aria-current": i + 1 === n ? "step" : undefined,
       title: s.title }, `${i + 1}`, R.el("span", { className: "visually-hidden" }, `: ${s.title}`)))));
 }
 
@@ -484,6 +484,14 @@ function wire() {
     enqueue(settingsChanged);
   });
   $("btn-story-start").addEventListener("click", () => goStory(1));
+  // a step's link goes to the step as Next does (the focus on its heading: the link pressed is redrawn);
+  // with a modifier key it opens where the browser opens links
+  $("story-steps").addEventListener("click", (event) => {
+    const link = event.target.closest("a[data-step]");
+    if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    goStory(Number(link.dataset.step));
+  });
   $("btn-story-prev").addEventListener("click", () => goStory(model.story - 1));
   $("btn-story-next").addEventListener("click", () => goStory(model.story + 1));
   $("btn-explore").addEventListener("click", () => enqueue(async () => {
