@@ -120,6 +120,25 @@ def test_selecting_a_block_highlights_its_tokens_and_its_draws(inspector, live_u
     ins.assert_no_console_errors()
 
 
+@pytest.mark.parametrize("fragment", ["draft=biased&seed=1&blocks=3", "story=4&draft=biased&seed=1&blocks=4&end=1"])
+def test_a_block_selected_by_keyboard_keeps_the_focus(inspector, fragment):
+    """The history is redrawn when a block is selected: the focus used to drop to the page, so a
+    keyboard user could not go on to the next block; it stays on the selected block's button."""
+    ins = inspector.open(fragment)
+    items = ins.page.locator("#history .history-item")
+    items.nth(1).focus()
+    ins.page.keyboard.press("Enter")
+    ins.wait_idle()
+    expect(items.nth(1)).to_be_focused()
+    expect(items.nth(1)).to_have_attribute("aria-pressed", "true")
+    ins.page.keyboard.press("Tab")
+    ins.page.keyboard.press("Enter")  # on to block 3
+    ins.wait_idle()
+    expect(items.nth(2)).to_be_focused()
+    expect(items.nth(2)).to_contain_text("(shown)")
+    ins.assert_no_console_errors()
+
+
 def test_a_custom_model_that_is_not_json_is_located_by_line_and_column(inspector):
     """The browser's JSON error says "at position 27": on this page "position" is a token's place,
     so the page says where the mistake is as the editor's line and column instead."""
