@@ -343,3 +343,17 @@ def test_a_step_link_pressed_by_keyboard_keeps_the_focus_in_the_story(inspector)
     ins.wait_idle()
     expect(ins.page.locator("#story-count")).to_contain_text("Step 1 of 7")
     ins.assert_no_console_errors()
+
+
+def test_explore_freely_by_keyboard_puts_the_focus_on_the_settings(inspector):
+    """'Explore freely' hides itself: pressed by keyboard it used to leave the focus nowhere (the
+    page); it goes to the Settings heading, and Tab then reaches the first setting."""
+    ins = inspector.open("story=2")
+    ins.button("Explore freely").focus()
+    ins.page.keyboard.press("Enter")
+    ins.wait_idle()
+    expect(ins.page.locator("#settings-heading")).to_be_focused()
+    expect(ins.page.locator("#settings-heading")).to_be_in_viewport()
+    ins.page.keyboard.press("Tab")
+    expect(ins.field("Target")).to_be_focused()
+    ins.assert_no_console_errors()

@@ -499,7 +499,10 @@ function wire() {
     render();
     pushView();
     status("Free exploration: every setting and button, starting from the story's view.");
-    $("settings-heading").scrollIntoView({ block: "start" });
+    const heading = $("settings-heading"); // the pressed button is hidden now: the focus goes to what it opened
+    heading.setAttribute("tabindex", "-1");
+    heading.scrollIntoView({ block: "start" });
+    heading.focus({ preventScroll: true });
   }));
   $("btn-projector").addEventListener("click", () => enqueue(async () => {
     model.projector = !model.projector;
