@@ -357,3 +357,20 @@ def test_explore_freely_by_keyboard_puts_the_focus_on_the_settings(inspector):
     ins.page.keyboard.press("Tab")
     expect(ins.field("Target")).to_be_focused()
     ins.assert_no_console_errors()
+
+
+@pytest.mark.parametrize("n, seed", [(2, 2), (3, 1)])
+def test_the_proposal_the_step_talks_about_is_on_the_page(inspector, live_url, n, seed):
+    """Steps 2 and 3 say what the draft proposed ("it proposed A", "proposed A A C") before
+    Verify: the proposal itself (dashed, not committed) is shown then, and hidden once verified."""
+    drafted = post(live_url, "/v1/draft", {"config": {"draft": "biased", "seed": seed}})["tokens"]
+    ins = inspector.open(f"story={n}")
+    proposal = ins.page.locator("#proposal-tokens .token")
+    expect(proposal.first).to_be_visible()
+    expect(proposal).to_have_text(drafted)
+    assert ins.page.locator("#proposal-tokens .uncommitted").count() == len(drafted)
+    assert " ".join(drafted[:1 if n == 2 else 3]) in ins.page.locator("#story-text").inner_text()
+    ins.page.locator("#btn-story-action").click()
+    ins.wait_idle()
+    expect(ins.page.locator("#proposal-region")).to_be_hidden()
+    ins.assert_no_console_errors()
