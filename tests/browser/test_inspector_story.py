@@ -374,3 +374,28 @@ def test_the_proposal_the_step_talks_about_is_on_the_page(inspector, live_url, n
     ins.wait_idle()
     expect(ins.page.locator("#proposal-region")).to_be_hidden()
     ins.assert_no_console_errors()
+
+
+@pytest.mark.parametrize("projector", [False, True])
+def test_the_p_q_table_fits_its_card_at_1280(browser, live_url, artefacts_dir, projector):
+    """At 1280 px (800 high, or 720 in projector mode) the decisive p/q table of steps 2 and 3 fits
+    its card: the C column's p - q bar was cut off and the table scrolled sideways."""
+    height = 720 if projector else 800
+    context = browser.new_context(viewport={"width": 1280, "height": height}, reduced_motion="reduce")
+    try:
+        ins = Inspector(context.new_page(), live_url, artefacts_dir).open("story=2" + ("&projector=1" if projector else ""))
+        for n in (2, 3):
+            ins.page.locator("#btn-story-action").click()
+            ins.wait_idle()
+            scroll = ins.page.locator("#verification li.verify:last-child .table-scroll")
+            widths = scroll.evaluate("e => [e.scrollWidth, e.clientWidth]")
+            assert widths[0] <= widths[1], (n, widths)
+            bars = ins.page.locator("#verification li.verify:last-child .signed-bar")
+            expect(bars).to_have_count(3)
+            right = scroll.evaluate("e => e.getBoundingClientRect().right")
+            assert all(b.evaluate("e => e.getBoundingClientRect().right") <= right + 0.5 for b in bars.all()), n
+            if n == 2:
+                ins.press("Next")
+        ins.assert_no_console_errors()
+    finally:
+        context.close()
