@@ -3,7 +3,7 @@
 // service without the route (404) gets a sentence saying so, nothing else.
 
 import * as api from "./api.js";
-import { configText } from "./settings.js";
+import { configText, fieldOfPointer } from "./settings.js";
 import { COUNTERS, el, fmt, num, token } from "./render.js";
 
 const $ = (id) => document.getElementById(id);
@@ -142,6 +142,30 @@ export function analysisView(result, cost) {
     scrolling(sweepTable(result.sweep, result.best_width), "Sweep over width"));
 }
 
+/** The label of the setting a problem's pointer names ("#/config/width" -> "Width"), or null. */
+function settingLabel(pointer) {
+  const field = fieldOfPointer(pointer);
+  const label = field === "config" ? null : document.querySelector(`label[for="${field}"]`);
+  return label ? label.textContent.trim() : null;
+}
+
+/**
+ * Why the analysis failed, in plain words: each refused setting by its label, once; the
+ * route, the status and the JSON pointers in technical details.
+ */
+export function failure(error) {
+  const errors = error.fieldErrors || [];
+  const problem = error.problem || null;
+  const lines = errors.map((e) => {
+    const label = settingLabel(e.pointer);
+    return el("span", { className: "error-line" }, label ? `${label}: ${e.detail}` : e.detail);
+  });
+  const reason = errors.length ? "these settings are refused:" : (problem && problem.detail) || error.message;
+  return [el("p", { className: "alert" }, `The analysis failed: ${reason}`, ...lines),
+    ...(problem ? [el("details", { className: "tech" }, el("summary", {}, "Technical details"),
+      el("p", {}, el("code", {}, "POST /v1/analysis"), ` answered ${error.status}: ${error.message}`))] : [])];
+}
+
 /**
  * Wire the panel: an Analyse button and a draft-cost slider. Returns the panel's handle:
  * `invalidate()` (the settings changed: a shown analysis would be stale), `state` ({shown,
@@ -191,8 +215,7 @@ export function setupAnalysis({ enqueue, settings, changed, verdict = () => {} }
       if (error instanceof api.ApiError && error.status === 404) {
         result.replaceChildren(el("p", { className: "muted" }, "This service has no analysis route (POST /v1/analysis answered 404)."));
       } else {
-        result.replaceChildren(el("p", { className: "alert" }, `The analysis failed: ${error.message}`,
-          ...(error.fieldErrors || []).map((e) => el("span", { className: "error-line" }, `${e.pointer}: ${e.detail}`))));
+        result.replaceChildren(...failure(error));
       }
       return true;
     }
