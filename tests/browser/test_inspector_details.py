@@ -172,3 +172,24 @@ def test_the_legend_explains_every_glyph_shown_in_the_output(inspector):
     expect(ins.page.locator("#output .token")).not_to_have_count(0)
     expect(item).to_be_hidden()
     ins.assert_no_console_errors()
+
+
+def test_settings_too_large_to_send_say_so_without_the_route(inspector, live_url):
+    """A custom model past the body limit is refused with 413 and no field: the alert used to
+    read '/v1/draft: The request body is larger ...'; it gives the service's reason alone, the
+    route and status in technical details."""
+    text = json.dumps({**TOY, "pad": "x" * 300_000})
+    problem = requests.post(f"{live_url}/v1/draft", data=f'{{"config": {{"target": {text}}}}}', timeout=60,
+                            headers={"Content-Type": "application/json"})
+    assert problem.status_code == 413
+    ins = inspector.open()
+    ins.choose("Target", "custom")
+    ins.page.locator("#target-json").evaluate(
+        "(e, t) => { e.value = t; e.dispatchEvent(new Event('change', {bubbles: true})); }", text)
+    ins.wait_idle()
+    alert = ins.page.locator("#alert")
+    expect(alert).to_be_visible()
+    expect(alert.locator("span").first).to_have_text(problem.json()["detail"])
+    assert "/v1/" not in alert.inner_text()
+    expect(alert.locator("details.tech")).to_contain_text("413 from /v1/draft")
+    ins.assert_no_console_errors(allowed_statuses=(413,))

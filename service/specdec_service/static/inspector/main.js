@@ -364,6 +364,10 @@ function report(error) {
   } else if (error instanceof api.ApiError && error.fieldErrors.length) {
     S.showFieldErrors(error.fieldErrors);
     alert.textContent = `The service refused these settings: see the field${error.fieldErrors.length === 1 ? "" : "s"} marked in red.`;
+  } else if (error instanceof api.ApiError && error.problem && error.problem.detail) {
+    // the service's reason in its words; which route answered what, for those who want it
+    alert.replaceChildren(R.el("span", {}, error.problem.detail), " ", R.el("details", { className: "tech" },
+      R.el("summary", {}, "Technical details"), R.el("code", {}, `${error.status} from ${error.message.split(":")[0]}`)));
   } else {
     alert.textContent = error.message || String(error);
   }
