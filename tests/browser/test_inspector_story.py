@@ -317,3 +317,129 @@ def test_projector_mode_large_text_and_one_screen_per_step(browser, live_url, ar
     finally:
         context.close()
 
+
+
+@pytest.mark.parametrize("fragment", ["story=3", "story=3&seed=5", "story=3&draft=biased&seed=1&blocks=0",
+                                      "story=6", "story=2&blocks=5"])
+def test_a_shortened_or_edited_story_link_sets_the_step_up(inspector, fragment):
+    """A story link whose settings are not the step's (typed short, or a seed edited) would show
+    the step's words over another session, and its Verify would do nothing: the step is set up
+    as it begins instead (its settings, its drafted proposal), and its action works."""
+    ins = inspector.open(fragment)
+    n = int(fragment.split("&")[0].split("=")[1])
+    setup = {3: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 1",
+             6: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 1",
+             2: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 2"}[n]
+    expect(ins.page.locator("#story-count")).to_contain_text(f"Step {n} of 7")
+    expect(ins.page.locator("#story-setup")).to_contain_text(setup)
+    assert "draft=biased" in ins.page.url and f"story={n}" in ins.page.url
+    ins.page.locator("#btn-story-action").click()
+    ins.wait_idle()
+    if n == 3:
+        expect(ins.page.locator("#correction")).to_contain_text("0.75")
+        assert pq_rows(ins.page)["correction"] == ["0", "0.75", "0.25"]
+    elif n == 2:
+        assert pq_rows(ins.page)["correction"] == ["0", "0.5", "0.5"]
+    else:
+        expect(ins.page.locator("#analysis-result .analysis-verdict")).to_contain_text("draft cost 0.05")
+        expect(ins.page.locator("#analysis-result .analysis-verdict")).to_contain_text("speedup 1.6499")
+    ins.assert_no_console_errors()
+
+
+def test_the_speedup_step_says_when_the_slider_left_its_draft_cost(inspector, live_url):
+    """Step 6's words give the figures of draft cost 0.05 (speedup 1.65); once the reader moves the
+    slider the figures are another cost's, and the card says so (and no longer once it is back)."""
+    ins = inspector.open("story=6")
+    ins.page.locator("#btn-story-action").click()
+    ins.wait_idle()
+    text = ins.page.locator("#story-text")
+    expect(text).to_contain_text("the speedup is 1.65")
+    expect(text.locator(".story-note")).to_have_count(0)
+    slider = ins.page.locator("#draft-cost")
+    slider.focus()
+    ins.page.keyboard.press("ArrowRight")
+    ins.wait_idle()
+    expect(ins.page.locator("#analysis-result .analysis-view")).to_have_attribute("data-cost", "0.06")
+    expect(text.locator(".story-note")).to_have_text(
+        "These words are for draft cost 0.05; the figures now show draft cost 0.06. Move the slider back to 0.05 to compare.")
+    assert "null" not in text.inner_text()
+    ins.page.keyboard.press("ArrowLeft")
+    ins.wait_idle()
+    expect(ins.page.locator("#analysis-result .analysis-view")).to_have_attribute("data-cost", "0.05")
+    expect(text.locator(".story-note")).to_have_count(0)
+    ins.assert_no_console_errors()
+
+
+def test_a_step_link_pressed_by_keyboard_keeps_the_focus_in_the_story(inspector):
+    """The step links (1 to 7) are redrawn when a step begins: pressing one by keyboard used to
+    drop the focus to the page; it lands on the new step's heading, as Next does."""
+    ins = inspector.open("story=1")
+    link = ins.page.locator("#story-steps a").nth(2)
+    expect(link).to_have_attribute("href", re.compile(r"story=3"))
+    link.focus()
+    ins.page.keyboard.press("Enter")
+    ins.wait_idle()
+    expect(ins.page.locator("#story-count")).to_contain_text("Step 3 of 7")
+    expect(ins.page.locator("#story-heading")).to_be_focused()
+    ins.page.keyboard.press("Tab")
+    expect(ins.page.locator(":focus")).to_have_id("btn-story-prev")
+    ins.page.go_back()  # the step link made a history entry, as Next does
+    ins.wait_idle()
+    expect(ins.page.locator("#story-count")).to_contain_text("Step 1 of 7")
+    ins.assert_no_console_errors()
+
+
+def test_explore_freely_by_keyboard_puts_the_focus_on_the_settings(inspector):
+    """'Explore freely' hides itself: pressed by keyboard it used to leave the focus nowhere (the
+    page); it goes to the Settings heading, and Tab then reaches the first setting."""
+    ins = inspector.open("story=2")
+    ins.button("Explore freely").focus()
+    ins.page.keyboard.press("Enter")
+    ins.wait_idle()
+    expect(ins.page.locator("#settings-heading")).to_be_focused()
+    expect(ins.page.locator("#settings-heading")).to_be_in_viewport()
+    ins.page.keyboard.press("Tab")
+    expect(ins.field("Target")).to_be_focused()
+    ins.assert_no_console_errors()
+
+
+@pytest.mark.parametrize("n, seed", [(2, 2), (3, 1)])
+def test_the_proposal_the_step_talks_about_is_on_the_page(inspector, live_url, n, seed):
+    """Steps 2 and 3 say what the draft proposed ("it proposed A", "proposed A A C") before
+    Verify: the proposal itself (dashed, not committed) is shown then, and hidden once verified."""
+    drafted = post(live_url, "/v1/draft", {"config": {"draft": "biased", "seed": seed}})["tokens"]
+    ins = inspector.open(f"story={n}")
+    proposal = ins.page.locator("#proposal-tokens .token")
+    expect(proposal.first).to_be_visible()
+    expect(proposal).to_have_text(drafted)
+    assert ins.page.locator("#proposal-tokens .uncommitted").count() == len(drafted)
+    assert " ".join(drafted[:1 if n == 2 else 3]) in ins.page.locator("#story-text").inner_text()
+    ins.page.locator("#btn-story-action").click()
+    ins.wait_idle()
+    expect(ins.page.locator("#proposal-region")).to_be_hidden()
+    ins.assert_no_console_errors()
+
+
+@pytest.mark.parametrize("projector", [False, True])
+def test_the_p_q_table_fits_its_card_at_1280(browser, live_url, artefacts_dir, projector):
+    """At 1280 px (800 high, or 720 in projector mode) the decisive p/q table of steps 2 and 3 fits
+    its card: the C column's p - q bar was cut off and the table scrolled sideways."""
+    height = 720 if projector else 800
+    context = browser.new_context(viewport={"width": 1280, "height": height}, reduced_motion="reduce")
+    try:
+        ins = Inspector(context.new_page(), live_url, artefacts_dir).open("story=2" + ("&projector=1" if projector else ""))
+        for n in (2, 3):
+            ins.page.locator("#btn-story-action").click()
+            ins.wait_idle()
+            scroll = ins.page.locator("#verification li.verify:last-child .table-scroll")
+            widths = scroll.evaluate("e => [e.scrollWidth, e.clientWidth]")
+            assert widths[0] <= widths[1], (n, widths)
+            bars = ins.page.locator("#verification li.verify:last-child .signed-bar")
+            expect(bars).to_have_count(3)
+            right = scroll.evaluate("e => e.getBoundingClientRect().right")
+            assert all(b.evaluate("e => e.getBoundingClientRect().right") <= right + 0.5 for b in bars.all()), n
+            if n == 2:
+                ins.press("Next")
+        ins.assert_no_console_errors()
+    finally:
+        context.close()

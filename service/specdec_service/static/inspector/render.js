@@ -281,14 +281,17 @@ export function output({ list, summary }, blocks, info, selected = 0) {
 
 /** The Block history: one button per block; the selected one is pressed. */
 export function history(list, blocks, selected, divergentBlock, onSelect) {
+  // the list is redrawn: a keyboard user's focus goes back to the same block's new button
+  const focused = list.contains(document.activeElement) ? document.activeElement.dataset.block : null;
   list.replaceChildren();
   blocks.forEach((block, i) => {
     const number = i + 1;
-    const button = el("button", { type: "button", className: "history-item", "aria-pressed": String(number === selected) },
+    const button = el("button", { type: "button", className: "history-item", "aria-pressed": String(number === selected), "data-block": String(number) },
       `Block ${number}: `, block.committed.map((t) => token(t)), number === selected ? el("span", { className: "tag shown-tag" }, " (shown)") : null,
       number === divergentBlock ? el("span", { className: "tag divergence-tag" }, " first divergence") : null);
     button.addEventListener("click", () => onSelect(number));
     list.append(el("li", { className: number === divergentBlock ? "divergent" : "" }, button));
+    if (focused === String(number)) button.focus({ preventScroll: true });
   });
 }
 

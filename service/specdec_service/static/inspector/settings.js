@@ -96,7 +96,7 @@ export function configText(settings) {
       try {
         JSON.parse(value);
       } catch (error) {
-        throw new LocalFieldError(name, `not JSON: ${error.message}`);
+        throw new LocalFieldError(name, `not JSON: ${jsonErrorWords(error.message, value)}`);
       }
       parts.push(`${JSON.stringify(name)}: ${value}`);
     } else {
@@ -110,6 +110,17 @@ export function configText(settings) {
   }
   parts.push(`"eos": ${settings.eos === "" ? "null" : JSON.stringify(settings.eos)}`);
   return `{${parts.join(", ")}}`;
+}
+
+/**
+ * The browser's JSON error in the page's words: where it is as a line and a column of the
+ * editor ("position" on this page means a token's place, never a character offset).
+ */
+export function jsonErrorWords(message, text) {
+  const found = /\s*(?:in JSON )?at position (\d+)(?:\s*\(line \d+ column \d+\))?/.exec(message);
+  if (!found) return message;
+  const before = text.slice(0, Number(found[1])).split("\n");
+  return `${message.slice(0, found.index)}${message.slice(found.index + found[0].length)} at line ${before.length}, column ${before.at(-1).length + 1}`;
 }
 
 /** A setting the page could not even send (a custom model that is not JSON). */

@@ -32,7 +32,7 @@ export const STEPS = [
     settings: { draft: "biased", width: "3", seed: "2" },
     view: { proposal: true },
     action: "Verify",
-    show: ["verification", "correction", "output"],
+    show: ["proposal", "verification", "correction", "output"],
     before: "With nothing written yet, the target's row is [0.50, 0.30, 0.20] and the biased draft's is "
       + "[0.80, 0.15, 0.05]: it proposed A, which it likes more than the target does. "
       + "Press Verify: A is kept only if the draw u is below p/q = 0.50/0.80 = 0.625.",
@@ -47,7 +47,7 @@ export const STEPS = [
     settings: { draft: "biased", width: "3", seed: "1" },
     view: { proposal: true },
     action: "Verify",
-    show: ["verification", "correction", "output"],
+    show: ["proposal", "verification", "correction", "output"],
     before: "The same draft with seed 1 proposed A A C. Press Verify and watch where the first rejection happens.",
     after: "The first A is kept (u 0.4444 < 0.625). The second A comes after A, where the target's row is "
       + "[0.20, 0.60, 0.20]: p/q = 0.25 and it is rejected. Another context, another row of p, so the correction "
