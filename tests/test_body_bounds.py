@@ -74,7 +74,7 @@ def body_shape(route):
 def test_the_nesting_bound_is_the_deepest_valid_body_plus_three():
     deepest = {route: body_shape(route)[0] for route in POST_ROUTES}
     assert deepest == {"/v1/analysis": 5, "/v1/draft": 5, "/v1/grade": 9, "/v1/grade/distribution": 5,
-                       "/v1/runs": 5, "/v1/step": 5, "/v1/verify": 6}
+                       "/v1/grade/samples": 5, "/v1/runs": 5, "/v1/step": 5, "/v1/verify": 6}
     assert MAX_NESTING == max(deepest.values()) + 3 == 12
 
 
@@ -90,12 +90,14 @@ def test_the_values_bound_of_each_route_covers_its_largest_valid_body():
     samples = 10**6  # 10^6 samples of one label (6 bytes each), the rest of 8 MiB as more labels (4 bytes)
     most = samples * 2 + (GRADE_MAX_BODY_BYTES - 6 * samples) // 4
     assert most < BODY_RULES["/v1/grade/distribution"].max_values < most * 1.05
+    assert BODY_RULES["/v1/grade/samples"] == BODY_RULES["/v1/grade/distribution"]  # the same samples, whole
 
 
 def test_every_route_reads_numbers_as_the_table_says():
     assert {route: rule.numbers for route, rule in BODY_RULES.items()} == {
         "/v1/draft": SHORTEST, "/v1/step": SHORTEST, "/v1/verify": EXACT, "/v1/runs": EXACT,
-        "/v1/analysis": EXACT, "/v1/grade": FLOAT64, "/v1/grade/distribution": FLOAT64}
+        "/v1/analysis": EXACT, "/v1/grade": FLOAT64, "/v1/grade/distribution": FLOAT64,
+        "/v1/grade/samples": FLOAT64}
     served = {rule.rule for rule in APP.url_map.iter_rules() if "POST" in rule.methods}
     assert served == set(BODY_RULES)
     # 0.1 + 0.2: exact decimals (and shortest, the same numbers) sum to 3/10; float64 does not

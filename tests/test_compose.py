@@ -101,7 +101,7 @@ def test_dockerfile_slim_base_non_root_gunicorn():
     assert any(line.startswith("EXPOSE 8000") for line in lines)
     assert lines[-1] == 'CMD ["gunicorn", "--config", "gunicorn.conf.py"]'
     copied = " ".join(line for line in lines if line.startswith("COPY "))
-    for needed in ("pyproject.toml", "README.md", "service", "gunicorn.conf.py", "openapi.yaml"):
+    for needed in ("pyproject.toml", "README.md", "LICENSE", "service", "gunicorn.conf.py", "openapi.yaml"):
         assert needed in copied
 
 
@@ -109,4 +109,4 @@ def test_dockerignore_keeps_the_build_context_small():
     ignored = {line.strip() for line in (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines()
                if line.strip() and not line.startswith("#")}
     assert {".git", "tests", "client", "bench", "docs"} <= ignored
-    assert not ignored & {"service", "pyproject.toml", "README.md", "gunicorn.conf.py", "openapi.yaml"}
+    assert not ignored & {"service", "pyproject.toml", "README.md", "LICENSE", "gunicorn.conf.py", "openapi.yaml"}

@@ -199,6 +199,26 @@ def test_too_few_samples_are_inconclusive_not_a_pass():
     assert result["dof"] == 0 and result["conclusive"] is False and result["passed"] is False
 
 
+def test_every_failure_carries_a_reason_and_a_pass_none():
+    result = grade_distribution({"config": CONFIG, "m": 4, "samples": [["A", "B", "A", "B"]] * 10})
+    assert result["reason"].startswith("Inconclusive: too few samples")
+    result = grade_distribution({"config": CONFIG, "m": 1, "samples": [["A"] * 4] * 100})
+    assert result["reason"] == ("The first 1 tokens deviate from the target: chi-square 100 with 2 dof, "
+                                f"p = {result['p_value']:.3g} <= alpha = 0.001.")
+
+
+def test_outputs_past_the_limit_fail_whatever_their_first_tokens(correct):
+    """Issue 20: a sampler that overshoots the limit passed the first-m test. One token too many
+    on a tenth of the correct outputs (limit 4, their first m tokens unchanged) now fails."""
+    outputs, _ = correct
+    longer = [o + ["A"] if i % 10 == 0 else o for i, o in enumerate(outputs)]
+    for m in (1, 4):
+        assert grade_distribution({"config": CONFIG, "m": m, "samples": outputs})["too_long"] == 0
+        result = grade_distribution({"config": CONFIG, "m": m, "samples": longer})
+        assert result["p_value"] > 0.001 and result["too_long"] == 300 and not result["passed"]
+        assert result["reason"].startswith("300 of 3000 samples are longer than a session can be")
+
+
 def test_a_target_with_one_possible_prefix_is_conclusive():
     model = {"vocab": ["a", "b"], "start": [1, 0], "next": {"a": [1, 0], "b": [0, 1]}}
     config = {"target": model, "draft": model, "seed": 0, "limit": 3}

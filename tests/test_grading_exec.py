@@ -89,6 +89,26 @@ def test_a_forgotten_bonus_fails_exactly_the_configs_that_exercise_a_bonus(servi
     assert "\x1b[" not in results.read_text()  # plain text, no terminal colours
 
 
+def test_a_mistake_outside_the_catalogue_is_not_named_and_the_first_rule_broken_is(service, capsys):
+    """Issue 20 item 7: verification draws taken before the draft draws (outside the catalogue).
+    No failing config says "Likely mistake"; each says that no catalogued mistake reproduces the
+    trace and points at SPEC's draw order at the first draft draw; a closest variant is only a guess."""
+    assert main(["grade", "--exec", f"{PYTHON} --plant verify-first", "--json", "--url", BASE]) == 1
+    tests = json.loads(capsys.readouterr().out)
+    failed = [t for t in tests if not t["passed"]]
+    assert [t["id"] for t in failed] == [c.id for c in STANDARD.configs if c.config["mode"] == "speculative"]
+    for t in failed:
+        message = t["message"]
+        assert "Likely mistake" not in message
+        assert "No catalogued mistake reproduces your trace." in message
+        assert ("The first SPEC rule it breaks: SPEC sections 2 and 4: draws are used in order (all draft draws, then one "
+                "per verification" in message)
+        assert "(check position, at field blocks[0].proposal.steps[0].draw.position" in message
+        for line in message.splitlines():
+            if "[argmax-proposals-tested-as-samples]" in line:
+                assert line.startswith("A guess, not a diagnosis: ") and "does not reproduce it" in line
+
+
 @pytest.mark.parametrize("plant, mistake_id, mode", [("resample-from-p", "resample-from-p", "speculative"),
                                                      ("skip-draw", "skip-draw-when-p-ge-q", "speculative"),
                                                      ("ties-last", "greedy-ties-to-last", "greedy")])
@@ -98,8 +118,13 @@ def test_planted_python_mistakes_are_diagnosed(service, plant, mistake_id, mode)
     failed = [t for t in tests if not t.passed]
     assert failed and all(t.report is not None and t.config["mode"] == mode for t in failed)
     assert any(mistake_id in [m["id"] for m in t.report["diagnosis"]] for t in failed)
-    assert all(f"[{mistake_id}]. Hint: " in t.message() for t in failed
-               if mistake_id in [m["id"] for m in t.report["diagnosis"]])
+    # named as the likely mistake where its variant reproduces the trace, otherwise only as a guess (issue 20)
+    for t in failed:
+        found = {m["id"]: m["exact"] for m in t.report["diagnosis"]}
+        if found.get(mistake_id):
+            assert f"[{mistake_id}]. Hint: " in t.message()
+        elif mistake_id in found:
+            assert "A guess, not a diagnosis: " in t.message() and f"[{mistake_id}] agrees" in t.message()
 
 
 @needs_node

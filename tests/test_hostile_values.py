@@ -54,6 +54,9 @@ BODIES = {
                      {"config": {**CUSTOM, "limit": 3}, "depth": 2, "widths": [2, 3], "draft_cost": 0.125}],
     "/v1/grade": [TRACE, {"traces": [BUILTIN_TRACE, TRACE]}],
     "/v1/grade/distribution": [DISTRIBUTION, SAMPLES],
+    "/v1/grade/samples": [{"config": CUSTOM, "samples": [["A", "B", "A", "B", "A"], ["C"], ["B", "C"]],
+                           "counters": {"accepted": 3, "draft_steps": 5}, "alpha": 0.01},
+                          {"config": {"target": "toy", "limit": 2}, "samples": [["A", "B"], ["B", "B"]]}],
 }
 HOSTILE = [
     "1" + "0" * 309, "-1" + "0" * 400, "1" + "0" * 307, "1e999", "-1e999", "1E+400", "1e-999", "2.5e-324",

@@ -25,6 +25,8 @@ POST_ROUTES = {
     "/v1/grade/distribution": {"config": {"draft": "biased", "seed": 0}, "m": 1,
                                "counts": [{"prefix": ["A"], "count": 50}, {"prefix": ["B"], "count": 30},
                                           {"prefix": ["C"], "count": 20}]},
+    "/v1/grade/samples": {"config": {"target": "toy", "limit": 2}, "samples": [["A", "B"], ["B", "C"], ["C", "A"]],
+                          "alpha": 0.01},
 }
 """A valid body of every POST route."""
 MALFORMED = "tag:specdec,2026:problem/malformed-json"

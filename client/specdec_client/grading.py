@@ -85,6 +85,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--points", type=positive_number, default=10.0, help="maximum score of one file, or of one config with --exec (default 10)")
     parser.add_argument("--batch", type=integer(1, MAX_BATCH), default=100, help=f"traces per request, 1-{MAX_BATCH} (default 100)")
     parser.add_argument("--json", action="store_true", help="print the reports as JSON instead of a table")
+    parser.add_argument("--samples", type=integer(1, 200_000), metavar="N",
+                        help="grade by samples (POST /v1/grade/samples): with --exec the program gets "
+                             '{"config", "samples": N, "seed"} on stdin and prints N lines of JSON label lists; '
+                             "with --python FILE:FUNCTION the function is called N times per config")
+    parser.add_argument("--python", metavar="FILE:FUNCTION",
+                        help="with --samples: a Python function fn(target=, draft=, width=, limit=, eos=, rng=) -> labels")
+    parser.add_argument("--samples-from", metavar="FILE",
+                        help="grade the samples in FILE (one JSON list of labels per line) for --config")
+    parser.add_argument("--config", metavar="CONFIG", help="with --samples-from: the config, as JSON or @FILE.json")
     parser.set_defaults(handler=run)
     suite = subparsers.add_parser(
         "suite", parents=[common_options()], help="list the assignment suites, a suite's configs, or print one config",
@@ -223,6 +232,10 @@ def _summary(name: str, report: dict[str, Any]) -> str:
 def run(args: argparse.Namespace, client: Any) -> int:
     """The ``grade`` subcommand: returns 0 when every file (or config) passed, else 1; 2 for a
     usage error (files and --exec together, or neither)."""
+    if args.samples is not None or args.samples_from is not None or args.python is not None:
+        from .sampling_cli import run_samples
+
+        return run_samples(args, client)
     if args.command is not None:
         if args.files:
             print("specdec grade: error: give trace files or --exec CMD, not both", file=sys.stderr)

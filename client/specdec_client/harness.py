@@ -285,13 +285,60 @@ def divergence_lines(report: dict[str, Any]) -> list[str]:
         if d.get("explanation"):
             lines.append(f"Rule: {d['explanation']}")
         lines.append(f"SPEC: {d['rule']}")
-    for m in report.get("diagnosis") or []:
-        how = "it reproduces your whole trace" if m["exact"] else "it matches your trace the longest"
-        lines.append(f"Likely mistake ({how}): {m['title']} [{m['id']}]. Hint: {m['hint']}")
+    diagnosis = report.get("diagnosis") or []
+    exact = [m for m in diagnosis if m["exact"]]
+    for m in exact:
+        lines.append(f"Likely mistake (it reproduces your whole trace): {m['title']} [{m['id']}]. Hint: {m['hint']}")
+    if not exact:
+        lines.append("No catalogued mistake reproduces your trace.")
+        broken = first_broken_rule(report)
+        if broken is not None:
+            lines.append(f"The first SPEC rule it breaks: {broken['rule']} (check {broken['check']}, at "
+                         f"{where(broken['pointer'])}{': ' + broken['explanation'] if broken.get('explanation') else ''})")
+        for m in diagnosis:
+            upto = (m.get("agreement") or {}).get("first_divergence")
+            lines.append(f"A guess, not a diagnosis: {m['title']} [{m['id']}] agrees with your trace further than the "
+                         f"reference does{f' (up to {upto})' if upto else ''} but does not reproduce it; your mistake may "
+                         f"be another one. Its hint: {m['hint']}")
     failing = [c["name"] for c in report.get("checks", []) if not c["passed"]]
     if failing:
         lines.append(f"Checks that fail: {', '.join(failing)}.")
     return lines
+
+
+_STEP_FIELDS = {"context": 0, "q": 1, "p": 1, "draw": 2, "token": 3}
+_PHASES = {"position": 0, "prefix": 0, "proposal": 1, "verification": 2, "correction": 3, "discarded": 4, "bonus": 5,
+           "sample": 5, "no_bonus": 6, "committed": 7}
+
+
+def _causal_key(pointer: str) -> tuple[Any, ...]:
+    """An order of a trace's fields by when the rules decide them: block by block; in a block
+    the draft steps, the verification, the correction, the bonus, the commit; in a step its
+    context and row, then its draw, then its token (``proposal/tokens/i`` is step ``i``'s token)."""
+    parts = [p for p in pointer.lstrip("#").split("/") if p]
+    if len(parts) < 3 or parts[0] != "blocks" or not parts[1].isdigit():
+        return (1 << 30, pointer)
+    block, phase, rest = int(parts[1]), parts[2], parts[3:]
+    if phase == "proposal" and rest[:1] == ["tokens"] and len(rest) > 1 and rest[1].isdigit():
+        rest = ["steps", rest[1], "token"]
+    if phase == "proposal" and rest[:1] == ["steps"]:
+        rest = rest[1:]
+    index = int(rest[0]) if rest and rest[0].isdigit() else 0
+    field = rest[1] if len(rest) > 1 and rest[0].isdigit() else (rest[0] if rest else "")
+    return (block, _PHASES.get(phase, 8), index, _STEP_FIELDS.get(field, 4), pointer)
+
+
+def first_broken_rule(report: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """The SPEC rule a failing trace breaks first: of the failing checks, the one whose first
+    failing field comes first in the order the rules decide fields (:func:`_causal_key`):
+    ``{"check", "pointer", "rule", "explanation"}``, or ``None`` when no check names a field."""
+    found = [(c["first_failure"]["pointer"], c) for c in report.get("checks", [])
+             if not c["passed"] and c.get("first_failure") and c["first_failure"].get("pointer")]
+    if not found:
+        return None
+    pointer, check = min(found, key=lambda x: _causal_key(x[0]))
+    return {"check": check["name"], "pointer": pointer, "rule": check.get("rule", ""),
+            "explanation": check["first_failure"].get("explanation")}
 
 
 def where(pointer: str, block: Optional[int] = None) -> str:

@@ -230,7 +230,8 @@ class Acceptance(JsonLike, Record):
 class DistributionReport(JsonLike, Record):
     """The distribution-level grade (``POST /v1/grade/distribution``): the
     chi-square test (``statistic``, ``dof``, ``p_value``, ``alpha``), the
-    total variation, the cells, and the acceptance rate when counters were sent."""
+    total variation, the cells, ``too_long`` (samples no session can output: they fail),
+    ``reason`` (why it failed, ``None`` iff passed), and the acceptance rate when counters were sent."""
 
     passed: bool
     conclusive: bool
@@ -251,6 +252,8 @@ class DistributionReport(JsonLike, Record):
     impossible: tuple[ImpossiblePrefix, ...]
     over_represented: tuple[Cell, ...]
     under_represented: tuple[Cell, ...]
+    too_long: int
+    reason: Optional[str]
     acceptance: Optional[Acceptance]
 
     convert = dict(impossible=_many(ImpossiblePrefix), over_represented=_many(Cell), under_represented=_many(Cell),

@@ -147,6 +147,9 @@ BUDGETS: dict[str, Budget] = _budgets(
            "entries * min(m, limit) for reading the samples or counts, plus 5 * min(samples / 5, vocabulary^min(m, "
            "limit)) for the cells of the exact distribution",
            "grade fewer samples, a shorter prefix m, or send counts of prefixes instead of samples"),
+    Budget("POST /v1/grade/samples", "sample units", 4_000_000,
+           "the tokens of every sample (each sample at least 1)",
+           "grade fewer samples in one request"),
     Budget("POST /v1/analysis", "analysis units", ANALYSIS_MAX_COST,
            "about 1 us of one core each: for the config's width and each swept width, limit * (V + 1) * V * (width + 1) operations between "
            "blocks, each weighted by the size of its exact integers, plus 3 * depth * V * the target's supported "

@@ -173,3 +173,40 @@ def test_speedup_caveat_exact_fractions_second_and_both_lines_at_cost_0(inspecto
     assert region.locator("rect.series-speedup").count() == region.locator("circle.series-cpp").count() == 8  # other marks
     expect(region.locator("figcaption")).to_contain_text("at draft cost 0 the two lines coincide")
     ins.assert_no_console_errors()
+
+
+def test_draft_cost_slider_keeps_the_keyboard_focus(inspector, live_url):
+    """Keyboard-only use: after each arrow key's analysis is answered, the focus stays on the
+    slider (the next arrow key moves it again) and the figures are those of its value. The focus
+    used to jump to the figures' summary, so the second key press no longer moved the slider."""
+    ins = inspector.open("draft=biased&seed=1")
+    analyse(ins)
+    slider = ins.page.locator("#draft-cost")
+    slider.focus()
+    for value in ("0.01", "0.02", "0.03"):
+        ins.page.keyboard.press("ArrowRight")
+        ins.wait_idle()
+        expect(ins.region("Analysis").locator(".analysis-view")).to_have_attribute("data-cost", value)
+        expect(slider).to_be_focused()
+        expect(slider).to_have_value(value)
+    expected = analysis(live_url, {"draft": "biased", "seed": 1}, "0.03")
+    expect(ins.region("Analysis").locator(".analysis-verdict")).to_contain_text(f"speedup {fmt(expected['expected']['speedup'])}")
+    ins.assert_no_console_errors()
+
+
+def test_an_analysis_of_refused_settings_says_which_setting_in_plain_words(inspector, live_url):
+    """Analyse with a refused setting used to print the route and each JSON pointer twice
+    ("/v1/analysis: 1 field is invalid: #/config/width: ... #/config/width: ..."): it names the
+    setting by its label, once; the route, status and pointer are in technical details."""
+    ins = inspector.open("width=0")
+    problem = requests.post(f"{live_url}/v1/analysis", json={"config": {"width": 0}, "widths": [1], "draft_cost": 0},
+                            timeout=60).json()
+    detail = [e["detail"] for e in problem["errors"] if e["pointer"] == "#/config/width"][0]
+    ins.button("Analyse").click()
+    ins.wait_idle()
+    alert = ins.region("Analysis").locator("#analysis-result p.alert")
+    expect(alert).to_have_text(f"The analysis failed: these settings are refused:Width: {detail}")
+    text = ins.region("Analysis").locator("#analysis-result").inner_text()
+    assert "/v1/" not in text and "#/" not in text and text.count(detail) == 1
+    expect(ins.region("Analysis").locator("#analysis-result details.tech")).to_contain_text("POST /v1/analysis answered 422")
+    ins.assert_no_console_errors(allowed_statuses=(422,))

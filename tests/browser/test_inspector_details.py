@@ -36,9 +36,26 @@ def test_grading_a_file_that_is_not_json_says_so_without_a_stray_null(inspector,
     assert problem["status"] == 400 and "errors" not in problem
     drop(ins, "notes.txt", "these are my notes")
     report = ins.page.locator("#grade-report")
-    expect(report).to_have_text(f"notes.txt cannot be graded: /v1/grade: {problem['detail']}")
+    expect(report.locator("p.grade-fail")).to_have_text(f"notes.txt cannot be graded: {problem['detail']}")
     assert "null" not in report.inner_text()
+    assert "/v1/" not in report.inner_text()  # the route and status only in the technical details
+    expect(report.locator("details.tech")).to_contain_text("POST /v1/grade answered 400")
     ins.assert_no_console_errors(allowed_statuses=(400,))
+
+
+def test_grading_a_file_that_is_not_a_trace_lists_each_wrong_field_once(inspector, live_url):
+    ins = inspector.open()
+    problem = post(live_url, "/v1/grade", {"format": "specdec-trace/1"}).json()
+    assert problem["status"] == 422 and problem["errors"]
+    drop(ins, "empty.json", json.dumps({"format": "specdec-trace/1"}))
+    report = ins.page.locator("#grade-report")
+    count = len(problem["errors"])
+    expect(report.locator("p.grade-fail")).to_have_text(
+        f"empty.json cannot be graded: {count} field{' of the trace is' if count == 1 else 's of the trace are'} wrong:")
+    expect(report.locator("ul li")).to_have_text([f"{e['pointer']}: {e['detail']}" for e in problem["errors"]])
+    text = report.inner_text()
+    assert "/v1/" not in text and all(text.count(e["detail"]) == 1 for e in problem["errors"])  # said once
+    ins.assert_no_console_errors(allowed_statuses=(422,))
 
 
 def test_a_pasted_link_with_an_unknown_draft_shows_the_error_at_the_field(inspector, live_url):
@@ -101,3 +118,78 @@ def test_selecting_a_block_highlights_its_tokens_and_its_draws(inspector, live_u
     expect(ins.page.locator("#output li.selected .from").first).to_contain_text("block 1")
     ins.screenshot("10-history-selected-block")
     ins.assert_no_console_errors()
+
+
+@pytest.mark.parametrize("fragment", ["draft=biased&seed=1&blocks=3", "story=4&draft=biased&seed=1&blocks=4&end=1"])
+def test_a_block_selected_by_keyboard_keeps_the_focus(inspector, fragment):
+    """The history is redrawn when a block is selected: the focus used to drop to the page, so a
+    keyboard user could not go on to the next block; it stays on the selected block's button."""
+    ins = inspector.open(fragment)
+    items = ins.page.locator("#history .history-item")
+    items.nth(1).focus()
+    ins.page.keyboard.press("Enter")
+    ins.wait_idle()
+    expect(items.nth(1)).to_be_focused()
+    expect(items.nth(1)).to_have_attribute("aria-pressed", "true")
+    ins.page.keyboard.press("Tab")
+    ins.page.keyboard.press("Enter")  # on to block 3
+    ins.wait_idle()
+    expect(items.nth(2)).to_be_focused()
+    expect(items.nth(2)).to_contain_text("(shown)")
+    ins.assert_no_console_errors()
+
+
+def test_a_custom_model_that_is_not_json_is_located_by_line_and_column(inspector):
+    """The browser's JSON error says "at position 27": on this page "position" is a token's place,
+    so the page says where the mistake is as the editor's line and column instead."""
+    ins = inspector.open()
+    ins.choose("Target", "custom")
+    ins.fill("Custom target (JSON)", '{\n  "vocab": ["A", "B"],\n  bad\n}')
+    error = ins.page.locator("#target-error")
+    expect(error).to_contain_text("not JSON")
+    expect(error).to_contain_text("at line 3, column 3")
+    assert "position" not in error.inner_text().lower()
+    assert "position" not in ins.page.locator("#alert").inner_text().lower()
+    ins.assert_no_console_errors()
+
+
+def test_the_legend_explains_every_glyph_shown_in_the_output(inspector):
+    """Tokens the target sampled alone (autoregressive mode, story step 5) carry the glyph \u25cf: the
+    legend says what it means where such tokens are shown, and stays as it was elsewhere."""
+    ins = inspector.open("draft=biased&seed=1&mode=autoregressive&blocks=2")
+    output = ins.page.locator("#output .sampled-token")
+    expect(output).to_have_count(2)
+    glyph = output.first.evaluate("el => getComputedStyle(el, '::after').content")
+    legend = ins.page.get_by_role("list", name="Legend")
+    item = legend.locator("li").filter(has=ins.page.locator(".sampled-token"))
+    expect(item).to_be_visible()
+    expect(item).to_have_text("A sampled by the target alone")
+    assert item.locator(".sampled-token").evaluate("el => getComputedStyle(el, '::after').content") == glyph
+    ins.page.goto(f"{ins.base}/#draft=biased&seed=1&blocks=2")  # speculative: no such token, no such entry
+    ins.page.reload()
+    ins.wait_ready()
+    ins.wait_idle()
+    expect(ins.page.locator("#output .token")).not_to_have_count(0)
+    expect(item).to_be_hidden()
+    ins.assert_no_console_errors()
+
+
+def test_settings_too_large_to_send_say_so_without_the_route(inspector, live_url):
+    """A custom model past the body limit is refused with 413 and no field: the alert used to
+    read '/v1/draft: The request body is larger ...'; it gives the service's reason alone, the
+    route and status in technical details."""
+    text = json.dumps({**TOY, "pad": "x" * 300_000})
+    problem = requests.post(f"{live_url}/v1/draft", data=f'{{"config": {{"target": {text}}}}}', timeout=60,
+                            headers={"Content-Type": "application/json"})
+    assert problem.status_code == 413
+    ins = inspector.open()
+    ins.choose("Target", "custom")
+    ins.page.locator("#target-json").evaluate(
+        "(e, t) => { e.value = t; e.dispatchEvent(new Event('change', {bubbles: true})); }", text)
+    ins.wait_idle()
+    alert = ins.page.locator("#alert")
+    expect(alert).to_be_visible()
+    expect(alert.locator("span").first).to_have_text(problem.json()["detail"])
+    assert "/v1/" not in alert.inner_text()
+    expect(alert.locator("details.tech")).to_contain_text("413 from /v1/draft")
+    ins.assert_no_console_errors(allowed_statuses=(413,))

@@ -13,6 +13,7 @@ axe-core finds no serious or critical violation. Screenshots of every step are s
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -89,6 +90,8 @@ def story_steps(live_url: str) -> list[dict]:
     target_alone = post(live_url, "/v1/runs", {"config": {"draft": "biased", "seed": 1, "mode": "autoregressive"}})
     costly = post(live_url, "/v1/analysis", {"config": {"draft": "biased", "seed": 1}, "widths": list(range(1, 9)), "draft_cost": 0.05})
     free = post(live_url, "/v1/analysis", {"config": {"draft": "biased", "seed": 1}, "widths": list(range(1, 9)), "draft_cost": 0})
+    blockwise = post(live_url, "/v1/step", {"config": {"draft": "biased", "width": 2, "seed": 4, "mode": "block"}})["block"]
+    tokenwise = post(live_url, "/v1/step", {"config": {"draft": "biased", "width": 2, "seed": 4}})["block"]
     # the explainer's example: seed 2's first proposal is rejected at the empty prefix
     first = seed2["verification"][0]
     assert (first["context"], first["accepted"], first["p"], first["q"]) == (None, False, [0.5, 0.3, 0.2], [0.8, 0.15, 0.05])
@@ -96,6 +99,13 @@ def story_steps(live_url: str) -> list[dict]:
     # seed 1 accepts at the empty prefix and rejects after A: another row of p, another correction
     assert [v["accepted"] for v in seed1["verification"]] == [True, False] and seed1["verification"][1]["context"] == "A"
     assert seed1["correction"]["distribution"] == [0.0, 0.75, 0.25]
+    # SPEC 10's worked example: A then B kept as a block although A alone fails; token-wise rejects A
+    v1, v2 = blockwise["verification"]
+    assert (v1["weight_exact"], v1["threshold_exact"], v2["weight_exact"], v2["threshold_exact"]) == ("5/8", "4/9", "1", "1")
+    assert (fmt(v1["draw"]["u"]), fmt(v2["draw"]["u"]), v1["below_threshold"], v2["below_threshold"]) == ("0.8591", "0.4918", False, True)
+    assert (blockwise["tau"], blockwise["committed"], blockwise["next_position"]) == (2, ["A", "B", "A"], 5)
+    assert [v["accepted"] for v in tokenwise["verification"]] == [False] and tokenwise["committed"] == ["B"]
+    assert tokenwise["verification"][0]["draw"] == v1["draw"]
     return [
         {"action": "Verify", "verdict": "verification-summary", "block": aligned, "output": aligned["committed"],
          "texts": ["C B A A", "bonus"]},
@@ -112,6 +122,9 @@ def story_steps(live_url: str) -> list[dict]:
                    f"best width {costly['best_width']}", "batching and the hardware decide the real speed"]},
         {"action": "Analyse", "verdict": "analysis-residual", "analysis": free,
          "texts": [RESIDUAL, "0 / 0.5 / 0.5", f"0.244 over three tokens", fmt(free["naive"]["tv"])]},
+        {"action": "Verify", "verdict": "verification-summary", "block": blockwise, "output": blockwise["committed"],
+         "texts": ["5/8", "4/9", "0.8591", "0.4918", "tau = 2", "Committed A B A", "although A alone would not be",
+                   "0.8591 \u2265 p/q = 0.625", "commits only the correction B"]},
     ]
 
 
@@ -127,10 +140,14 @@ def pq_rows(page) -> dict[str, list[str]]:
     return rows
 
 
+STEPS = 8
+"""The story's steps (story.js STEPS)."""
+
+
 def check_step(ins: Inspector, n: int, expected: dict, phone: bool) -> None:
     page = ins.page
     story = page.locator("#story-region")
-    expect(page.locator("#story-count")).to_contain_text(f"Step {n} of 7")
+    expect(page.locator("#story-count")).to_contain_text(f"Step {n} of {STEPS}")
     assert f"story={n}" in page.url
     story.get_by_role("button", name=expected["action"], exact=True).click()
     ins.wait_idle()
@@ -157,11 +174,14 @@ def check_step(ins: Inspector, n: int, expected: dict, phone: bool) -> None:
         rows = pq_rows(page)
         assert rows["target p"] == [fmt(x) for x in v["p"]], n
         assert rows["draft q"] == [fmt(x) for x in v["q"]], n
-        assert rows["p \u2212 q"] == [signed(p - q) for p, q in zip(v["p"], v["q"])], n
-        if block["correction"]:
-            assert rows["correction"] == [fmt(x) for x in block["correction"]["distribution"]], n
-        expect(page.locator("#verification .verdict")).to_have_text(
-            ["\u2713 accepted" if row["accepted"] else "\u2717 rejected" for row in block["verification"]])
+        if block["mode"] == "block":  # block verification (SPEC 10): weights, thresholds, draws, tau
+            check_block(page, block)
+        else:
+            assert rows["p \u2212 q"] == [signed(p - q) for p, q in zip(v["p"], v["q"])], n
+            if block["correction"]:
+                assert rows["correction"] == [fmt(x) for x in block["correction"]["distribution"]], n
+            expect(page.locator("#verification .verdict")).to_have_text(
+                ["\u2713 accepted" if row["accepted"] else "\u2717 rejected" for row in block["verification"]])
     result = expected.get("analysis")
     if result:
         expect(page.locator("#analysis-result .analysis-verdict")).to_contain_text(
@@ -171,6 +191,28 @@ def check_step(ins: Inspector, n: int, expected: dict, phone: bool) -> None:
         overflow = page.evaluate(OVERFLOW)
         assert overflow["out"] == [] and overflow["scrollWidth"] <= overflow["width"], (n, overflow)
     assert serious_axe_violations(page) == [], n
+
+
+def check_block(page, block: dict) -> None:
+    """A block-verification block as the page draws it: per proposal its weight and threshold
+    (decimal, then the exact fraction), its draw against the threshold (a marker on a bar), its
+    fate (i <= tau accepted, tau + 1 rejected, the rest discarded), and tau marked once."""
+    items = page.locator("#verification > li.block-verify")
+    expect(items).to_have_count(len(block["verification"]))
+    for i, v in enumerate(block["verification"]):
+        item = items.nth(i)
+        exact = lambda value, fraction: fmt(value) + ("" if fraction == fmt(value) else f" ({fraction})")
+        expect(item.locator(".weight")).to_have_text(exact(v["weight"], v["weight_exact"]))
+        expect(item.locator(".threshold")).to_have_text(exact(v["threshold"], v["threshold_exact"]))
+        expect(item.locator(".eta")).to_have_text(fmt(v["draw"]["u"]))
+        bar = item.get_by_role("img")
+        expect(bar).to_have_attribute("aria-label", re.compile(
+            rf"^threshold {re.escape(fmt(v['threshold']))} .* draw {re.escape(fmt(v['draw']['u']))} marked: {'below' if v['below_threshold'] else 'not below'}$"))
+        fate = "accepted" if v["index"] <= block["tau"] else "rejected" if v["index"] == block["tau"] + 1 else "discarded"
+        expect(item.locator(".verdict")).to_have_class(re.compile(rf"\b{fate}\b"))
+    expect(page.locator("#verification .tau-tag")).to_have_text([f"tau = {block['tau']}"] if block["tau"] else [])
+    if block["tau"]:
+        expect(items.nth(block["tau"] - 1).locator(".tau-tag")).to_have_count(1)
 
 
 VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
@@ -198,11 +240,14 @@ def test_guided_story_walk(browser, live_url, artefacts_dir, screen):
                 ins.press("Next")
         expect(ins.button("Next")).to_be_disabled()
 
-        ins.page.go_back()  # to step 7 as it began, then to step 6 after Analyse
+        ins.page.go_back()  # to step 8 as it began, then to step 7 after Analyse, then 7 as it began, then 6 after Analyse
         ins.wait_idle()
-        ins.page.go_back()
-        ins.wait_idle()
-        expect(ins.page.locator("#story-count")).to_contain_text("Step 6 of 7")
+        expect(ins.page.locator("#story-count")).to_contain_text(f"Step {STEPS} of {STEPS}")
+        expect(ins.page.locator("#verification-summary")).to_have_text("Drafted, not verified yet: press Verify to commit.")
+        for _ in range(3):
+            ins.page.go_back()
+            ins.wait_idle()
+        expect(ins.page.locator("#story-count")).to_contain_text(f"Step 6 of {STEPS}")
         assert ins.page.url == urls[5]
         expect(ins.page.locator("#analysis-result .analysis-verdict")).to_contain_text("best width 3")
 
@@ -213,7 +258,7 @@ def test_guided_story_walk(browser, live_url, artefacts_dir, screen):
         for name in ("Draft", "Verify", "Step", "Run", "Reset"):
             expect(ins.button(name)).to_be_visible()
         ins.press("Guided story")
-        expect(ins.page.locator("#story-count")).to_contain_text("Step 1 of 7")
+        expect(ins.page.locator("#story-count")).to_contain_text(f"Step 1 of {STEPS}")
         ins.assert_no_console_errors()
     finally:
         context.close()
@@ -244,7 +289,7 @@ def test_projector_mode_large_text_and_one_screen_per_step(browser, live_url, ar
         ins.press("Projector mode")
         expect(ins.button("Projector mode")).to_have_attribute("aria-pressed", "true")
         assert "projector=1" in ins.page.url
-        for n in range(1, 8):
+        for n in range(1, STEPS + 1):
             story = ins.page.locator("#story-region")
             action = story.locator("#btn-story-action").inner_text()
             story.get_by_role("button", name=action, exact=True).click()
@@ -255,7 +300,7 @@ def test_projector_mode_large_text_and_one_screen_per_step(browser, live_url, ar
             path = ins.screenshot(f"story-projector-{n}")
             if n == 2 and os.environ.get("SPECDEC_KEY_FRAME") == "1":  # the README's key frame, on request
                 shutil.copyfile(path, ROOT / "docs" / "img" / "inspector-story.png")
-            if n < 7:
+            if n < STEPS:
                 ins.press("Next")
         ins.page.reload()
         ins.wait_ready()
@@ -272,3 +317,129 @@ def test_projector_mode_large_text_and_one_screen_per_step(browser, live_url, ar
     finally:
         context.close()
 
+
+
+@pytest.mark.parametrize("fragment", ["story=3", "story=3&seed=5", "story=3&draft=biased&seed=1&blocks=0",
+                                      "story=6", "story=2&blocks=5"])
+def test_a_shortened_or_edited_story_link_sets_the_step_up(inspector, fragment):
+    """A story link whose settings are not the step's (typed short, or a seed edited) would show
+    the step's words over another session, and its Verify would do nothing: the step is set up
+    as it begins instead (its settings, its drafted proposal), and its action works."""
+    ins = inspector.open(fragment)
+    n = int(fragment.split("&")[0].split("=")[1])
+    setup = {3: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 1",
+             6: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 1",
+             2: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 2"}[n]
+    expect(ins.page.locator("#story-count")).to_contain_text(f"Step {n} of 7")
+    expect(ins.page.locator("#story-setup")).to_contain_text(setup)
+    assert "draft=biased" in ins.page.url and f"story={n}" in ins.page.url
+    ins.page.locator("#btn-story-action").click()
+    ins.wait_idle()
+    if n == 3:
+        expect(ins.page.locator("#correction")).to_contain_text("0.75")
+        assert pq_rows(ins.page)["correction"] == ["0", "0.75", "0.25"]
+    elif n == 2:
+        assert pq_rows(ins.page)["correction"] == ["0", "0.5", "0.5"]
+    else:
+        expect(ins.page.locator("#analysis-result .analysis-verdict")).to_contain_text("draft cost 0.05")
+        expect(ins.page.locator("#analysis-result .analysis-verdict")).to_contain_text("speedup 1.6499")
+    ins.assert_no_console_errors()
+
+
+def test_the_speedup_step_says_when_the_slider_left_its_draft_cost(inspector, live_url):
+    """Step 6's words give the figures of draft cost 0.05 (speedup 1.65); once the reader moves the
+    slider the figures are another cost's, and the card says so (and no longer once it is back)."""
+    ins = inspector.open("story=6")
+    ins.page.locator("#btn-story-action").click()
+    ins.wait_idle()
+    text = ins.page.locator("#story-text")
+    expect(text).to_contain_text("the speedup is 1.65")
+    expect(text.locator(".story-note")).to_have_count(0)
+    slider = ins.page.locator("#draft-cost")
+    slider.focus()
+    ins.page.keyboard.press("ArrowRight")
+    ins.wait_idle()
+    expect(ins.page.locator("#analysis-result .analysis-view")).to_have_attribute("data-cost", "0.06")
+    expect(text.locator(".story-note")).to_have_text(
+        "These words are for draft cost 0.05; the figures now show draft cost 0.06. Move the slider back to 0.05 to compare.")
+    assert "null" not in text.inner_text()
+    ins.page.keyboard.press("ArrowLeft")
+    ins.wait_idle()
+    expect(ins.page.locator("#analysis-result .analysis-view")).to_have_attribute("data-cost", "0.05")
+    expect(text.locator(".story-note")).to_have_count(0)
+    ins.assert_no_console_errors()
+
+
+def test_a_step_link_pressed_by_keyboard_keeps_the_focus_in_the_story(inspector):
+    """The step links (1 to 7) are redrawn when a step begins: pressing one by keyboard used to
+    drop the focus to the page; it lands on the new step's heading, as Next does."""
+    ins = inspector.open("story=1")
+    link = ins.page.locator("#story-steps a").nth(2)
+    expect(link).to_have_attribute("href", re.compile(r"story=3"))
+    link.focus()
+    ins.page.keyboard.press("Enter")
+    ins.wait_idle()
+    expect(ins.page.locator("#story-count")).to_contain_text("Step 3 of 7")
+    expect(ins.page.locator("#story-heading")).to_be_focused()
+    ins.page.keyboard.press("Tab")
+    expect(ins.page.locator(":focus")).to_have_id("btn-story-prev")
+    ins.page.go_back()  # the step link made a history entry, as Next does
+    ins.wait_idle()
+    expect(ins.page.locator("#story-count")).to_contain_text("Step 1 of 7")
+    ins.assert_no_console_errors()
+
+
+def test_explore_freely_by_keyboard_puts_the_focus_on_the_settings(inspector):
+    """'Explore freely' hides itself: pressed by keyboard it used to leave the focus nowhere (the
+    page); it goes to the Settings heading, and Tab then reaches the first setting."""
+    ins = inspector.open("story=2")
+    ins.button("Explore freely").focus()
+    ins.page.keyboard.press("Enter")
+    ins.wait_idle()
+    expect(ins.page.locator("#settings-heading")).to_be_focused()
+    expect(ins.page.locator("#settings-heading")).to_be_in_viewport()
+    ins.page.keyboard.press("Tab")
+    expect(ins.field("Target")).to_be_focused()
+    ins.assert_no_console_errors()
+
+
+@pytest.mark.parametrize("n, seed", [(2, 2), (3, 1)])
+def test_the_proposal_the_step_talks_about_is_on_the_page(inspector, live_url, n, seed):
+    """Steps 2 and 3 say what the draft proposed ("it proposed A", "proposed A A C") before
+    Verify: the proposal itself (dashed, not committed) is shown then, and hidden once verified."""
+    drafted = post(live_url, "/v1/draft", {"config": {"draft": "biased", "seed": seed}})["tokens"]
+    ins = inspector.open(f"story={n}")
+    proposal = ins.page.locator("#proposal-tokens .token")
+    expect(proposal.first).to_be_visible()
+    expect(proposal).to_have_text(drafted)
+    assert ins.page.locator("#proposal-tokens .uncommitted").count() == len(drafted)
+    assert " ".join(drafted[:1 if n == 2 else 3]) in ins.page.locator("#story-text").inner_text()
+    ins.page.locator("#btn-story-action").click()
+    ins.wait_idle()
+    expect(ins.page.locator("#proposal-region")).to_be_hidden()
+    ins.assert_no_console_errors()
+
+
+@pytest.mark.parametrize("projector", [False, True])
+def test_the_p_q_table_fits_its_card_at_1280(browser, live_url, artefacts_dir, projector):
+    """At 1280 px (800 high, or 720 in projector mode) the decisive p/q table of steps 2 and 3 fits
+    its card: the C column's p - q bar was cut off and the table scrolled sideways."""
+    height = 720 if projector else 800
+    context = browser.new_context(viewport={"width": 1280, "height": height}, reduced_motion="reduce")
+    try:
+        ins = Inspector(context.new_page(), live_url, artefacts_dir).open("story=2" + ("&projector=1" if projector else ""))
+        for n in (2, 3):
+            ins.page.locator("#btn-story-action").click()
+            ins.wait_idle()
+            scroll = ins.page.locator("#verification li.verify:last-child .table-scroll")
+            widths = scroll.evaluate("e => [e.scrollWidth, e.clientWidth]")
+            assert widths[0] <= widths[1], (n, widths)
+            bars = ins.page.locator("#verification li.verify:last-child .signed-bar")
+            expect(bars).to_have_count(3)
+            right = scroll.evaluate("e => e.getBoundingClientRect().right")
+            assert all(b.evaluate("e => e.getBoundingClientRect().right") <= right + 0.5 for b in bars.all()), n
+            if n == 2:
+                ins.press("Next")
+        ins.assert_no_console_errors()
+    finally:
+        context.close()

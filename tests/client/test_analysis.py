@@ -101,9 +101,8 @@ def test_cli_greedy_is_not_the_target(service, capsys):
 
 
 def test_cli_errors_are_one_line(service, capsys):
-    # a depth above the limit is analysed as the limit (issue 18 section 6); above MAX_DEPTH (8) it is a 422
-    status, out, err = specdec(capsys, "analyze", "--draft", "biased", "--limit", "2", "--depth", "9")
-    assert (status, out) == (4, "") and err.count("\n") == 1 and "#/depth" in err  # HTTP 422
+    status, out, err = specdec(capsys, "analyze", "--draft", "biased", "--depth", "9")
+    assert (status, out) == (4, "") and err.count("\n") == 1 and "#/depth" in err  # HTTP 422: depth 1-8
     with pytest.raises(SystemExit):
         cli.main(["analyze", "--draft", "biased", "--widths", "2,2"])
     with pytest.raises(SystemExit):

@@ -7,7 +7,8 @@ Every mode, mode tree (SPEC 11) included.
 ``--plant`` plants one mistake, for the tests of ``specdec grade --exec``: ``no-bonus``,
 ``resample-from-p``, ``skip-draw`` (no draw when p >= q), ``ties-last`` (greedy argmax ties go to
 the last token), or a misbehaving program: ``sleep``, ``crash``, ``junk``, ``empty``,
-``chatty`` (prints a line before the trace), ``wrong-seed`` (echoes seed + 1), ``crash-greedy``
+``chatty`` (prints a line before the trace), ``verify-first`` (a mistake outside the
+catalogue: in mode speculative the k verification draws are taken before the k draft draws), ``wrong-seed`` (echoes seed + 1), ``crash-greedy``
 (crashes in mode greedy only), ``malformed-autoregressive`` (a block position that is not a
 number, in mode autoregressive only).
 """
@@ -239,9 +240,11 @@ def main():
             committed = [tok]
         else:
             ctx = last
-            for i in range(min(width, limit - len(out))):
+            room = min(width, limit - len(out))
+            early = PLANT == "verify-first" and mode == "speculative"
+            for i in range(room):
                 q = draftm[ctx]
-                d = draw(seed, n) if mode in ("speculative", "block") else None
+                d = draw(seed, start + room + i if early else n) if mode in ("speculative", "block") else None
                 n += d is not None
                 tok = sample(q, d["u"]) if d else argmax(q)
                 proposal.append(tok)
@@ -259,6 +262,7 @@ def main():
                     discarded = proposal[tau + 1:]
                     committed = accepted + [vocab.index(correction["token"])]
                     no_bonus = "rejection"
+            verify_at = start
             for i, tok in enumerate(proposal if mode != "block" else []):
                 p, q = target[ctx], draftm[ctx]
                 if mode == "greedy":
@@ -266,7 +270,8 @@ def main():
                 elif PLANT == "skip-draw" and p[tok] >= q[tok]:
                     d, ok, ratio = None, True, float(p[tok] / q[tok])
                 else:
-                    d = draw(seed, n)
+                    d = draw(seed, verify_at if early else n)
+                    verify_at += 1
                     n += 1
                     ok, ratio = Fraction(d["u"]) * q[tok] < p[tok], float(p[tok] / q[tok])
                 verification.append({"index": i + 1, "context": label(ctx), "token": vocab[tok], "p": floats(p),

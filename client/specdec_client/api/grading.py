@@ -6,6 +6,7 @@ from typing import Any, Iterable, Mapping, Optional, Union
 from urllib.parse import quote
 
 from ..harness import ProgramTest, grade_program
+from ..sampling import DEFAULT_SAMPLES, SampleTest, grade_sampler
 from ..progress import Progress
 from ..reports import DistributionReport, GradeBatch, GradeReport, Suite, SuiteSummary
 from ..types import Config, Trace
@@ -38,6 +39,35 @@ class GradingApi(ApiGroup):
         if isinstance(payload.get("config"), Config):
             payload["config"] = payload["config"].to_dict()
         return self.transport.call("POST", "/v1/grade/distribution", DistributionReport.from_dict, json=payload)
+
+    def grade_samples(self, config: Union[Config, Mapping[str, Any]], samples: Iterable[Iterable[str]], *,
+                      alpha: Optional[float] = None, counters: Optional[Mapping[str, int]] = None) -> dict[str, Any]:
+        """``POST /v1/grade/samples``: whole sampled sessions (lists of token labels) tested
+        against the target's law at every position (docs/grading.md, "Grading by samples"). The
+        report as JSON: ``passed``, ``reason``, ``lengths``, ``most_deviating``, ``mistake``, ...
+        ``draft`` and ``seed`` may be left out of ``config``; ``counters`` ask for the
+        acceptance rate. Raises :class:`~specdec_client.errors.InvalidInput` (422) naming a bad field."""
+        body: dict[str, Any] = {"config": config.to_dict() if isinstance(config, Config) else dict(config),
+                                "samples": [list(s) for s in samples]}
+        if alpha is not None:
+            body["alpha"] = alpha
+        if counters is not None:
+            body["counters"] = dict(counters)
+        result: dict[str, Any] = self.transport.call("POST", "/v1/grade/samples", lambda b: b, json=body)
+        return result
+
+    def grade_sampler(self, fn: Any = None, *, command: Optional[str] = None, suite: str = "standard",
+                      samples: int = DEFAULT_SAMPLES, seed: int = 0, timeout: float = 60.0, cwd: Optional[str] = None,
+                      progress: Optional[Progress] = None) -> list[SampleTest]:
+        """Grade a sampler by its samples on every config of ``suite`` with an output law: the
+        Python function ``fn`` (called ``samples`` times per config as ``fn(target=, draft=,
+        width=, limit=, eos=, rng=)``, models as :class:`~specdec_client.sampling.ModelView`) or
+        the shell ``command`` (run once per config, ``{"config", "samples", "seed"}`` on stdin,
+        one JSON list of labels per line on stdout). A
+        :class:`~specdec_client.sampling.SampleTest` per config (``passed``, ``problem``,
+        ``report``, ``message()``); see :func:`specdec_client.sampling.grade_sampler`."""
+        return grade_sampler(self, fn=fn, command=command, suite=suite, samples=samples, seed=seed, timeout=timeout,
+                             cwd=cwd, progress=progress)
 
     def suites(self) -> list[SuiteSummary]:
         """``GET /v1/grade/suites``: the assignment suites (``name``, ``description``, ``count``)."""

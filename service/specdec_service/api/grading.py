@@ -39,7 +39,8 @@ from marshmallow import fields, validate
 from ..engine import COUNTER_NAMES, parse_config, run
 from ..engine.bounds import MAX_CELLS, MAX_M, MAX_SAMPLES, MAX_TRACES
 from ..grading import BY_ID, CHECKS, DEFAULT_ALPHA, DISTRIBUTION_REQUEST, GRADE_BATCH, TOLERANCE
-from ..grading import check_batch, faulty_run, grade, grade_distribution, grade_many
+from ..grading import SAMPLES_REQUEST, check_batch, faulty_run, grade, grade_distribution, grade_many
+from ..grading import grade_samples as grade_sessions_of
 from ..grading.distribution import POOLED
 from ..grading.suites import EXERCISES, UnknownSuite, suite, suites
 from ..grading.validate import grading_schema
@@ -209,7 +210,7 @@ def body_components() -> dict[str, dict]:
 
     return {"GradeBatchIn": root(GRADE_BATCH),
             "PrefixCountIn": components_of_defs(DISTRIBUTION_REQUEST["$defs"]["prefix_count"], name_of),
-            "DistributionIn": root(DISTRIBUTION_REQUEST)}
+            "DistributionIn": root(DISTRIBUTION_REQUEST), "SamplesIn": root(SAMPLES_REQUEST)}
 
 
 class CellOut(StrictSchema):
@@ -237,7 +238,8 @@ class AcceptanceOut(StrictSchema):
 class DistributionOut(StrictSchema):
     """The distribution-level grade."""
 
-    passed = fields.Boolean(required=True, metadata={"description": "conclusive, p_value > alpha and nothing impossible observed."})
+    passed = fields.Boolean(required=True, metadata={
+        "description": "conclusive, p_value > alpha, nothing impossible observed and no sample too long."})
     conclusive = fields.Boolean(required=True, metadata={
         "description": "At least one degree of freedom (or a target with a single possible prefix): too few samples never pass."})
     m = fields.Integer(required=True)
@@ -261,7 +263,95 @@ class DistributionOut(StrictSchema):
     impossible = fields.List(fields.Nested(ImpossibleOut), required=True)
     over_represented = fields.List(fields.Nested(CellOut), required=True)
     under_represented = fields.List(fields.Nested(CellOut), required=True)
+    too_long = fields.Integer(required=True, metadata={
+        "description": "Samples longer than the limit or going on after their EOS (they fail the grade); 0 for counts."})
+    reason = fields.String(required=True, allow_none=True, metadata={"description": "Why it failed (null iff passed)."})
     acceptance = fields.Nested(AcceptanceOut, required=True, allow_none=True)
+
+
+class LengthsOut(StrictSchema):
+    """Whether every sample is a complete session (issue 20 item 4)."""
+
+    complete = fields.Integer(required=True)
+    too_long = fields.Integer(required=True)
+    too_short = fields.Integer(required=True, metadata={"description": "Shorter than the limit without ending in the EOS."})
+    after_eos = fields.Integer(required=True, metadata={"description": "Tokens after the first EOS (counted as too long)."})
+    too_long_by = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True,
+                              metadata={"description": "{tokens too many: samples}."})
+    too_short_by = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True,
+                               metadata={"description": "{tokens too few: samples}."})
+    message = fields.String(required=True, allow_none=True)
+
+
+class SampleOutcomeOut(StrictSchema):
+    token = Label(required=True, allow_none=True, metadata={"description": "null: the session stops here."})
+    observed = fields.Integer(required=True)
+    expected = fields.Float(required=True)
+    residual = fields.Float(required=True, metadata={"description": "(observed - expected) / sqrt(expected)."})
+
+
+class RowTestOut(StrictSchema):
+    """One test of the family: a row (position, context), a context's pooled sparse positions,
+    the global test or the length law."""
+
+    test = fields.String(required=True, validate=validate.OneOf(["row", "pooled", "global", "length"]))
+    position = fields.Integer(required=True, allow_none=True)
+    context = Label(required=True, allow_none=True, metadata={"description": "null: the empty prefix (or no row)."})
+    statistic = fields.Float(required=True)
+    dof = fields.Integer(required=True)
+    p_value = fields.Float(required=True)
+    adjusted_p_value = fields.Float(required=True, metadata={"description": "Holm-adjusted over the family."})
+    over_represented = fields.List(fields.Nested(SampleOutcomeOut), required=True)
+    under_represented = fields.List(fields.Nested(SampleOutcomeOut), required=True)
+
+
+class ImpossibleOutcomeOut(StrictSchema):
+    position = fields.Integer(required=True)
+    context = Label(required=True, allow_none=True)
+    token = Label(required=True, allow_none=True, metadata={"description": "null: the session stops here."})
+    observed = fields.Integer(required=True)
+
+
+class CandidateOut(StrictSchema):
+    id = fields.String(required=True)
+    title = fields.String(required=True)
+    rule = fields.String(required=True)
+    hint = fields.String(required=True)
+    log_likelihood_ratio = fields.Float(required=True, allow_none=True, metadata={
+        "description": "ln L(mistake) - ln L(target); null when one of them is 0 (infinite)."})
+    g_target = fields.Float(required=True, allow_none=True, metadata={"description": "2 sum O ln(O / E) against the target."})
+    g_mistake = fields.Float(required=True, allow_none=True, metadata={"description": "The same against the mistake's law."})
+    p_value = fields.Float(required=True, metadata={"description": "The mistake's own fit: Holm-adjusted, as for the target."})
+    fits = fields.Boolean(required=True)
+
+
+class MistakeOut(StrictSchema):
+    named = fields.Nested(CandidateOut, required=True, allow_none=True)
+    computed = fields.Boolean(required=True)
+    reason = fields.String(required=True)
+    candidates = fields.List(fields.Nested(CandidateOut), required=True)
+
+
+class SampleAcceptanceOut(AcceptanceOut):
+    schedule = fields.String(required=True, metadata={"description": "The block schedule the expected rate assumes."})
+
+
+class SamplesOut(StrictSchema):
+    """The grade of whole sampled sessions (docs/grading.md, Sample grading)."""
+
+    passed = fields.Boolean(required=True)
+    reason = fields.String(required=True, allow_none=True, metadata={"description": "Why it failed (null iff passed)."})
+    samples = fields.Integer(required=True)
+    alpha = fields.Float(required=True, metadata={"description": "The family-wise error rate."})
+    lengths = fields.Nested(LengthsOut, required=True)
+    conclusive = fields.Boolean(required=True)
+    tests = fields.Integer(required=True, metadata={"description": "Tests in the family."})
+    untested = fields.Integer(required=True, metadata={"description": "Outcomes in no test (too sparse even pooled)."})
+    p_value = fields.Float(required=True, metadata={"description": "The smallest Holm-adjusted p-value (0 when impossible)."})
+    impossible = fields.List(fields.Nested(ImpossibleOutcomeOut), required=True)
+    most_deviating = fields.Nested(RowTestOut, required=True, allow_none=True)
+    mistake = fields.Nested(MistakeOut, required=True)
+    acceptance = fields.Nested(SampleAcceptanceOut, required=True, allow_none=True)
 
 
 # ---------------------------------------------------------------- views
@@ -271,7 +361,7 @@ for _name, _component_schema in trace_in_components().items():
     blueprint.component(_name, _component_schema)
 for _name, _component_schema in body_components().items():
     blueprint.component(_name, _component_schema)
-for _schema in (GradeReportOut, GradeBatchOut, SuitesOut, SuiteOut, DistributionOut):
+for _schema in (GradeReportOut, GradeBatchOut, SuitesOut, SuiteOut, DistributionOut, SamplesOut):
     blueprint.component(_schema.__name__, _schema)
 
 
@@ -410,3 +500,28 @@ def grade_samples():
     collector paused, as ``POST /v1/grade``: an 8 MiB body is up to 10^6 lists)."""
     with cycle_collection_paused():
         return json_response(grade_distribution(read_grading_json()))
+
+
+_SAMPLES_EXAMPLE = {"config": {"target": "toy", "limit": 2},
+                    "samples": [["A", "A"], ["A", "B"], ["B", "C"], ["C", "A"], ["A", "C"], ["B", "A"]] * 20}
+
+
+@blueprint.operation(
+    "POST", "/v1/grade/samples", summary="Grade a sampler by whole sessions",
+    description="For any implementation (its own random numbers, draft and schedule): whole sampled sessions are "
+    "checked for length (limit tokens, or fewer ending in the EOS) and tested against the target's law at every "
+    "position and context (chi-square per row, sparse positions pooled per context, a global test and the length "
+    f"law), with one family-wise error rate alpha (Holm; default {DEFAULT_ALPHA}). A failure carries a `reason`, the "
+    "most deviating row and, when one fits, the catalogued mistake whose exact output law explains the samples. "
+    "`draft` and `seed` may be left out of the config; `counters` ask for the acceptance rate (and need the draft). "
+    f"At most {MAX_SAMPLES} samples; bodies up to 8 MiB; a request of more tokens than the budget is a 422 of type "
+    "`tag:specdec,2026:problem/over-budget`.",
+    body="SamplesIn", examples=lambda: {"samples": example("Sessions of limit 2", _SAMPLES_EXAMPLE)},
+    ok=SamplesOut, ok_description="The sample grade.", problems=(400, 413, 415, 422),
+    ok_examples=lambda: {"samples": example("A grade", grade_sessions_of(_SAMPLES_EXAMPLE))},
+    operation_id="gradeSamples")
+def grade_sessions():
+    """Whole sampled sessions -> the sample report (read and graded with the cyclic collector
+    paused, as ``POST /v1/grade/distribution``: an 8 MiB body is up to 10^6 lists)."""
+    with cycle_collection_paused():
+        return json_response(grade_sessions_of(read_grading_json()))

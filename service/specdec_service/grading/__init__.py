@@ -10,7 +10,10 @@
 - :func:`grade_distribution`: distribution-level grading of sampled outputs or prefix counts
   against the exact target distribution (:mod:`.distribution`), its body stated once as JSON
   Schema (:data:`DISTRIBUTION_REQUEST`, :mod:`.requests`), which the parser checks and the
-  contract publishes.
+  contract publishes;
+- :func:`grade_samples`: whole sampled sessions against the target's law, every position
+  tested with one family-wise error rate, the catalogued mistake named from exact laws
+  (:mod:`.samples`, issue 20).
 
 Errors: :class:`~specdec_service.engine.InvalidInput` (HTTP 422) for malformed input.
 """
@@ -22,12 +25,13 @@ from .distribution import (
 )
 from .faulty import CORRECT, faulty_run, faulty_step, swapped
 from .grader import MAX_TRACES, diagnose_trace, grade, grade_many
-from .requests import DISTRIBUTION_REQUEST, GRADE_BATCH, check_batch
+from .requests import DISTRIBUTION_REQUEST, GRADE_BATCH, SAMPLES_REQUEST, check_batch
+from .samples import grade_samples
 from .rules import CHECKS, RULES
 from .validate import grading_schema, validate_trace
 
 __all__ = [
     "BY_ID", "CATALOGUE", "CHECKS", "CORRECT", "DEFAULT_ALPHA", "DISTRIBUTION_REQUEST", "GRADE_BATCH", "MAX_CELLS", "MAX_M", "MAX_SAMPLES",
     "MAX_TRACES", "Mistake", "RULES", "TOLERANCE", "check_batch", "diagnose_trace", "faulty_run", "faulty_step", "first_difference",
-    "grade", "grade_distribution", "grade_many", "grading_schema", "prefix_distribution", "swapped", "validate_trace",
+    "SAMPLES_REQUEST", "grade", "grade_distribution", "grade_samples", "grade_many", "grading_schema", "prefix_distribution", "swapped", "validate_trace",
 ]

@@ -80,14 +80,45 @@ def grade_distribution(payload: Any) -> dict:
 
     Returns ``{"passed", "m", "samples", "test", "statistic", "dof", "p_value", "alpha",
     "total_variation", "cells", "tested_cells", "pooled_cells", "pooled_expected",
-    "impossible", "over_represented", "under_represented", "acceptance"}`` (see
+    "impossible", "over_represented", "under_represented", "too_long", "reason", "acceptance"}`` (see
     ``docs/grading.md``). Raises :class:`InvalidInput` (HTTP 422) with the path of every fault.
     """
     config, m, alpha, counts, counters = _parse(payload)
     n = sum(counts.values())
     result = _test(config, m, counts, n, alpha)
+    too_long = too_long_samples(payload["samples"], config) if "samples" in payload else 0
+    result["too_long"] = too_long
+    result["passed"] = result["passed"] and not too_long
+    result["reason"] = _reason(result, too_long, config)
     result["acceptance"] = None if counters is None else _acceptance(config, counters)
     return result
+
+
+def too_long_samples(samples: list, config: Config) -> int:
+    """How many ``samples`` (already checked) no session can output: longer than the limit, or
+    going on after their first EOS (issue 20: such outputs fail the grade whatever their first
+    ``m`` tokens)."""
+    limit = config.limit
+    if config.eos is None:
+        return sum(len(s) > limit for s in samples)
+    eos = config.vocab[config.eos]
+    return sum(len(s) > limit or (eos in s and s.index(eos) != len(s) - 1) for s in samples)
+
+
+def _reason(result: dict, too_long: int, config: Config) -> Optional[str]:
+    """Why a distribution grade fails (``None`` when it passes)."""
+    if result["passed"]:
+        return None
+    if too_long:
+        return (f"{too_long} of {result['samples']} samples are longer than a session can be (more than limit = "
+                f"{config.limit} tokens, or tokens after the EOS); POST /v1/grade/samples says by how much.")
+    if result["impossible"]:
+        return f"An impossible prefix was observed: {result['impossible'][0]['prefix']} (probability 0 under the target)."
+    if not result["conclusive"]:
+        return ("Inconclusive: too few samples for a test with at least one degree of freedom (every cell expects "
+                "fewer than 5 samples); send more samples.")
+    return (f"The first {result['length']} tokens deviate from the target: chi-square {result['statistic']:.4g} with "
+            f"{result['dof']} dof, p = {result['p_value']:.3g} <= alpha = {result['alpha']}.")
 
 
 # ---------------------------------------------------------------- input

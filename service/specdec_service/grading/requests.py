@@ -98,6 +98,36 @@ DISTRIBUTION_REQUEST: dict = {
     "additionalProperties": False,
 }
 """The body of a distribution grade (see the module docstring)."""
+SAMPLES_REQUEST: dict = {
+    "$defs": {
+        "config": {"type": "object", "description": "Session settings (SPEC section 8), read by the engine's "
+                                                    "parse_config; `draft` and `seed` may be left out."},
+    },
+    "type": "object",
+    "description": "Settings and whole sampled sessions (POST /v1/grade/samples).",
+    "properties": {
+        "config": {"$ref": "#/$defs/config",
+                   "description": "The settings the sessions were sampled with: mode speculative or autoregressive; "
+                                  "`draft` only to name a catalogued mistake or for the acceptance rate."},
+        "samples": {"type": "array", "title": "sampled sessions", "minItems": 1, "maxItems": MAX_SAMPLES,
+                    "items": {**SAMPLE, "description": "One whole session's committed output: limit tokens, or "
+                                                       "fewer ending in the EOS token."},
+                    "description": "Whole sampled sessions, one list of token labels each."},
+        "counters": {
+            "type": ["object", "null"],
+            "description": "Asks for the acceptance rate: counters summed over every sample (SPEC section 7); "
+                           "`accepted` (at most `draft_steps`) and `draft_steps` are required, and so is config.draft.",
+            "properties": {name: {"type": "integer", "minimum": 0, "maximum": MAX_COUNTER} for name in COUNTER_NAMES},
+            "required": ["accepted", "draft_steps"],
+            "additionalProperties": False,
+        },
+        "alpha": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "default": DEFAULT_ALPHA,
+                  "description": "The family-wise error rate (Holm over every test)."},
+    },
+    "required": ["config", "samples"],
+    "additionalProperties": False,
+}
+"""The body of a sample grade (``POST /v1/grade/samples``, :func:`~specdec_service.grading.samples.grade_samples`)."""
 GRADE_BATCH: dict = {
     "$defs": {"trace": {"description": "A `specdec-trace/1` trace, checked by validate_trace."}},
     "type": "object",
@@ -123,6 +153,8 @@ TOP_LEVEL = _without_items(DISTRIBUTION_REQUEST, "samples", "counts")
 """What :func:`check_request` validates: :data:`DISTRIBUTION_REQUEST` less the entries' ``items``."""
 check_request = checker(TOP_LEVEL)
 """The top-level check of a distribution request (``check_request(payload)``)."""
+check_samples_request = checker(_without_items(SAMPLES_REQUEST, "samples"))
+"""The top-level check of a sample grade request."""
 check_sample = checker(SAMPLE)
 """The check of one sampled output (``check_sample(sample, ("samples", i))``)."""
 check_prefix_count = checker(PREFIX_COUNT)

@@ -3,8 +3,9 @@
 // service without the route (404) gets a sentence saying so, nothing else.
 
 import * as api from "./api.js";
-import { configText } from "./settings.js";
+import { configText, fieldOfPointer } from "./settings.js";
 import { COUNTERS, el, fmt, num, token } from "./render.js";
+import { analysisComparison } from "./block.js";
 
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
@@ -137,9 +138,34 @@ export function analysisView(result, cost) {
           el("span", { className: "key key-speedup" }, "\u25a0\u2504 speedup"), ` \u00b7 best width ${result.best_width}`,
           result.sweep.every((s) => s.speedup === s.committed_per_pass)
             ? el("span", { className: "coincide" }, " \u00b7 at draft cost 0 the two lines coincide (the dashed one is drawn on top)") : null)))),
+    analysisComparison(result.block, result.config.width), // mode block only (block.js)
     el("div", { className: "analysis-residual" }, scrolling(contextsTable(result.contexts), "Acceptance per context"), distance(result)),
     scrolling(expectedTable(result.expected), "Expected counters"),
     scrolling(sweepTable(result.sweep, result.best_width), "Sweep over width"));
+}
+
+/** The label of the setting a problem's pointer names ("#/config/width" -> "Width"), or null. */
+function settingLabel(pointer) {
+  const field = fieldOfPointer(pointer);
+  const label = field === "config" ? null : document.querySelector(`label[for="${field}"]`);
+  return label ? label.textContent.trim() : null;
+}
+
+/**
+ * Why the analysis failed, in plain words: each refused setting by its label, once; the
+ * route, the status and the JSON pointers in technical details.
+ */
+export function failure(error) {
+  const errors = error.fieldErrors || [];
+  const problem = error.problem || null;
+  const lines = errors.map((e) => {
+    const label = settingLabel(e.pointer);
+    return el("span", { className: "error-line" }, label ? `${label}: ${e.detail}` : e.detail);
+  });
+  const reason = errors.length ? "these settings are refused:" : (problem && problem.detail) || error.message;
+  return [el("p", { className: "alert" }, `The analysis failed: ${reason}`, ...lines),
+    ...(problem ? [el("details", { className: "tech" }, el("summary", {}, "Technical details"),
+      el("p", {}, el("code", {}, "POST /v1/analysis"), ` answered ${error.status}: ${error.message}`))] : [])];
 }
 
 /**
@@ -150,7 +176,7 @@ export function analysisView(result, cost) {
  * value: a newer value aborts the request of an older one, and a stale answer is never drawn.
  * @param {{enqueue: Function, settings: Function, changed: Function, verdict: Function}} controller
  *   `changed()` is called after the panel's state changed (the controller records it in the URL);
- *   `verdict(element, text)` brings the result into view and announces it
+ *   `verdict(element, text)` brings the result into view (element null: announces only) and announces it
  */
 export function setupAnalysis({ enqueue, settings, changed, verdict = () => {} }) {
   const box = $("analysis");
@@ -191,14 +217,15 @@ export function setupAnalysis({ enqueue, settings, changed, verdict = () => {} }
       if (error instanceof api.ApiError && error.status === 404) {
         result.replaceChildren(el("p", { className: "muted" }, "This service has no analysis route (POST /v1/analysis answered 404)."));
       } else {
-        result.replaceChildren(el("p", { className: "alert" }, `The analysis failed: ${error.message}`,
-          ...(error.fieldErrors || []).map((e) => el("span", { className: "error-line" }, `${e.pointer}: ${e.detail}`))));
+        result.replaceChildren(...failure(error));
       }
       return true;
     }
   }
 
-  const analyse = () => {
+  // the Analyse button brings the figures into view and focus; the slider keeps the focus (its
+  // next arrow key must move it again) and the figures beside it are announced (aria-live)
+  const analyse = ({ moveFocus = true } = {}) => {
     const mine = ++requested;
     if (controller) controller.abort(); // the answer for an older value is not wanted any more
     return enqueue(async () => {
@@ -209,15 +236,15 @@ export function setupAnalysis({ enqueue, settings, changed, verdict = () => {} }
         const head = [...result.querySelectorAll(".analysis-verdict, .analysis-residual")].find((e) => e.getClientRects().length)
           || result.firstChild;
         const summary = result.querySelector(".analysis-verdict");
-        verdict(head, summary ? summary.textContent : "Analysis done.");
+        verdict(moveFocus ? head : null, summary ? summary.textContent : "Analysis done.");
       }
     });
   };
-  button.addEventListener("click", analyse);
+  button.addEventListener("click", () => analyse());
   cost.addEventListener("input", () => {
     costValue.textContent = cost.value;
   });
-  cost.addEventListener("change", () => (wanted ? analyse() : enqueue(async () => changed())));
+  cost.addEventListener("change", () => (wanted ? analyse({ moveFocus: false }) : enqueue(async () => changed())));
   return {
     invalidate() {
       wanted = false;

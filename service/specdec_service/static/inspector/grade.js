@@ -46,6 +46,23 @@ export function reportView(name, report, trace) {
 }
 
 /**
+ * Why a file cannot be graded, in plain words: the service's reason once (each wrong field of the
+ * trace on its own line, named by its place in the file), the route and status in technical details.
+ */
+export function refusal(name, error) {
+  const errors = error instanceof api.ApiError ? error.fieldErrors : [];
+  const problem = error instanceof api.ApiError ? error.problem : null;
+  const reason = errors.length
+    ? `${errors.length} field${errors.length === 1 ? " of the trace is" : "s of the trace are"} wrong:`
+    : (problem && problem.detail) || error.message;
+  // replaceChildren writes null as the text "null": only real nodes go in
+  return [el("p", { className: "grade-fail" }, `${name} cannot be graded: ${reason}`),
+    ...(errors.length ? [el("ul", {}, errors.map((e) => el("li", {}, el("code", {}, e.pointer), `: ${e.detail}`)))] : []),
+    ...(problem ? [el("details", { className: "tech" }, el("summary", {}, "Technical details"),
+      el("p", {}, el("code", {}, "POST /v1/grade"), ` answered ${error.status}: ${error.message}`))] : [])];
+}
+
+/**
  * Wire the file input and the drop zone.
  * @param {{enqueue: Function, showReference: Function, status: Function}} controller
  */
@@ -62,10 +79,7 @@ export function setupGrading({ enqueue, showReference, status }) {
     try {
       report = await api.grade(text);
     } catch (error) {
-      const errors = error instanceof api.ApiError ? error.fieldErrors : [];
-      box.replaceChildren(el("p", { className: "grade-fail" }, `${file.name} cannot be graded: ${error.message}`),
-        // replaceChildren writes null as the text "null": only real nodes go in
-        ...(errors.length ? [el("ul", {}, errors.map((e) => el("li", {}, `${e.pointer}: ${e.detail}`)))] : []));
+      box.replaceChildren(...refusal(file.name, error));
       status(`${file.name} cannot be graded.`);
       return;
     }

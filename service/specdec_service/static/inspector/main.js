@@ -6,6 +6,7 @@
 
 import * as api from "./api.js";
 import * as R from "./render.js";
+import * as B from "./block.js";
 import * as S from "./settings.js";
 import { setupGrading } from "./grade.js";
 import { setupAnalysis } from "./analysis.js";
@@ -237,13 +238,24 @@ function storyCard(n, current, done) {
   $("story-count").textContent = `Step ${n} of ${story.STEPS.length} \u00b7 ${current.section}`;
   $("story-heading").textContent = current.title;
   $("story-setup").textContent = settingsWords(model.settings);
-  $("story-text").replaceChildren(R.el("p", { className: done ? "story-after" : "story-before" }, done ? current.after : current.before));
+  const note = done ? costNote(current) : null; // replaceChildren would write a null as the text "null"
+  $("story-text").replaceChildren(R.el("p", { className: done ? "story-after" : "story-before" }, done ? current.after : current.before),
+    ...(note ? [note] : []));
   $("story-action-slot").replaceChildren(storyAction(current, done));
   $("btn-story-prev").setAttribute("aria-disabled", String(n === 1));
   $("btn-story-next").setAttribute("aria-disabled", String(n === story.STEPS.length));
   $("story-steps").replaceChildren(...story.STEPS.map((s, i) => R.el("li", {},
-    R.el("a", { href: `#${stepFragment(i + 1)}`, "aria-current": i + 1 === n ? "step" : undefined,
+    R.el("a", { href: `#${stepFragment(i + 1)}`, "data-step": String(i + 1), "aria-current": i + 1 === n ? "step" : undefined,
       title: s.title }, `${i + 1}`, R.el("span", { className: "visually-hidden" }, `: ${s.title}`)))));
+}
+
+/** When the reader moved the draft-cost slider, the step's words (written for its cost) say so. */
+function costNote(current) {
+  const wanted = current.view.cost || "0";
+  const shown = analysis.state.cost;
+  if (current.focus !== "speedup" || Number(shown) === Number(wanted)) return null;
+  return R.el("p", { className: "story-note" }, `These words are for draft cost ${wanted}; the figures now show draft cost ${shown}. `
+    + `Move the slider back to ${wanted} to compare.`);
 }
 
 /**
@@ -277,9 +289,24 @@ function arrangeRegions(current) {
     return;
   }
   columns.classList.toggle("single", !current.show.some((name) => ["output", "correction"].includes(name)));
-  const left = ["proposal", "verification", "history", "counters", "analysis"];
-  $("story-col-a").append(...left.map((name) => $(REGIONS[name])));
-  $("story-col-b").append(...["output", "correction"].map((name) => $(REGIONS[name])));
+  place($("story-col-a"), ["proposal", "verification", "history", "counters", "analysis"]);
+  place($("story-col-b"), ["output", "correction"]);
+}
+
+/** Put the regions in a column, in order, unless they are there already (moving a node drops the keyboard focus inside it). */
+function place(column, names) {
+  const nodes = names.map((name) => $(REGIONS[name]));
+  if (nodes.some((node, i) => column.children[i] !== node)) column.append(...nodes);
+}
+
+/**
+ * Whether a fragment's settings and view are those the story step talks about: its settings
+ * exactly, and for a Verify step a drafted proposal or a verified block.
+ */
+function stepFits(current, settings, view) {
+  const wanted = { ...S.DEFAULTS, ...current.settings };
+  if (Object.keys(wanted).some((name) => settings[name] !== wanted[name])) return false;
+  return current.action !== "Verify" || view.proposal || view.blocks > 0;
 }
 
 /** The URL fragment of story step `n`, set up as it begins. */
@@ -315,6 +342,7 @@ function showVerdict(element, text) {
 
 /** The verdict of a block in words: each proposal's fate, the correction or bonus, what was committed. */
 function blockVerdict(block, number) {
+  if (B.isBlock(block)) return B.verdict(block, number);
   if (block.sample) return `Block ${number}: the target sampled ${block.sample.token}.`;
   const fates = block.verification.map((v) => `${v.token} ${v.accepted ? "accepted" : "rejected"}${v.ratio === null ? "" : ` (u ${R.fmt(v.draw.u)} ${v.accepted ? "<" : "≥"} p/q ${R.fmt(v.ratio)})`}`);
   const end = block.correction ? `correction ${block.correction.token}` : block.bonus ? `bonus ${block.bonus.token}` : "no bonus";
@@ -338,6 +366,10 @@ function report(error) {
   } else if (error instanceof api.ApiError && error.fieldErrors.length) {
     S.showFieldErrors(error.fieldErrors);
     alert.textContent = `The service refused these settings: see the field${error.fieldErrors.length === 1 ? "" : "s"} marked in red.`;
+  } else if (error instanceof api.ApiError && error.problem && error.problem.detail) {
+    // the service's reason in its words; which route answered what, for those who want it
+    alert.replaceChildren(R.el("span", {}, error.problem.detail), " ", R.el("details", { className: "tech" },
+      R.el("summary", {}, "Technical details"), R.el("code", {}, `${error.status} from ${error.message.split(":")[0]}`)));
   } else {
     alert.textContent = error.message || String(error);
   }
@@ -370,6 +402,12 @@ async function restore(hash) {
   const { settings, view } = S.fromFragment(hash);
   model.story = story.step(view.story) ? view.story : 0;
   model.projector = view.projector;
+  if (model.story && !stepFits(story.step(model.story), settings, view)) {
+    // a shortened or edited story link (#story=3, another seed): the step's words would describe
+    // another session, so the step is set up as it begins
+    history.replaceState(null, "", `#${stepFragment(model.story)}`);
+    return restore(location.hash);
+  }
   S.writeForm(settings);
   S.clearFieldErrors();
   clearAlert();
@@ -449,9 +487,18 @@ function wire() {
   form.addEventListener("submit", (event) => event.preventDefault());
   form.addEventListener("change", (event) => {
     if (event.target.id === "target" || event.target.id === "draft") S.showCustomEditors();
+    if (event.target.id === "mode") S.describeMode();
     enqueue(settingsChanged);
   });
   $("btn-story-start").addEventListener("click", () => goStory(1));
+  // a step's link goes to the step as Next does (the focus on its heading: the link pressed is redrawn);
+  // with a modifier key it opens where the browser opens links
+  $("story-steps").addEventListener("click", (event) => {
+    const link = event.target.closest("a[data-step]");
+    if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    goStory(Number(link.dataset.step));
+  });
   $("btn-story-prev").addEventListener("click", () => goStory(model.story - 1));
   $("btn-story-next").addEventListener("click", () => goStory(model.story + 1));
   $("btn-explore").addEventListener("click", () => enqueue(async () => {
@@ -459,7 +506,10 @@ function wire() {
     render();
     pushView();
     status("Free exploration: every setting and button, starting from the story's view.");
-    $("settings-heading").scrollIntoView({ block: "start" });
+    const heading = $("settings-heading"); // the pressed button is hidden now: the focus goes to what it opened
+    heading.setAttribute("tabindex", "-1");
+    heading.scrollIntoView({ block: "start" });
+    heading.focus({ preventScroll: true });
   }));
   $("btn-projector").addEventListener("click", () => enqueue(async () => {
     model.projector = !model.projector;

@@ -2,6 +2,8 @@
 // API's JSON (docs/trace-format.md): they decide nothing, they show what the
 // service decided. Every token is its own element whose text is the token.
 
+import * as B from "./block.js"; // block verification (SPEC 10) has its own drawing
+
 /** Create an element: el("span", {className: "token"}, "A", child, ...). */
 export function el(tag, props = {}, ...children) {
   const node = document.createElement(tag);
@@ -186,6 +188,8 @@ function verificationRow(v, vocab, correction) {
 
 /** The Verification region: one row per verified position (or the autoregressive sample). */
 export function verification({ list, summary }, block, vocab) {
+  if (B.isBlock(block)) return B.verification({ list, summary }, block, vocab);
+  B.clear(list);
   list.replaceChildren();
   if (!block) {
     summary.textContent = "Nothing verified yet.";
@@ -229,7 +233,10 @@ export function correction({ correction: box, discarded, bonus }, block, vocab) 
     return;
   }
   const c = block.correction;
-  if (c) {
+  if (c && B.isBlock(block)) {
+    box.append(B.correctionWords(block), distribution(vocab, c.distribution, { chosen: c.token, caption: "correction distribution" }),
+      el("p", { className: "correction-choice" }, "chosen ", markedToken(c.token, "correction"), " with ", drawText(c.draw)));
+  } else if (c) {
     box.append(
       el("p", {}, `Proposal ${c.index} (${contextLabel(c.context)}) was rejected: the correction token is `,
         block.mode === "greedy" ? "the target's argmax" : "drawn from the positive part of p \u2212 q, rescaled to sum 1 (the residual)", ":"),
@@ -274,19 +281,23 @@ export function output({ list, summary }, blocks, info, selected = 0) {
 
 /** The Block history: one button per block; the selected one is pressed. */
 export function history(list, blocks, selected, divergentBlock, onSelect) {
+  // the list is redrawn: a keyboard user's focus goes back to the same block's new button
+  const focused = list.contains(document.activeElement) ? document.activeElement.dataset.block : null;
   list.replaceChildren();
   blocks.forEach((block, i) => {
     const number = i + 1;
-    const button = el("button", { type: "button", className: "history-item", "aria-pressed": String(number === selected) },
+    const button = el("button", { type: "button", className: "history-item", "aria-pressed": String(number === selected), "data-block": String(number) },
       `Block ${number}: `, block.committed.map((t) => token(t)), number === selected ? el("span", { className: "tag shown-tag" }, " (shown)") : null,
       number === divergentBlock ? el("span", { className: "tag divergence-tag" }, " first divergence") : null);
     button.addEventListener("click", () => onSelect(number));
     list.append(el("li", { className: number === divergentBlock ? "divergent" : "" }, button));
+    if (focused === String(number)) button.focus({ preventScroll: true });
   });
 }
 
 /** The draws of a block in SPEC order, each with what it was used for. */
 export function blockDraws(block) {
+  if (B.isBlock(block)) return B.draws(block);
   const used = [];
   for (const step of block.proposal.steps) if (step.draw) used.push([step.draw, `draft proposal ${step.index} (${step.token})`]);
   for (const v of block.verification) if (v.draw) used.push([v.draw, `verify proposal ${v.index} (${v.accepted ? "accepted" : "rejected"})`]);

@@ -47,6 +47,24 @@ export function writeForm(settings) {
     }
   }
   showCustomEditors();
+  describeMode();
+}
+
+/** Each mode in plain words (shown under the Mode field; SPEC sections 4, 5 and 10). */
+export const MODE_WORDS = {
+  speculative: "Speculative sampling: the target checks the proposals one at a time, keeps each with probability "
+    + "min(1, p/q), and replaces the first rejected one by a token drawn from the leftover probability.",
+  greedy: "Greedy: a proposal is kept while it is the target's most likely token; the first other one is replaced by "
+    + "that token. No randomness in the check.",
+  autoregressive: "The target alone: nothing is drafted, one target pass samples one token.",
+  block: "Block verification: the proposals are judged together. Each gets a threshold and a draw, and the last draw "
+    + "below its threshold decides how many are kept, so a proposal can be kept although its own draw fails. Same "
+    + "output distribution as speculative sampling, never fewer proposals kept on average.",
+};
+
+/** Say the selected mode in plain words under the Mode field. */
+export function describeMode() {
+  $("mode-help").textContent = MODE_WORDS[$("mode").value] || "";
 }
 
 /** Show the JSON editor of each model set to custom (filled with an example when empty). */
@@ -78,7 +96,7 @@ export function configText(settings) {
       try {
         JSON.parse(value);
       } catch (error) {
-        throw new LocalFieldError(name, `not JSON: ${error.message}`);
+        throw new LocalFieldError(name, `not JSON: ${jsonErrorWords(error.message, value)}`);
       }
       parts.push(`${JSON.stringify(name)}: ${value}`);
     } else {
@@ -92,6 +110,17 @@ export function configText(settings) {
   }
   parts.push(`"eos": ${settings.eos === "" ? "null" : JSON.stringify(settings.eos)}`);
   return `{${parts.join(", ")}}`;
+}
+
+/**
+ * The browser's JSON error in the page's words: where it is as a line and a column of the
+ * editor ("position" on this page means a token's place, never a character offset).
+ */
+export function jsonErrorWords(message, text) {
+  const found = /\s*(?:in JSON )?at position (\d+)(?:\s*\(line \d+ column \d+\))?/.exec(message);
+  if (!found) return message;
+  const before = text.slice(0, Number(found[1])).split("\n");
+  return `${message.slice(0, found.index)}${message.slice(found.index + found[0].length)} at line ${before.length}, column ${before.at(-1).length + 1}`;
 }
 
 /** A setting the page could not even send (a custom model that is not JSON). */

@@ -32,7 +32,7 @@ export const STEPS = [
     settings: { draft: "biased", width: "3", seed: "2" },
     view: { proposal: true },
     action: "Verify",
-    show: ["verification", "correction", "output"],
+    show: ["proposal", "verification", "correction", "output"],
     before: "With nothing written yet, the target's row is [0.50, 0.30, 0.20] and the biased draft's is "
       + "[0.80, 0.15, 0.05]: it proposed A, which it likes more than the target does. "
       + "Press Verify: A is kept only if the draw u is below p/q = 0.50/0.80 = 0.625.",
@@ -47,7 +47,7 @@ export const STEPS = [
     settings: { draft: "biased", width: "3", seed: "1" },
     view: { proposal: true },
     action: "Verify",
-    show: ["verification", "correction", "output"],
+    show: ["proposal", "verification", "correction", "output"],
     before: "The same draft with seed 1 proposed A A C. Press Verify and watch where the first rejection happens.",
     after: "The first A is kept (u 0.4444 < 0.625). The second A comes after A, where the target's row is "
       + "[0.20, 0.60, 0.20]: p/q = 0.25 and it is rejected. Another context, another row of p, so the correction "
@@ -105,9 +105,24 @@ export const STEPS = [
       + "under-proposed. So the output has the target's distribution (total variation 0), while drawing the "
       + "correction from p instead is off (total variation 0.244 over three tokens).",
   },
-  // When sampling parameters (SPEC section 9) and block verification (SPEC section 10) land, each
-  // gets its step here, in the explainer's order, drawn in the same visual language (their rows,
-  // weights and thresholds as labeled rows of the p/q table).
+  // When sampling parameters (SPEC section 9) land, they get their step here, in the explainer's
+  // order, drawn in the same visual language (their rows as labeled rows of the p/q table).
+  {
+    id: "block",
+    section: "Block verification",
+    title: "Block verification: A then B accepted although A alone would not be",
+    settings: { draft: "biased", width: "2", seed: "4", mode: "block" },
+    view: { proposal: true },
+    action: "Verify",
+    show: ["proposal", "verification", "correction", "output"],
+    before: "Block verification judges the draft's proposals together. The biased draft proposed A, B. "
+      + "A's weight is w1 = p/q = 0.5/0.8 = 5/8, B's is w2 = min(1, 5/8 · 0.6/0.15) = 1; from them come the "
+      + "thresholds h1 = 4/9 and h2 = 1. Press Verify: each proposal gets a draw, and the last draw below its "
+      + "threshold decides how many are kept.",
+    after: "The draw 0.8591 is not below h1 = 4/9, but 0.4918 is below h2 = 1, so tau = 2: A then B are accepted "
+      + "although A alone would not be, and the bonus A follows: A B A committed from one target pass. "
+      + "Token-wise verification of the same draws rejects A (0.8591 ≥ p/q = 0.625) and commits only the correction B.",
+  },
 ];
 
 /** Step `n` (1-based) or null. */

@@ -1,0 +1,232 @@
+"""Grading a sampler by its samples (issue 20): a program or a Python function, any randomness.
+
+For each config of a suite that has an output law (modes speculative and autoregressive; the
+seed does not matter, so configs differing only by seed are one), the sampler gives ``N`` whole
+sessions, which ``POST /v1/grade/samples`` tests against the target's law (docs/grading.md,
+"Grading by samples"):
+
+- a **program** (:func:`run_sampler_program`) is run once per config with
+  ``{"config": ..., "samples": N, "seed": S}`` on its standard input and prints ``N`` lines,
+  each a JSON list of token labels; a timeout, a crash, junk or a wrong number of lines fails
+  that config only;
+- a **Python function** (:func:`call_sampler`) is called ``N`` times per config as
+  ``fn(target=..., draft=..., width=..., limit=..., eos=..., rng=random.Random)`` with model
+  objects (:class:`ModelView`: ``.vocab``, and ``model(prefix)`` -> its probability row);
+  an exception fails that config only.
+
+Pure SDK code (requests only, through the client).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from .harness import MAX_TIMEOUT, _stderr_tail, run_program
+from .progress import Progress
+
+DEFAULT_SAMPLES = 2000
+"""Samples per config by default: every catalogued mistake that changes the output law fails
+the standard suite at this N (docs/grading.md, "Minimum N")."""
+MAX_SAMPLES = 200_000
+"""Samples per config at most (one request of the service holds at most its body's 8 MiB)."""
+
+
+class ModelView:
+    """A bigram table as a model object for a student's function: ``vocab`` (labels, in order)
+    and ``model(prefix)`` -> the row after ``prefix`` (a list of labels; the start row for
+    ``[]``) as floats in vocabulary order, summing to 1 (SPEC section 1)."""
+
+    def __init__(self, table: Mapping[str, Any]):
+        self.vocab = list(table["vocab"])
+        self._start = self._normalised(table["start"])
+        self._next = {label: self._normalised(row) for label, row in table["next"].items()}
+
+    @staticmethod
+    def _normalised(row: Sequence[float]) -> list[float]:
+        total = float(sum(row))
+        return [float(w) / total for w in row]
+
+    def __call__(self, prefix: Sequence[str]) -> list[float]:
+        return list(self._next[prefix[-1]] if prefix else self._start)
+
+    def __repr__(self) -> str:
+        return f"ModelView(vocab={self.vocab!r})"
+
+
+@dataclass
+class SampleTest:
+    """One config graded by samples: ``id``, ``config``, the ``samples`` collected, the
+    ``problem`` that stopped them (a sentence, or ``None``), and the service's ``report``."""
+
+    id: str
+    config: dict[str, Any]
+    seed: int
+    samples: list[Any] = field(default_factory=list)
+    problem: Optional[str] = None
+    report: Optional[dict[str, Any]] = None
+
+    @property
+    def passed(self) -> bool:
+        """Collected and graded as passed."""
+        return self.problem is None and self.report is not None and bool(self.report["passed"])
+
+    def message(self) -> str:
+        """The failure in plain text (empty when passed)."""
+        if self.passed:
+            return ""
+        head = f"Config {self.id}\nInput on standard input: " + json.dumps(
+            {"config": self.config, "samples": len(self.samples) or None, "seed": self.seed})[:300]
+        if self.problem is not None:
+            return f"{head}\nFailed: {self.problem}"
+        assert self.report is not None
+        lines = [head, f"Failed: {self.report['reason']}"]
+        worst = self.report.get("most_deviating")
+        if worst and worst.get("position") is not None:
+            over = ", ".join(f"{o['token'] if o['token'] is not None else 'the end'!s} {o['observed']} "
+                             f"(expected {o['expected']:.1f})" for o in worst["over_represented"])
+            lines.append(f"Most deviating: position {worst['position']} after "
+                         f"{'the start' if worst['context'] is None else repr(worst['context'])} "
+                         f"(p = {worst['p_value']:.3g}, Holm-adjusted {worst['adjusted_p_value']:.3g})"
+                         + (f"; too often: {over}" if over else ""))
+        named = (self.report.get("mistake") or {}).get("named")
+        if named:
+            ratio = named["log_likelihood_ratio"]
+            lines.append("Evidence: ln L(mistake) - ln L(target) = "
+                         + ("infinite (the target cannot produce these samples)" if ratio is None else f"{ratio:.1f}")
+                         + f"; the mistake's own fit: p = {named['p_value']:.3g}")
+        return "\n".join(lines)
+
+
+def sample_configs(client: Any, suite: str = "standard") -> list[tuple[str, dict[str, Any]]]:
+    """The configs of ``suite`` that have an output law: ``[(id, config)]``, greedy left out and
+    configs that differ only by their seed taken once (the first id)."""
+    seen: dict[str, tuple[str, dict[str, Any]]] = {}
+    for entry in client.suite(suite)["configs"]:
+        config = dict(entry["config"])
+        if config.get("mode") == "greedy":
+            continue
+        key = json.dumps({k: v for k, v in config.items() if k != "seed"}, sort_keys=True)
+        seen.setdefault(key, (entry["id"], config))
+    return list(seen.values())
+
+
+def read_lines(stdout: bytes, count: int) -> tuple[list[Any], Optional[str]]:
+    """``count`` lines of JSON lists of labels from a program's output: ``(samples, None)`` or
+    ``([], problem)`` for junk or a wrong number of lines."""
+    try:
+        text = stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        return [], "its output is not UTF-8"
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) != count:
+        return [], f"it printed {len(lines)} lines, not {count} (one JSON list of labels per sample)"
+    samples = []
+    for i, line in enumerate(lines, 1):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            return [], f"line {i} is not JSON: {line[:80]!r}"
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            return [], f"line {i} is not a JSON list of token labels: {line[:80]!r}"
+        samples.append(value)
+    return samples, None
+
+
+def run_sampler_program(test: SampleTest, command: str, count: int, timeout: float, cwd: Optional[str] = None) -> None:
+    """Run ``command`` for ``test`` and fill its ``samples`` or its ``problem``."""
+    stdin = (json.dumps({"config": test.config, "samples": count, "seed": test.seed}) + "\n").encode("utf-8")
+    result = run_program(command, stdin, timeout, cwd)
+    if result.timed_out:
+        test.problem = f"the program ran longer than {timeout:g} s and was stopped"
+    elif result.overflow:
+        test.problem = "the program printed too much"
+    elif result.status != 0:
+        tail = _stderr_tail(result.stderr)
+        test.problem = f"the program exited with status {result.status}" + (
+            f"; its standard error ends:\n{tail}" if tail else "")
+    else:
+        test.samples, test.problem = read_lines(result.stdout, count)
+
+
+def models_of(client: Any, config: Mapping[str, Any]) -> tuple[ModelView, ModelView]:
+    """The target and draft of ``config`` as :class:`ModelView` (built-in names read from
+    ``GET /v1/models``; a config without a draft gets the target's)."""
+    builtin = {m.name: {"vocab": m.vocab, "start": m.start, "next": m.next} for m in client.models()}
+
+    def view(value: Any) -> ModelView:
+        return ModelView(builtin[value] if isinstance(value, str) else value)
+    target = view(config.get("target", "toy"))
+    return target, view(config["draft"]) if "draft" in config else target
+
+
+def call_sampler(test: SampleTest, fn: Callable[..., Any], count: int, target: ModelView, draft: ModelView) -> None:
+    """Call ``fn`` ``count`` times for ``test`` (one seeded ``random.Random`` for the config)
+    and fill its ``samples`` or its ``problem`` (the exception, with the last frame)."""
+    config = test.config
+    rng = random.Random(test.seed)
+    width = config.get("width", 3) if config.get("mode", "speculative") == "speculative" else 0
+    try:
+        for _ in range(count):
+            out = fn(target=target, draft=draft, width=width, limit=config.get("limit", 8), eos=config.get("eos"), rng=rng)
+            test.samples.append([str(x) for x in out])
+    except Exception as error:  # a student's function: any exception fails its config only
+        frame = traceback.extract_tb(error.__traceback__)[-1]
+        test.samples = []
+        test.problem = (f"the function raised {type(error).__name__}: {error} "
+                        f"({frame.filename}:{frame.lineno})")
+
+
+def grade_collected(client: Any, tests: Sequence[SampleTest], progress: Optional[Progress] = None) -> None:
+    """Grade every test whose samples were collected (one ``POST /v1/grade/samples`` each); a
+    refused request (422) becomes the test's ``problem``."""
+    from .errors import InvalidInput
+
+    todo = [t for t in tests if t.problem is None]
+    if progress is not None:
+        progress("samples", 0, len(todo))
+    for done, test in enumerate(todo, 1):
+        try:
+            test.report = client.grade_samples(test.config, test.samples)
+        except InvalidInput as error:
+            test.problem = f"the service refused the samples: {error}"
+        if progress is not None:
+            progress("samples", done, len(todo))
+
+
+def grade_sampler(client: Any, *, fn: Optional[Callable[..., Any]] = None, command: Optional[str] = None,
+                  suite: str = "standard", samples: int = DEFAULT_SAMPLES, seed: int = 0, timeout: float = 60.0,
+                  cwd: Optional[str] = None, progress: Optional[Progress] = None) -> list[SampleTest]:
+    """Collect ``samples`` sessions per config of ``suite`` from a Python function ``fn`` or a
+    shell ``command`` (exactly one) and grade them. Config ``i`` gets the seed ``seed + i``.
+    Raises ``ValueError`` for bad arguments, the client's errors when the service fails."""
+    if (fn is None) == (command is None):
+        raise ValueError("give exactly one of fn and command")
+    if not 1 <= samples <= MAX_SAMPLES:
+        raise ValueError(f"samples must be 1 to {MAX_SAMPLES}, got {samples}")
+    if not 0 < timeout <= MAX_TIMEOUT:
+        raise ValueError(f"timeout must be above 0 and at most {MAX_TIMEOUT:g} seconds, got {timeout}")
+    tests = [SampleTest(i, c, seed + n) for n, (i, c) in enumerate(sample_configs(client, suite))]
+    if progress is not None:
+        progress("run", 0, len(tests))
+    for done, test in enumerate(tests, 1):
+        if fn is not None:
+            call_sampler(test, fn, samples, *models_of(client, test.config))
+        else:
+            assert command is not None
+            run_sampler_program(test, command, samples, timeout, cwd)
+        if progress is not None:
+            progress("run", done, len(tests))
+    grade_collected(client, tests, progress)
+    return tests
+
+
+def gradescope_sample_results(tests: Sequence[SampleTest], points: float = 10.0, suite: str = "standard") -> dict[str, Any]:
+    """Gradescope's results: one test per config (``points`` when passed, else 0)."""
+    results = [{"name": f"{suite} samples: {t.id}", "score": points if t.passed else 0.0, "max_score": points,
+                "status": "passed" if t.passed else "failed", "output": t.message(), "visibility": "visible"}
+               for t in tests]
+    return {"score": sum(r["score"] for r in results), "tests": results}

@@ -1,0 +1,124 @@
+"""``specdec grade --samples N`` (``--exec CMD`` or ``--python FILE:FUNCTION``) and
+``specdec grade --samples-from FILE --config CONFIG``: grading a sampler by its samples
+(:mod:`specdec_client.sampling`, docs/grading.md "Grading by samples")."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+from typing import Any, Callable, Optional
+
+from .sampling import SampleTest, gradescope_sample_results, grade_collected, grade_sampler, read_lines
+
+EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+
+
+def _usage(message: str) -> int:
+    print(f"specdec grade: error: {message}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def load_function(spec: str) -> Callable[..., Any]:
+    """``FILE.py:FUNCTION`` -> the function (raises ``ValueError`` with a sentence)."""
+    path, _, name = spec.rpartition(":")
+    if not path or not name:
+        raise ValueError(f"--python takes FILE.py:FUNCTION, not {spec!r}")
+    if not os.path.isfile(path):
+        raise ValueError(f"no file {path!r}")
+    module_spec = importlib.util.spec_from_file_location("specdec_student_sampler", path)
+    if module_spec is None or module_spec.loader is None:
+        raise ValueError(f"cannot load {path!r} as Python")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as error:  # a student's module: report, do not crash
+        raise ValueError(f"importing {path} raised {type(error).__name__}: {error}") from None
+    fn: Any = getattr(module, name, None)
+    if not callable(fn):
+        raise ValueError(f"{path} has no function {name!r}")
+    function: Callable[..., Any] = fn
+    return function
+
+
+def _config(text: str) -> dict[str, Any]:
+    if text.startswith("@"):
+        with open(text[1:], encoding="utf-8") as f:
+            text = f.read()
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError("--config must be a JSON object")
+    return value
+
+
+def _from_file(args: argparse.Namespace, client: Any) -> list[SampleTest]:
+    config = _config(args.config)
+    with open(args.samples_from, "rb") as f:
+        data = f.read()
+    count = len([line for line in data.splitlines() if line.strip()])
+    test = SampleTest(os.path.basename(args.samples_from), config, 0)
+    test.samples, test.problem = read_lines(data, count)
+    grade_collected(client, [test])
+    return [test]
+
+
+def _collect(args: argparse.Namespace, client: Any) -> tuple[Optional[list[SampleTest]], Optional[str]]:
+    """The graded tests, or a usage error."""
+    if args.samples_from is not None:
+        if args.config is None:
+            return None, "--samples-from needs --config CONFIG (JSON or @FILE.json)"
+        try:
+            return _from_file(args, client), None
+        except (OSError, ValueError) as error:
+            return None, str(error)
+    if args.samples is None:
+        return None, "--python needs --samples N"
+    if (args.command is None) == (args.python is None):
+        return None, "--samples N needs exactly one of --exec CMD and --python FILE:FUNCTION"
+    try:
+        fn = load_function(args.python) if args.python is not None else None
+    except ValueError as error:
+        return None, str(error)
+    from .cli import progress_bars
+
+    timeout = min(getattr(args, "timeout", 60.0), 3600.0)
+    client.transport.timeout = max(client.transport.timeout, 60.0)  # a grade of many samples may take a while
+    with progress_bars(args) as bars:
+        return grade_sampler(client, fn=fn, command=args.command, suite=args.suite, samples=args.samples,
+                             timeout=timeout, progress=bars), None
+
+
+def run_samples(args: argparse.Namespace, client: Any) -> int:
+    """The ``grade`` subcommand by samples: one row per config, then each failure's message;
+    0 when every config passed, 1 otherwise, 2 on a usage error."""
+    if args.files:
+        return _usage("give trace files or --samples/--samples-from, not both")
+    tests, problem = _collect(args, client)
+    if tests is None:
+        return _usage(problem or "nothing to grade")
+    if args.json:
+        sys.stdout.write(json.dumps([{"id": t.id, "config": t.config, "seed": t.seed, "samples": len(t.samples),
+                                      "passed": t.passed, "problem": t.problem, "message": t.message(),
+                                      "report": t.report} for t in tests], indent=2) + "\n")
+    else:
+        width = max(len(t.id) for t in tests)
+        lines = [f"{'CONFIG'.ljust(width)}  RESULT  SAMPLES  P-VALUE  MISTAKE"]
+        for t in tests:
+            report = t.report or {}
+            named = (report.get("mistake") or {}).get("named")
+            p = "-" if not report else f"{report['p_value']:.3g}"
+            lines.append(f"{t.id.ljust(width)}  {'pass' if t.passed else 'FAIL':6}  {len(t.samples):7}  {p:7}  "
+                         f"{named['id'] if named else ''}")
+        for t in tests:
+            if not t.passed:
+                lines += ["", t.message()]
+        lines += ["", f"{sum(t.passed for t in tests)}/{len(tests)} configs passed"]
+        sys.stdout.write("\n".join(lines) + "\n")
+    if args.gradescope:
+        with open(args.gradescope, "w", encoding="utf-8") as f:
+            json.dump(gradescope_sample_results(tests, args.points, args.suite), f, indent=2)
+            f.write("\n")
+    return EXIT_PASSED if all(t.passed for t in tests) else EXIT_FAILED
