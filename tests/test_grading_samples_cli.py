@@ -93,7 +93,7 @@ def test_timeouts_crashes_junk_and_wrong_counts_fail_only_their_config(service, 
     junk.write_text("import json, sys\njob = json.load(sys.stdin)\n"
                     "if job['config']['mode'] == 'autoregressive': print('hello')\n"
                     "elif job['config']['eos'] is not None: __import__('time').sleep(30)\n"
-                    "elif job['config']['limit'] == 2: sys.exit(3)\n"
+                    "elif job['config']['mode'] == 'block': sys.exit(3)\n"
                     "else:\n    [print(json.dumps(['A'] * job['config']['limit'])) for _ in range(job['samples'] - 1)]\n")
     assert main(["grade", "--exec", f"{sys.executable} {junk}", "--samples", "20", "--json", "--timeout", "2",
                  "--url", BASE]) == 1
