@@ -320,7 +320,7 @@ def test_projector_mode_large_text_and_one_screen_per_step(browser, live_url, ar
 
 
 @pytest.mark.parametrize("fragment", ["story=3", "story=3&seed=5", "story=3&draft=biased&seed=1&blocks=0",
-                                      "story=6", "story=2&blocks=5"])
+                                      "story=6", "story=2&blocks=5", "story=8", "story=8&seed=1&mode=speculative"])
 def test_a_shortened_or_edited_story_link_sets_the_step_up(inspector, fragment):
     """A story link whose settings are not the step's (typed short, or a seed edited) would show
     the step's words over another session, and its Verify would do nothing: the step is set up
@@ -329,13 +329,16 @@ def test_a_shortened_or_edited_story_link_sets_the_step_up(inspector, fragment):
     n = int(fragment.split("&")[0].split("=")[1])
     setup = {3: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 1",
              6: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 1",
-             2: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 2"}[n]
-    expect(ins.page.locator("#story-count")).to_contain_text(f"Step {n} of 7")
+             2: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 2",
+             8: "draft biased \u00b7 block \u00b7 width 2 \u00b7 seed 4"}[n]
+    expect(ins.page.locator("#story-count")).to_contain_text(f"Step {n} of {STEPS}")
     expect(ins.page.locator("#story-setup")).to_contain_text(setup)
     assert "draft=biased" in ins.page.url and f"story={n}" in ins.page.url
     ins.page.locator("#btn-story-action").click()
     ins.wait_idle()
-    if n == 3:
+    if n == 8:  # SPEC 10's worked example: tau = 2, A B then the bonus A
+        expect(ins.page.locator("#status")).to_contain_text("tau = 2; bonus A. Committed A B A.")
+    elif n == 3:
         expect(ins.page.locator("#correction")).to_contain_text("0.75")
         assert pq_rows(ins.page)["correction"] == ["0", "0.75", "0.25"]
     elif n == 2:
@@ -371,7 +374,7 @@ def test_the_speedup_step_says_when_the_slider_left_its_draft_cost(inspector, li
 
 
 def test_a_step_link_pressed_by_keyboard_keeps_the_focus_in_the_story(inspector):
-    """The step links (1 to 7) are redrawn when a step begins: pressing one by keyboard used to
+    """The step links (1 to 8) are redrawn when a step begins: pressing one by keyboard used to
     drop the focus to the page; it lands on the new step's heading, as Next does."""
     ins = inspector.open("story=1")
     link = ins.page.locator("#story-steps a").nth(2)
@@ -379,13 +382,13 @@ def test_a_step_link_pressed_by_keyboard_keeps_the_focus_in_the_story(inspector)
     link.focus()
     ins.page.keyboard.press("Enter")
     ins.wait_idle()
-    expect(ins.page.locator("#story-count")).to_contain_text("Step 3 of 7")
+    expect(ins.page.locator("#story-count")).to_contain_text(f"Step 3 of {STEPS}")
     expect(ins.page.locator("#story-heading")).to_be_focused()
     ins.page.keyboard.press("Tab")
     expect(ins.page.locator(":focus")).to_have_id("btn-story-prev")
     ins.page.go_back()  # the step link made a history entry, as Next does
     ins.wait_idle()
-    expect(ins.page.locator("#story-count")).to_contain_text("Step 1 of 7")
+    expect(ins.page.locator("#story-count")).to_contain_text(f"Step 1 of {STEPS}")
     ins.assert_no_console_errors()
 
 
