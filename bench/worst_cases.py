@@ -14,7 +14,8 @@ sends them to gunicorn with one sync worker on a free loopback port instead (wal
 must answer 200, and the cost of each is printed next to its route's budget; every refusal must
 answer a 4xx other than 413. Targets, on one core: at most 2 s an accepted case, 0.25 s a refusal.
 ``--exact-too`` (in-process) times each grading case a second time with the fast float64 reading
-off (``api.bodies.parse_json_float64``), the two sends alternating, and prints the ratio.
+off (``api.bodies.parse_json_float64``) and the samples checked one at a time, the two sends
+alternating, and prints the ratio.
 """
 
 from __future__ import annotations
@@ -374,15 +375,17 @@ def _measure(server, target: str, data: bytes | None, repeat: int, http: bool) -
 
 @contextlib.contextmanager
 def exact_reading() -> Iterator[None]:
-    """The grading routes without their fast reading: every body read by the exact path."""
+    """The grading routes as before issue 18's fast reading: every body read by the exact path,
+    and the samples of a distribution checked one at a time (``_count_each``)."""
     from specdec_service.api import bodies
+    from specdec_service.grading import distribution
 
-    fast = bodies.parse_json_float64
-    bodies.parse_json_float64 = lambda data: None
+    fast, count = bodies.parse_json_float64, distribution._count_samples
+    bodies.parse_json_float64, distribution._count_samples = (lambda data: None), distribution._count_each
     try:
         yield
     finally:
-        bodies.parse_json_float64 = fast
+        bodies.parse_json_float64, distribution._count_samples = fast, count
 
 
 def _paired(server, target: str, data: bytes, repeat: int) -> tuple[float, float]:
@@ -399,9 +402,10 @@ def _paired(server, target: str, data: bytes, repeat: int) -> tuple[float, float
 
 def _reading(data: bytes, grading: bool, repeat: int) -> float:
     """Median CPU seconds of reading ``data`` under the JSON rule alone as the route reads it (on
-    the grading routes ``api.bodies.parse_json_float64``, then ``parse_json`` if it defers): the
+    the grading routes ``api.bodies.parse_json_float64`` where it pays, then ``parse_json`` if it
+    defers): the
     part of a refusal that is not the checks'."""
-    from specdec_service.api.bodies import parse_json, parse_json_float64
+    from specdec_service.api.bodies import fast_float64_pays, parse_json, parse_json_float64
     from specdec_service.api.grading import cycle_collection_paused
 
     times = []
@@ -409,7 +413,7 @@ def _reading(data: bytes, grading: bool, repeat: int) -> float:
         with cycle_collection_paused() if grading else contextlib.nullcontext():  # as the route reads it
             start = time.process_time()
             try:
-                if not grading or parse_json_float64(data) is None:
+                if not (grading and fast_float64_pays(data)) or parse_json_float64(data) is None:
                     parse_json(data, exact=not grading)
             except Exception:  # noqa: BLE001 - a refusal while reading is a reading too
                 pass
