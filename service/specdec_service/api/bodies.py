@@ -424,9 +424,15 @@ def fast_float64_pays(data: bytes) -> bool:
     ints exactly in 0.48 s, fast in 0.11 s; 1000 toy traces (with ``1.0`` and ``0.0``) exactly in
     0.15 s, fast in 0.20 s. The hooks are estimated on the bytes: objects (``{``) plus numbers
     (a digit or sign after a structural byte or whitespace, strings' digits after a space or a
-    non-hex letter counted too)."""
+    non-hex letter counted too), unless a bound on them (the ``,``, ``:``, ``[`` and ``{``)
+    settles it in one cheaper pass."""
+    fast_costs = len(data) * (2 if b".0" in data else 1)
+    # every object has a "{" and every number but a lone one follows a ",", ":" or "[": a bound
+    # in one pass, which settles a body of traces without the estimate
+    if 8 * (len(data) - len(data.translate(None, b",:[{")) + 1) <= fast_costs:
+        return False
     hooks = data.count(b"{") + data.translate(_FLOAT_SHAPE, b"+-").count(b"_d")
-    return 8 * hooks > len(data) * (2 if b".0" in data else 1)
+    return 8 * hooks > fast_costs
 
 
 def _names_unique(data: bytes, written: bytes) -> bool:
