@@ -403,8 +403,7 @@ def _paired(server, target: str, data: bytes, repeat: int) -> tuple[float, float
 def _reading(data: bytes, grading: bool, repeat: int) -> float:
     """Median CPU seconds of reading ``data`` under the JSON rule alone as the route reads it (on
     the grading routes ``api.bodies.parse_json_float64`` where it pays, then ``parse_json`` if it
-    defers): the
-    part of a refusal that is not the checks'."""
+    defers): the part of a refusal that is not the checks'."""
     from specdec_service.api.bodies import fast_float64_pays, parse_json, parse_json_float64
     from specdec_service.api.grading import cycle_collection_paused
 

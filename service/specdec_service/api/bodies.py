@@ -20,7 +20,8 @@ One JSON rule for every route (RFC 8259), in one place, :func:`parse_json`:
   as written, so a custom model's ``0.1`` is exactly 1/10, SPEC section 1; exponents beyond
   ±1000 are clamped, see :func:`parse_decimal`), :data:`FLOAT64` (the grading routes: the
   nearest float64, and a number beyond its range, ``1e999``, an integer of 309 digits, is a
-  422 naming it) and :data:`SHORTEST` (the session routes that read a whole state: float64
+  422 naming it; read by orjson where :func:`parse_json_float64` vouches for the same value and
+  :func:`fast_float64_pays` finds it cheaper, else by the exact float64 reading) and :data:`SHORTEST` (the session routes that read a whole state: float64
   where :func:`parse_json_shortest` vouches that each float's shortest decimal is the number
   written, so the engine reads the same numbers as :data:`EXACT`, else :data:`EXACT`). A number
   whose value is an integer is read as that ``int`` however it is written (``9.0``, ``9e0``),
@@ -66,7 +67,8 @@ T = TypeVar("T")
 EXACT = "exact decimals"
 """Numbers with a fraction or exponent as :class:`~decimal.Decimal`, exactly as written."""
 FLOAT64 = "float64"
-"""Numbers with a fraction or exponent as the nearest float64; beyond its range a 422."""
+"""Numbers with a fraction or exponent as the nearest float64; beyond its range a 422. Read by
+:func:`parse_json_float64` where it vouches for the same value and pays, else by :func:`parse_json`."""
 SHORTEST = "shortest decimals"
 """float64 where each float's shortest decimal is the number written (:func:`parse_json_shortest`
 vouches for it), else :data:`EXACT`: the same numbers for a parser that reads a float by its
