@@ -1,6 +1,7 @@
 """The worst request each route accepts, and how long it takes (issue 9 section 3; run by hand).
 
     python bench/worst_cases.py [--repeat 3] [--route "POST /v1/grade"] [--only accepted|refused] [--http]
+                                [--exact-too]
 
 For every route the costliest requests we could construct within its input bounds and its work
 budget (:mod:`specdec_service.budget`) are sent to the service, each ``--repeat`` times, and so
@@ -12,6 +13,9 @@ other jobs on a shared machine do not inflate it; the wall time is printed too);
 sends them to gunicorn with one sync worker on a free loopback port instead (wall time). Every accepted case
 must answer 200, and the cost of each is printed next to its route's budget; every refusal must
 answer a 4xx other than 413. Targets, on one core: at most 2 s an accepted case, 0.25 s a refusal.
+``--exact-too`` (in-process) times each grading case a second time with the fast float64 reading
+off (``api.bodies.parse_json_float64``) and the samples checked one at a time, the two sends
+alternating, and prints the ratio.
 """
 
 from __future__ import annotations
@@ -369,10 +373,38 @@ def _measure(server, target: str, data: bytes | None, repeat: int, http: bool) -
     return statistics.median(measured), min(measured), min(times), status, size
 
 
+@contextlib.contextmanager
+def exact_reading() -> Iterator[None]:
+    """The grading routes as before issue 18's fast reading: every body read by the exact path,
+    and the samples of a distribution checked one at a time (``_count_each``)."""
+    from specdec_service.api import bodies
+    from specdec_service.grading import distribution
+
+    fast, count = bodies.parse_json_float64, distribution._count_samples
+    bodies.parse_json_float64, distribution._count_samples = (lambda data: None), distribution._count_each
+    try:
+        yield
+    finally:
+        bodies.parse_json_float64, distribution._count_samples = fast, count
+
+
+def _paired(server, target: str, data: bytes, repeat: int) -> tuple[float, float]:
+    """Median CPU seconds of ``repeat`` sends with the fast reading and without, alternating."""
+    fast, exact = [], []
+    for _ in range(repeat):
+        for times, context in ((fast, contextlib.nullcontext()), (exact, exact_reading())):
+            with context:
+                start = time.process_time()
+                server.send(target, data)
+                times.append(time.process_time() - start)
+    return statistics.median(fast), statistics.median(exact)
+
+
 def _reading(data: bytes, grading: bool, repeat: int) -> float:
-    """Median CPU seconds of reading ``data`` under the JSON rule alone (``api.bodies.parse_json``,
-    float64 on the grading routes): the part of a refusal that is not the checks'."""
-    from specdec_service.api.bodies import parse_json
+    """Median CPU seconds of reading ``data`` under the JSON rule alone as the route reads it (on
+    the grading routes ``api.bodies.parse_json_float64`` where it pays, then ``parse_json`` if it
+    defers): the part of a refusal that is not the checks'."""
+    from specdec_service.api.bodies import fast_float64_pays, parse_json, parse_json_float64
     from specdec_service.api.grading import cycle_collection_paused
 
     times = []
@@ -380,7 +412,8 @@ def _reading(data: bytes, grading: bool, repeat: int) -> float:
         with cycle_collection_paused() if grading else contextlib.nullcontext():  # as the route reads it
             start = time.process_time()
             try:
-                parse_json(data, exact=not grading)
+                if not (grading and fast_float64_pays(data)) or parse_json_float64(data) is None:
+                    parse_json(data, exact=not grading)
             except Exception:  # noqa: BLE001 - a refusal while reading is a reading too
                 pass
             times.append(time.process_time() - start)
@@ -393,6 +426,8 @@ def main(argv=None) -> int:
     parser.add_argument("--route", help='only this route, e.g. "POST /v1/grade"')
     parser.add_argument("--http", action="store_true", help="send to gunicorn (one sync worker), not in-process")
     parser.add_argument("--only", choices=("accepted", "refused"), help="only the accepted cases, or only the refusals")
+    parser.add_argument("--exact-too", action="store_true",
+                        help="time the grading cases with the exact reading too (paired, in-process)")
     args = parser.parse_args(argv)
     server = Http() if args.http else InProcess()
     worst: dict[str, dict[str, tuple[float, str]]] = {}
@@ -414,6 +449,9 @@ def main(argv=None) -> int:
                     if kind == "refused" and data is not None:
                         reading = _reading(data, "/v1/grade" in target, args.repeat)
                         cost += f" (reading the JSON alone: {reading:.3f} s)"
+                    if args.exact_too and "/v1/grade" in target and not args.http:
+                        fast, exact = _paired(server, target, data, args.repeat)
+                        cost += f" [paired: fast reading {fast:.3f} s, exact {exact:.3f} s, ratio {fast / exact:.2f}]"
                     print(f"{route:30} {median:6.3f} s median, {best:6.3f} best (wall {wall:6.3f} s)  status {status}  "
                           f"in {0 if data is None else len(data):>9,} B  out {size:>10,} B  {cost}  {description}", flush=True)
                     seen = worst.setdefault(route, {})

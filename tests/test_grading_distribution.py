@@ -248,3 +248,40 @@ def test_pooled_cells_says_how_the_pool_entered_the_test(m, n, pooled, expected)
     assert result["pooled_cells"] == pooled and (pooled is None or pooled in POOLED)
     assert result["pooled_expected"] == pytest.approx(expected, abs=0.05)
     assert result["conclusive"] is (pooled != "only cell")
+
+
+# ---------------------------------------------------------------- the samples read in C-speed passes (issue 18)
+
+from hypothesis import settings  # noqa: E402
+
+from specdec_service.grading.distribution import _count_each, _count_samples  # noqa: E402
+
+_EOS_CONFIG = parse_config({"draft": "biased", "seed": 0, "eos": "C", "limit": 3})
+_PLAIN_CONFIG = parse_config({"draft": "biased", "seed": 0, "limit": 3})
+_SAMPLE_ENTRY = st.one_of(
+    st.sampled_from(["A", "B", "C", "D", "Z", "", 1, None, ["A"], {"a": 1}, True]),
+    st.lists(st.sampled_from(["A", "B", "C", "D", "Z", 1, ["A"]]), max_size=5),
+)
+
+
+def _outcome(count, samples, config, length):
+    """The cells in the order they first appear with their counts, or the fault raised."""
+    vocab = {label: i for i, label in enumerate(config.vocab)}
+    try:
+        return list(count(samples, config, vocab, length).items())
+    except InvalidInput as error:
+        return ("refused", str(error), [pointer(f.path) for f in getattr(error, "faults", [])])
+
+
+@settings(max_examples=2000)
+@given(st.lists(st.lists(st.sampled_from(["A", "B", "C", "D"]), min_size=1, max_size=5), max_size=30),
+       st.lists(st.tuples(st.integers(0, 40), _SAMPLE_ENTRY), max_size=3),
+       st.booleans(), st.integers(1, 4))
+def test_samples_are_counted_and_refused_as_one_by_one(good, faults, eos, length):
+    """``_count_samples`` (C-speed passes, the first misfit checked in full) counts the same
+    cells in the same order, and refuses with the same fault, as the one-sample-at-a-time loop."""
+    samples = list(good)
+    for at, entry in faults:
+        samples.insert(min(at, len(samples)), entry)
+    config = _EOS_CONFIG if eos else _PLAIN_CONFIG
+    assert _outcome(_count_samples, samples, config, length) == _outcome(_count_each, samples, config, length)
