@@ -482,6 +482,20 @@ def _row_key(row: Row) -> tuple:
     return (t, -1 if c is None else c)
 
 
+def _pooled_tests(pooled: dict) -> tuple[list, int]:
+    """The tests of the rows pooled per context (``{context: (counts, law)}``), and how many
+    samples' outcomes no test could take (a pool still too small)."""
+    tests, untested = [], 0
+    for c in sorted(pooled, key=lambda c: -1 if c is None else c):
+        pool, allowed = pooled[c]
+        result = row_test(pool, allowed)
+        if result is None:
+            untested += sum(pool.values())
+        else:
+            tests.append(("pooled", (None, c), *result))
+    return tests, untested
+
+
 def family_test(counts: dict[Row, Counter], law, length_law: tuple | None = None) -> dict:
     """The family of tests of :func:`grade_samples` for one law (``law(row)`` ->
     ``{outcome: p}``): ``{"tests": [(name, row or None, statistic, dof, p, adjusted)],
@@ -489,7 +503,6 @@ def family_test(counts: dict[Row, Counter], law, length_law: tuple | None = None
     "p_value": the smallest Holm-adjusted p-value (1.0 when nothing is tested)}``."""
     tests = []
     pooled: dict = {}
-    untested = 0
     for row in sorted(counts, key=_row_key):
         allowed = law(row)
         if len(allowed) < 2:
@@ -500,13 +513,8 @@ def family_test(counts: dict[Row, Counter], law, length_law: tuple | None = None
             pool.update({y: k for y, k in counts[row].items() if y in allowed})
         else:
             tests.append(("row", row, *result))
-    for c in sorted(pooled, key=lambda c: -1 if c is None else c):
-        pool, allowed = pooled[c]
-        result = row_test(pool, allowed)
-        if result is None:
-            untested += sum(pool.values())
-        else:
-            tests.append(("pooled", (None, c), *result))
+    pooled_tests, untested = _pooled_tests(pooled)
+    tests += pooled_tests
     if tests:
         stat, dof = fsum(x[2] for x in tests), sum(x[3] for x in tests)
         from scipy.special import chdtrc
@@ -667,6 +675,31 @@ def _reason(lengths: dict, impossible: list, conclusive: bool, worst: dict | Non
     return None
 
 
+def _verdict(config: Config, family: dict, counts: dict, law, lengths: dict, conclusive: bool,
+             alpha: float) -> tuple[dict | None, str | None]:
+    """``(most deviating row as JSON or None, reason or None when the samples pass)``: the most
+    deviating row (or pooled row, or the lengths) is the test of smallest p-value; the test that
+    fails the family the one of smallest adjusted p-value (the global test only when no row is
+    smaller), and a failing global test names the most deviating row too."""
+    rows = [t for t in family["tests"] if t[0] != "global"]
+    worst_test = min(rows, key=lambda t: (t[4], t[5]), default=None)
+    failing = min(family["tests"], key=lambda t: (t[5], t[0] == "global", t[4]), default=None)
+    worst = None if worst_test is None else _row_json(config, worst_test, counts, law, family["pools"])
+    reason = _reason(lengths, family["impossible"], conclusive,
+                     None if failing is None else _row_json(config, failing, counts, law, family["pools"]), alpha, config)
+    if reason and failing is not None and failing[0] == "global" and worst is not None and worst["position"] is not None:
+        after = "the start" if worst["context"] is None else repr(worst["context"])
+        reason += f" The most deviating row: position {worst['position']} after {after}."
+    return worst, reason
+
+
+def _mistake(config: Config, counts: dict, law, alpha: float, has_draft: bool) -> dict:
+    """The catalogued mistake named for failing samples (:func:`name_mistake` over
+    :func:`mistake_laws`)."""
+    laws, why_not = mistake_laws(config, has_draft)
+    return name_mistake(counts, laws, log_likelihood(counts, law), alpha, True, why_not)
+
+
 def grade_samples(payload: Any) -> dict:
     """Grade whole sampled sessions against the target's law (see the module docstring).
 
@@ -683,24 +716,11 @@ def grade_samples(payload: Any) -> dict:
     counts = transition_counts(samples)
     law = target_law(config)
     family = family_test(counts, law, length_test(samples, config) if not lengths["message"] else None)
-    tested = [t for t in family["tests"] if t[0] in ("row", "pooled", "length")]
-    conclusive = bool(tested)
-    # the most deviating row (or pooled row, or the lengths): the smallest p-value; the test that
-    # fails the family: the smallest adjusted p-value (the global test only when no row is smaller)
-    rows = [t for t in family["tests"] if t[0] != "global"]
-    worst_test = min(rows, key=lambda t: (t[4], t[5]), default=None)
-    failing = min(family["tests"], key=lambda t: (t[5], t[0] == "global", t[4]), default=None)
-    worst = None if worst_test is None else _row_json(config, worst_test, counts, law, family["pools"])
-    reason = _reason(lengths, family["impossible"], conclusive,
-                     None if failing is None else _row_json(config, failing, counts, law, family["pools"]), alpha, config)
-    if reason and failing is not None and failing[0] == "global" and worst is not None and worst["position"] is not None:
-        after = "the start" if worst["context"] is None else repr(worst["context"])
-        reason += f" The most deviating row: position {worst['position']} after {after}."
-
+    conclusive = any(t[0] in ("row", "pooled", "length") for t in family["tests"])
+    worst, reason = _verdict(config, family, counts, law, lengths, conclusive, alpha)
     passed = reason is None
-    laws, why_not = mistake_laws(config, has_draft) if not passed else ([], None)
-    mistake = (name_mistake(counts, laws, log_likelihood(counts, law), alpha, True, why_not) if not passed
-               else {"named": None, "computed": False, "reason": "the samples pass", "candidates": []})
+    mistake = _mistake(config, counts, law, alpha, has_draft) if not passed else \
+        {"named": None, "computed": False, "reason": "the samples pass", "candidates": []}
     if not passed:
         named = mistake["named"]
         reason += (f" Likely mistake: {named['title']} [{named['id']}]. Hint: {named['hint']}" if named

@@ -49,38 +49,52 @@ def tree_tail(state, block: dict) -> Optional[dict]:
     EOS), or ``None`` when the records cannot be read (a label outside the vocabulary, a test of a
     chain or depth the block does not have)."""
     cfg = state.config
+    read = _read_tree_block(cfg, block)
+    if read is None:
+        return None
+    chains, records, accepted = read
+    verifier = MODE_RULES["tree"].verifier
+    rows = MODE_RULES["tree"].rows.read(cfg)
+    context = accepted[-1] if accepted else (state.committed[-1] if state.committed else None)
+    stream = Stream(cfg.seed, _next_position(block))
+    try:
+        correction = _tree_correction(cfg, verifier, rows, records, accepted, context, stream)
+    except ValueError:  # a rejection no correct test could make: judged by the acceptance check
+        return None
+    reason = verifier.bonus.missing(cfg, len(state.committed), accepted, correction is not None)
+    discarded = [cfg.vocab[t] for t in verifier._discarded(chains, records)]
+    depth = len(accepted)
+    if reason is None and any(c.tokens[:depth] == accepted and len(c.tokens) > depth for c in chains):
+        # SPEC 11.4: an alive chain still has a token, so the next depth is tested: no bonus yet
+        return {"correction": None, "discarded": discarded, "bonus": None, "no_bonus": None}
+    bonus = None if reason is not None else verifier.bonus.add(rows, context, cfg.vocab, stream)
+    return {"correction": correction, "discarded": discarded, "bonus": bonus, "no_bonus": reason}
+
+
+def _read_tree_block(cfg, block: dict) -> Optional[tuple]:
+    """``(chains, test records, accepted token indices)`` of a tree block, or ``None`` when its
+    records cannot be read (:func:`tree_tail`)."""
     if "chains" not in block["proposal"] or any("depth" not in v for v in block["verification"]):
         return None  # a block of another mode in a tree trace: the format and acceptance checks say so
     chains = _chains(cfg, block)
     if chains is None:
         return None
-    verifier = MODE_RULES["tree"].verifier
-    rows = MODE_RULES["tree"].rows.read(cfg)
     records = block["verification"]
-    index = cfg.index
-    accepted = [index.get(v["token"]) for v in records if v["accepted"] is True]
+    accepted = [cfg.index.get(v["token"]) for v in records if v["accepted"] is True]
     if None in accepted or any(not 1 <= v["chain"] <= len(chains) for v in records):
         return None
-    context = accepted[-1] if accepted else (state.committed[-1] if state.committed else None)
-    stream = Stream(cfg.seed, _next_position(block))
-    correction = None
-    if records and records[-1]["accepted"] is not True:
-        p, q = rows.target(context), rows.draft(context)
-        r = p
-        try:
-            for v in records:
-                if v["depth"] == records[-1]["depth"] and v["accepted"] is not True:
-                    r = verifier.after_rejection(r, p, q)
-        except ValueError:  # a rejection no correct test could make: judged by the acceptance check
-            return None
-        correction = verifier._correct(cfg, len(accepted), context, r, stream)
-    reason = verifier.bonus.missing(cfg, len(state.committed), accepted, correction is not None)
-    depth = len(accepted)
-    if reason is None and any(c.tokens[:depth] == accepted and len(c.tokens) > depth for c in chains):
-        # SPEC 11.4: an alive chain still has a token, so the next depth is tested: no bonus yet
-        return {"correction": None, "discarded": [cfg.vocab[t] for t in verifier._discarded(chains, records)],
-                "bonus": None, "no_bonus": None}
-    bonus = None if reason is not None else verifier.bonus.add(rows, context, cfg.vocab, stream)
-    discarded = verifier._discarded(chains, records)
-    return {"correction": correction, "discarded": [cfg.vocab[t] for t in discarded], "bonus": bonus,
-            "no_bonus": reason}
+    return chains, records, accepted
+
+
+def _tree_correction(cfg, verifier, rows, records: list, accepted: list, context, stream) -> Optional[dict]:
+    """SPEC 11.3: after every candidate of the last depth is rejected, the correction drawn
+    from the recursive residual of those rejections; ``None`` when the last test accepted.
+    Raises ``ValueError`` for a rejection no correct test could make."""
+    if not records or records[-1]["accepted"] is True:
+        return None
+    p, q = rows.target(context), rows.draft(context)
+    r = p
+    for v in records:
+        if v["depth"] == records[-1]["depth"] and v["accepted"] is not True:
+            r = verifier.after_rejection(r, p, q)
+    return verifier._correct(cfg, len(accepted), context, r, stream)
