@@ -231,7 +231,9 @@ def _test(d: Mapping[str, Any]) -> Union[VerificationStep, TreeTest]:
     verification step (``threshold``, SPEC 10) or a token-wise step."""
     if "depth" in d:
         return TreeTest.from_dict(d)
-    return (BlockVerificationStep if "threshold" in d else VerificationStep).from_dict(d)
+    if "threshold" in d:
+        return BlockVerificationStep.from_dict(d)
+    return VerificationStep.from_dict(d)
 
 
 @dataclass(frozen=True)
@@ -270,7 +272,9 @@ class BlockCorrection(Correction):
 def _correction(d: Optional[Mapping[str, Any]]) -> Optional[Correction]:
     if d is None:
         return None
-    return (BlockCorrection if "weight" in d else Correction).from_dict(d)
+    if "weight" in d:
+        return BlockCorrection.from_dict(d)
+    return Correction.from_dict(d)
 
 
 @dataclass(frozen=True)
