@@ -76,12 +76,19 @@ def test_the_figures_show_what_the_docs_say():
     assert {c: row["best_width"] for c, row in width["costs"].items()} == {"0": 7, "0.05": 3, "0.2": 2}
     assert [round(s, 3) for s in width["costs"]["0.05"]["speedup"]] == [1.447, 1.606, 1.65, 1.644, 1.625, 1.602, 1.585, 1.569]
     assert width["committed_per_pass"] == width["costs"]["0"]["speedup"]
+    per_pass, costly = width["committed_per_pass"], width["costs"]["0.2"]["speedup"]
+    assert (round(per_pass[0], 2), round(per_pass[-1], 2), round(max(costly), 2)) == (1.52, 1.95, 1.28)
+    assert costly[-1] < 1 < costly[-2]  # at draft cost 0.2 width 8 is slower than autoregressive decoding
     grade = stored("grading-distribution")
     assert grade["expected_exact"][:3] == ["1/10", "3/10", "1/10"]  # A A = 0.5 x 0.2, A B = 0.5 x 0.6
     assert sum(grade["samplers"]["correct"]["observed"]) == sum(grade["samplers"]["resample-from-p"]["observed"]) == 2000
     correct, faulty = grade["samplers"]["correct"]["grade"], grade["samplers"]["resample-from-p"]["grade"]
     assert correct["passed"] and correct["p_value"] > 0.001 and correct["reason"] is None
     assert not faulty["passed"] and faulty["p_value"] < 1e-10 and faulty["total_variation"] > 0.12
+    # the numbers docs/grading.md's figure text states
+    assert (round(correct["statistic"], 1), round(correct["p_value"], 2), correct["dof"]) == (7.2, 0.52, 8)
+    assert (round(faulty["statistic"], 1), f"{faulty['p_value']:.2g}", round(faulty["total_variation"], 2)) == (432.3, "2.3e-88", 0.15)
+    assert grade["samplers"]["resample-from-p"]["observed"][0] == 416 and grade["expected"][0] == 200
 
 
 def frames_manifest() -> dict:
