@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -245,6 +246,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if not args.no_frames and not Path(args.chromium).exists():
         parser.error(f"no chromium at {args.chromium}: install it, pass --chromium, or use --no-frames")
+    for module in ("matplotlib",) + (() if args.no_frames else ("playwright",)):
+        if importlib.util.find_spec(module) is None:
+            parser.error(f"{module} is not installed: pip install -e '.[docs]'"
+                         + ("" if module == "matplotlib" else ", or use --no-frames"))
     written = figures()
     if not args.no_frames:
         written += frames(args.chromium)
