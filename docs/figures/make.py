@@ -70,6 +70,7 @@ def save(fig, name: str, figure_data: dict, title: str) -> Path:
 
 
 def draw_acceptance(plt, d: dict):
+    """Grouped bars: alpha per context (x) for each draft, the exact fraction above each bar."""
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     contexts, drafts = d["contexts"], d["drafts"]
     bar = 0.8 / len(drafts)
@@ -88,6 +89,7 @@ def draw_acceptance(plt, d: dict):
 
 
 def draw_width(plt, d: dict):
+    """Lines over width: the speedup at each draft cost (at 0: tokens per pass), a star at best_width."""
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     widths = d["widths"]
     for cost, row in d["costs"].items():
@@ -111,6 +113,7 @@ def draw_width(plt, d: dict):
 
 
 def draw_distribution(plt, d: dict):
+    """One panel per sampler: expected against observed counts per cell, the grade in the title."""
     samplers = d["samplers"]
     fig, axes = plt.subplots(1, len(samplers), figsize=(10, 3.8), sharey=True)
     cells = [" ".join(c) for c in d["cells"]]
