@@ -71,6 +71,7 @@ class _App(Flask):
     static route added to it, in ``Flask.__init__``)."""
 
     url_map_class = _ExactPaths
+    json: DefaultJSONProvider  # Flask's own (its json_provider_class): create_app sets sort_keys
 
 
 def _no_sniff(response):
@@ -100,8 +101,7 @@ def create_app(config: Optional[Mapping[str, Any]] = None) -> Flask:
     app.config.update(DEFAULTS)
     if config:
         app.config.update(config)
-    if isinstance(app.json, DefaultJSONProvider):  # Flask's own provider, the one _App uses
-        app.json.sort_keys = False
+    app.json.sort_keys = False
     CORS(app, resources=CORS_RESOURCES)
     register_error_handlers(app)
     app.after_request(_no_sniff)
