@@ -22,6 +22,7 @@ import re
 from typing import Any, Mapping, Optional
 
 from flask import Flask, request
+from flask.json.provider import DefaultJSONProvider
 from flask_cors import CORS
 from werkzeug.routing import Map
 
@@ -38,7 +39,7 @@ DEFAULTS: Mapping[str, Any] = {
 PREFLIGHT_MAX_AGE = 86400
 """Seconds a browser may cache a CORS preflight (``Access-Control-Max-Age``, a day), so a
 frontend does not preflight every POST (browsers cap it: Chromium at 2 hours)."""
-CORS_RESOURCES = {
+CORS_RESOURCES: dict[str | re.Pattern[str], dict[str, Any]] = {
     re.compile(r"/v1/"): {"origins": "*", "send_wildcard": True, "methods": ["GET", "POST"],
                           "max_age": PREFLIGHT_MAX_AGE},
     re.compile(r"/openapi\.yaml\Z"): {"origins": "*", "send_wildcard": True, "methods": ["GET"],
@@ -70,6 +71,7 @@ class _App(Flask):
     static route added to it, in ``Flask.__init__``)."""
 
     url_map_class = _ExactPaths
+    json: DefaultJSONProvider  # Flask's own (its json_provider_class): create_app sets sort_keys
 
 
 def _no_sniff(response):

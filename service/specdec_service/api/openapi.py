@@ -242,6 +242,7 @@ def build_spec(blueprints: Iterable[Any]) -> APISpec:
         info={"description": DESCRIPTION, "license": {"name": "MIT", "identifier": "MIT"}},
         servers=SERVERS,
     )
+    assert marshmallow.converter is not None  # made by APISpec's init_spec above
     marshmallow.converter.add_attribute_function(property_names)
     marshmallow.converter.add_attribute_function(trace_ref_attribute)
     _register_components(spec)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from flask import Blueprint
 
@@ -188,7 +188,7 @@ class ApiBlueprint(Blueprint):
         self.components: list[Any] = []
 
     def operation(self, method: str, path: str, *, summary: str, description: str, ok: Any,
-                  ok_description: str, body: Any = None, parameters: tuple = (), problems: tuple = (),
+                  ok_description: str, body: Any = None, parameters: Sequence = (), problems: tuple = (),
                   examples: Examples = None, ok_examples: Examples = None,
                   ok_mimetype: str = "application/json", responses: Examples = None,
                   conditional: bool = False, immutable: bool = False, links: Optional[dict] = None,

@@ -268,6 +268,7 @@ def parse_state(obj: Any) -> State:
         faults.append(Fault(("committed",), f"holds {len(committed)} tokens, more than the limit ({config.limit})"))
     if faults:
         raise InvalidInput(faults)
+    assert committed is not None  # _parse_tokens gives None only with a fault
     return State(config, tuple(committed), obj.get("position", 0), Counters(**counters) if counters else Counters())
 
 
@@ -284,6 +285,7 @@ def parse_tokens(labels: Any, config: Config, path: tuple = ()) -> tuple[int, ..
     tokens = _parse_tokens(labels, config, path, faults)
     if faults:
         raise InvalidInput(faults)
+    assert tokens is not None  # _parse_tokens gives None only with a fault
     return tuple(tokens)
 
 

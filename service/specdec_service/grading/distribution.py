@@ -56,7 +56,7 @@ import numpy as np
 
 from ..budget import BUDGETS
 from ..engine import SPECULATIVE, Config, InvalidInput, parse_config
-from ..engine.bounds import MAX_CELLS, MAX_M, MAX_SAMPLES, int_in
+from ..engine.bounds import MAX_CELLS, MAX_M, MAX_SAMPLES, int_in  # noqa: F401  (MAX_CELLS, MAX_M re-exported)
 from ..engine.rules import at_limit
 from .requests import DEFAULT_ALPHA, MAX_OUTPUT, check_prefix_count, check_request, check_sample
 
@@ -274,8 +274,7 @@ def _first_misfit(samples: list, vocab: dict, length: int, eos: Optional[str]) -
     if lens and (min(lens) < length or max(lens) > MAX_OUTPUT):
         found += [_first_false(map(MAX_OUTPUT.__ge__, lens)), _short_without_eos(head, lens, length, eos)]
     found.append(_first_unknown_label(head, vocab))
-    found = [i for i in found if i is not None]
-    return min(found) if found else None
+    return min((i for i in found if i is not None), default=None)
 
 
 def _short_without_eos(head: list, lens: list, length: int, eos: Optional[str]) -> Optional[int]:
@@ -346,7 +345,8 @@ def _rows(config: Config, model) -> np.ndarray:
 
 def cell_probability(config: Config, cell: tuple[int, ...]) -> float:
     """The target probability of one cell (a product of rows along it, SPEC section 1)."""
-    prob, context = 1.0, ()
+    prob = 1.0
+    context: tuple[int, ...] = ()
     for token in cell:
         prob *= config.target.row(context).floats[token]
         context = (token,)
@@ -364,7 +364,7 @@ def prefix_distribution(config: Config, length: int, threshold: float = 0.0) -> 
     vocab = rows.shape[1]
     eos = config.eos
     cells: dict[tuple[int, ...], float] = {}
-    prefixes = [()]
+    prefixes: list[tuple[int, ...]] = [()]
     probs = np.ones(1)
     lasts = np.array([vocab])  # the start row
     for depth in range(1, length + 1):

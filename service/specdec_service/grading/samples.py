@@ -86,7 +86,7 @@ Row = tuple  # (position, context): context None is the empty prefix
 # ---------------------------------------------------------------- input
 
 
-def _parse(payload: Any) -> tuple[Config, bool, float, list, dict | None]:
+def _parse(payload: Any) -> tuple[Config, bool, float, Counter, dict | None]:
     """The checked request: ``(config, has_draft, alpha, samples as index tuples, counters)``."""
     check_samples_request(payload)
     raw = dict(payload["config"])
@@ -501,7 +501,7 @@ def family_test(counts: dict[Row, Counter], law, length_law: tuple | None = None
     ``{outcome: p}``): ``{"tests": [(name, row or None, statistic, dof, p, adjusted)],
     "impossible": [(row, outcome, count)], "untested": samples' outcomes in no test,
     "p_value": the smallest Holm-adjusted p-value (1.0 when nothing is tested)}``."""
-    tests = []
+    tests: list[tuple] = []
     pooled: dict = {}
     for row in sorted(counts, key=_row_key):
         allowed = law(row)
@@ -527,7 +527,7 @@ def family_test(counts: dict[Row, Counter], law, length_law: tuple | None = None
             "p_value": min(adjusted, default=1.0), "pools": {c: pool for c, (pool, _) in pooled.items()}}
 
 
-def length_test(samples: list, config: Config) -> tuple | None:
+def length_test(samples: list | Mapping, config: Config) -> tuple | None:
     """The chi-square test of the session lengths against their exact law under the target
     (a forward pass over contexts: ``P(length = t + 1)`` is the probability that the first EOS
     is at position ``t``; the rest is at the limit), as a family member
@@ -578,7 +578,7 @@ def log_likelihood(counts: dict[Row, Counter], law) -> float:
 
 def saturated(counts: dict[Row, Counter]) -> float:
     """``sum O ln(O / n_row)``: the log-likelihood of the rows' own shares (for G statistics)."""
-    terms = []
+    terms: list[float] = []
     for row in sorted(counts, key=_row_key):
         n = sum(counts[row].values())
         terms.extend(k * log(k / n) for _, k in sorted(counts[row].items()))
@@ -721,7 +721,7 @@ def grade_samples(payload: Any) -> dict:
     passed = reason is None
     mistake = _mistake(config, counts, law, alpha, has_draft) if not passed else \
         {"named": None, "computed": False, "reason": "the samples pass", "candidates": []}
-    if not passed:
+    if reason is not None:  # not passed
         named = mistake["named"]
         reason += (f" Likely mistake: {named['title']} [{named['id']}]. Hint: {named['hint']}" if named
                    else f" {mistake['reason'][0].upper()}{mistake['reason'][1:]}.")
