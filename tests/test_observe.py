@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import runpy
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import requests
@@ -232,6 +235,25 @@ def test_gunicorn_json_setting_turns_its_access_line_off():
 def _env() -> dict:
     """This environment without the service's settings."""
     return {k: v for k, v in os.environ.items() if not k.startswith(("SPECDEC_", "PROMETHEUS_"))}
+
+
+def test_gunicorn_hooks_make_mark_and_remove_the_metrics_directory(monkeypatch, tmp_path):
+    """on_starting makes a private directory (none was set) and names it to the workers;
+    child_exit drops a dead worker's live gauge (requests in progress) and keeps its counters;
+    on_exit removes the private directory."""
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "")
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR")  # unset here, and again after the test
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    config = runpy.run_module("specdec_service.gunicorn_conf")
+    config["on_starting"](None)
+    directory = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+    assert directory.parent == tmp_path and directory.name.startswith("specdec-metrics-")
+    for name in ("gauge_livesum_4242.db", "counter_4242.db", "gauge_livesum_4343.db"):
+        (directory / name).write_bytes(b"")
+    config["child_exit"](None, SimpleNamespace(pid=4242))
+    assert sorted(path.name for path in directory.iterdir()) == ["counter_4242.db", "gauge_livesum_4343.db"]
+    config["on_exit"](None)
+    assert not directory.exists()
 
 
 # -- under gunicorn with several workers ---------------------------------------------------

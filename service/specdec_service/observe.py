@@ -204,7 +204,10 @@ def _finish(response: Response) -> Response:
 def _end(_error: Optional[BaseException]) -> None:
     token = g.pop("request_meter_token", None)
     if token is not None:
-        METER.reset(token)
+        try:
+            METER.reset(token)
+        except ValueError:  # torn down in another context than the request began in
+            METER.set(None)
         metrics().in_progress.dec()
 
 
