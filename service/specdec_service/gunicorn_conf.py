@@ -95,7 +95,7 @@ def on_starting(server):
     _metrics_directory()
 
 
-_PRIVATE_METRICS = []
+_PRIVATE_METRICS: list[str] = []
 """The metrics directory this master made (removed at exit), if it made one."""
 
 
