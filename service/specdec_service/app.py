@@ -28,6 +28,7 @@ from werkzeug.routing import Map
 
 from .api import BLUEPRINTS
 from .api.problems import register_error_handlers
+from .observe import REQUEST_ID_HEADER, install
 
 MAX_BODY_BYTES = 256 * 1024
 """The largest request body (256 KiB); a larger one is a 413 problem."""
@@ -41,12 +42,13 @@ PREFLIGHT_MAX_AGE = 86400
 frontend does not preflight every POST (browsers cap it: Chromium at 2 hours)."""
 CORS_RESOURCES: dict[str | re.Pattern[str], dict[str, Any]] = {
     re.compile(r"/v1/"): {"origins": "*", "send_wildcard": True, "methods": ["GET", "POST"],
-                          "max_age": PREFLIGHT_MAX_AGE},
+                          "max_age": PREFLIGHT_MAX_AGE, "expose_headers": [REQUEST_ID_HEADER]},
     re.compile(r"/openapi\.yaml\Z"): {"origins": "*", "send_wildcard": True, "methods": ["GET"],
-                                      "max_age": PREFLIGHT_MAX_AGE},
+                                      "max_age": PREFLIGHT_MAX_AGE, "expose_headers": [REQUEST_ID_HEADER]},
 }
 """Any origin may call the API and read the contract (``Access-Control-Allow-Origin: *``, no
-credentials); preflights may be cached for :data:`PREFLIGHT_MAX_AGE` seconds.
+credentials); preflights may be cached for :data:`PREFLIGHT_MAX_AGE` seconds; a page may read
+the answer's ``X-Request-Id`` (:mod:`specdec_service.observe`).
 
 The paths are compiled patterns (matched from the start of the path; ``\\Z``, not
 ``$``, which would also match before a final newline, ``/openapi.yaml%0A``): flask-cors
@@ -102,6 +104,7 @@ def create_app(config: Optional[Mapping[str, Any]] = None) -> Flask:
     if config:
         app.config.update(config)
     app.json.sort_keys = False
+    install(app)  # request ids, metrics, log lines: first, so its after_request runs last
     CORS(app, resources=CORS_RESOURCES)
     register_error_handlers(app)
     app.after_request(_no_sniff)

@@ -100,7 +100,8 @@ out: the default applies (generate TypeScript types with openapi-typescript's
 Every error is an RFC 9457 problem document
 (`application/problem+json`); a 422 lists each bad field in `errors` by its
 JSON Pointer into the request body (or the name of the bad query parameter).
-Every response carries `X-Content-Type-Options: nosniff`. CORS is open (any
+Every response carries `X-Content-Type-Options: nosniff` and `X-Request-Id` (the
+request's own when it is well formed, else a new one). CORS is open (any
 origin) for `/v1/*` and `/openapi.yaml`; preflights may be cached for a day
 (`Access-Control-Max-Age: 86400`).
 """

@@ -25,7 +25,7 @@ from decimal import Decimal
 from http import HTTPStatus
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from flask import Flask, Response, current_app, request
+from flask import Flask, Response, current_app, g, request
 
 try:
     import orjson
@@ -276,7 +276,7 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def _unexpected(error: Exception):
-        current_app.logger.exception("unexpected error")
+        current_app.logger.exception("unexpected error (request_id=%s)", g.get("request_id", "-"))
         return problem(500, "An unexpected error occurred; it has been logged.")
 
 
