@@ -36,7 +36,12 @@ Mistakes whose law is not stated (:data:`UNSTATED`), and why:
   output has the target's law, and outside specdec's draw stream they are not mistakes at all;
 - ``block-runs-token-wise``: token-wise verification (SPEC 4) is exact too (Leviathan et al.
   2023, theorem 1): its output has the target's law, and samples cannot tell it from mode block
-  (only its acceptance count and its trace can).
+  (only its acceptance count and its trace can);
+- ``draft-from-discarded``: the next block drafts after the rejected proposal, but each ratio
+  and residual uses the row its proposal was drawn from, and speculative sampling is exact for
+  any draft: the target's law (:data:`TARGETS_LAW` enumerates it to show this);
+- ``tree-bonus-while-a-chain-goes-on``: the bonus is drawn early, from the target's row after
+  the accepted path, and the rest discarded: the target's law (enumerated as well).
 """
 
 from __future__ import annotations
@@ -61,6 +66,12 @@ UNSTATED = {
                                    "target's law",
     "block-runs-token-wise": "token-wise verification (SPEC 4) is exact too: its output has the target's law "
                              "(only its acceptance count and its trace tell it from mode block)",
+    "draft-from-discarded": "its proposals come from another draft row, but the ratio and the residual use the row "
+                            "each was drawn from: speculative sampling is exact for any draft, so its output has the "
+                            "target's law (only its acceptance rate and its trace show it)",
+    "tree-bonus-while-a-chain-goes-on": "it stops verifying early and draws the bonus from the target's row after the "
+                                        "accepted path: its output has the target's law (only its counters and its "
+                                        "trace show it)",
 }
 """Catalogued mistakes whose output law is the target's (so samples cannot name them), with why."""
 
@@ -128,9 +139,10 @@ def _cumulative(row: tuple) -> tuple:
     return tuple(cuts)
 
 
-MAX_PATHS = 40_000
-"""Paths (runs of a block program) one mistake's law may take at most (about 0.1 ms each on
-one core); a config that needs more is graded without that mistake's law, saying so."""
+MAX_PATHS = 6_000
+"""Paths (runs of a block program) the mistakes' laws of one grade may take in all (0.1 to 0.5
+ms each on one core, so at most a few seconds); a config that needs more is graded without the
+laws left, saying so."""
 
 
 class TooLarge(Exception):
@@ -147,7 +159,7 @@ def enumerate_block(program: Callable, *args, budget: Optional[list] = None) -> 
         if budget is not None:
             budget[0] -= 1
             if budget[0] < 0:
-                raise TooLarge(f"its exact law takes more than {MAX_PATHS} enumerated paths for this config")
+                raise TooLarge(f"the laws of this grade would take more than {MAX_PATHS} enumerated paths")
         prefix = stack.pop()
         run = Path(prefix)
         outcome = program(run, *args)
@@ -390,7 +402,6 @@ def tree_block(run: Path, m: Models, last, carry, k: int, bonus_room: bool, vari
 PROGRAMS = {
     "keep-after-rejection": speculative_block,
     "committed-and-discarded": speculative_block,
-    "draft-from-discarded": speculative_block,
     "reused-rejection-draw": speculative_block,
     "residual-not-clipped": speculative_block,
     "block-first-failing-eta": block_block,
@@ -399,24 +410,27 @@ PROGRAMS = {
     "tree-tested-against-draft-row": tree_block,
     "tree-disagreeing-chains-continue": tree_block,
     "tree-shared-draws": tree_block,
-    "tree-bonus-while-a-chain-goes-on": tree_block,
 }
 """The catalogued mistakes whose law this module states, with their block program."""
+
+TARGETS_LAW = {"draft-from-discarded": speculative_block, "tree-bonus-while-a-chain-goes-on": tree_block}
+"""Mistakes of :data:`UNSTATED` written as block programs too: their enumerated law is the
+target's (``tests/test_grading_laws.py`` checks it), which is why samples cannot name them."""
 
 CORRECT = {"speculative": speculative_block, "block": block_block, "tree": tree_block}
 """The correct block program of each mode (variant ``""``): its law is the target's."""
 
 
-def law_of_program(config: Config, program: Callable, variant: str = "", paths: int = MAX_PATHS) -> dict:
+def law_of_program(config: Config, program: Callable, variant: str = "", paths: int | list = MAX_PATHS) -> dict:
     """The exact law of the output of ``program`` (a block program above, with ``variant``)
     decoding ``config``, projected on rows: ``{(t, c): {outcome: probability > 0}}`` as
     :func:`.samples.law_of_rules` returns it. A block's law depends on the committed length
     only through ``k = min(width, limit - L)`` and whether a bonus fits (``L + k < limit``), so
     each ``(last, carry, k, fits)`` is enumerated once. Raises ``ValueError`` where the
     mistake's rule is undefined (a correction from a residual of zero mass), :class:`TooLarge`
-    past ``paths`` enumerated paths."""
+    past ``paths`` enumerated paths (a number, or ``[paths left]`` shared by several laws)."""
     m = Models(config)
-    budget = [paths]
+    budget = paths if isinstance(paths, list) else [paths]
     kernels: dict = {}
     mass: dict = {}
     start: dict = {0: {(None, None): 1.0}}
@@ -456,4 +470,4 @@ def _key(c) -> int:
     return -1 if c is None else c
 
 
-__all__ = ["CORRECT", "MAX_PATHS", "PROGRAMS", "UNSTATED", "TooLarge", "enumerate_block", "law_of_program", "residual"]
+__all__ = ["CORRECT", "MAX_PATHS", "PROGRAMS", "TARGETS_LAW", "UNSTATED", "TooLarge", "enumerate_block", "law_of_program", "residual"]

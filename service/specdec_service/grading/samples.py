@@ -403,7 +403,7 @@ def _law_computable(mistake) -> str | None:
     return None
 
 
-def _law_of(config: Config, mistake, paths: int) -> dict:
+def _law_of(config: Config, mistake, paths: list) -> dict:
     """One mistake's row law: its block program's (:data:`.laws.PROGRAMS`) or its rules'."""
     if mistake.id in PROGRAMS:
         return law_of_program(config, PROGRAMS[mistake.id], mistake.id, paths)
@@ -416,7 +416,7 @@ def mistake_laws(config: Config, has_draft: bool = True, skipped: list | None = 
     ``([], reason)`` when none is computed (no draft given, or the config over
     :data:`LAW_BUDGET`). ``skipped``, when given, receives ``(id, reason)`` of each mistake of the
     mode whose law is not computed for this config (undefined rule, or more than
-    :data:`.laws.MAX_PATHS` paths to enumerate)."""
+    :data:`.laws.MAX_PATHS` paths to enumerate for all of them)."""
     if not has_draft:
         return [], "no draft was given: the catalogued mistakes' laws depend on the draft"
     mistakes = [m for m in CATALOGUE if m.mode == config.mode and _law_computable(m) is None]
@@ -426,9 +426,10 @@ def mistake_laws(config: Config, has_draft: bool = True, skipped: list | None = 
         return [], (f"the config is too large to compute the mistakes' laws here ({cost} > {LAW_BUDGET} units: "
                     "limit x width x (V + 1)^2 per mistake)")
     laws = []
+    paths = [MAX_PATHS]  # one budget of enumerated paths for the whole grade
     for mistake in mistakes:
         try:
-            laws.append((mistake, _law_of(config, mistake, MAX_PATHS)))
+            laws.append((mistake, _law_of(config, mistake, paths)))
         except ValueError:  # a rule undefined here (a residual of zero mass): it cannot have made the samples
             continue
         except TooLarge as error:
