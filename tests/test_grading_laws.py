@@ -8,15 +8,33 @@ import random
 import pytest
 from specdec_service.engine import parse_config
 from specdec_service.grading import grade_samples
-from specdec_service.grading.catalogue import BY_ID, CATALOGUE, FLAT_DRAFT, TREE_EOS_DRAFT, TREE_EOS_TARGET
+from specdec_service.grading.catalogue import (
+    BY_ID,
+    CATALOGUE,
+    FLAT_DRAFT,
+    TREE_EOS_DRAFT,
+    TREE_EOS_TARGET,
+)
 from specdec_service.grading.faulty import faulty_run
 from specdec_service.grading.laws import (
-    CORRECT, PROGRAMS, TARGETS_LAW, UNSTATED, Path, enumerate_block, law_of_program,
+    CORRECT,
+    PROGRAMS,
+    TARGETS_LAW,
+    UNSTATED,
+    Path,
+    enumerate_block,
+    law_of_program,
 )
-from specdec_service.grading.samples import END, _law_computable, family_test, mistake_laws, target_law, transition_counts
-
-from test_grading_samples import SAMPLER_MODULE, sample_configs
+from specdec_service.grading.samples import (
+    END,
+    _law_computable,
+    family_test,
+    mistake_laws,
+    target_law,
+    transition_counts,
+)
 from students import planted
+from test_grading_samples import SAMPLER_MODULE, sample_configs
 
 N = 2000
 """Samples per planted sampler: every mistake below is named at this N (seed 7), except the
@@ -168,7 +186,7 @@ def test_mistakes_said_to_keep_the_targets_law_do(mistake, raw):
 def test_a_config_too_large_to_enumerate_says_which_laws_were_left_out():
     raw = {**TREE_TOY, "width": 4, "drafts": 4, "limit": 8}
     skipped: list = []
-    laws, why = mistake_laws(_config(raw), True, skipped)
+    _, why = mistake_laws(_config(raw), True, skipped)
     assert why is None and skipped
     assert all("enumerated paths" in reason for _, reason in skipped)
     report = grade_samples({"config": raw, "samples": [["A"] * 8] * 50})

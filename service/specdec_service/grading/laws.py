@@ -46,9 +46,10 @@ Mistakes whose law is not stated (:data:`UNSTATED`), and why:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Callable, Optional
+from typing import Any
 
 from ..engine import Config
 
@@ -149,7 +150,7 @@ class TooLarge(Exception):
     """A law that would take more than its budget of paths (:data:`MAX_PATHS`)."""
 
 
-def enumerate_block(program: Callable, *args, budget: Optional[list] = None) -> dict:
+def enumerate_block(program: Callable, *args, budget: list | None = None) -> dict:
     """``{outcome: exact probability}`` of ``program(path, *args)`` over every path of its
     decisions (depth first; each path re-runs the program, taking the options its prefix names).
     ``budget``: ``[paths left]``, decremented per path; :class:`TooLarge` when it runs out."""
@@ -185,11 +186,11 @@ class Models:
         self._p = {c: _row(config.target.after(c)) for c in [None, *range(size)]}
         self._q = {c: _row(config.draft.after(c)) for c in [None, *range(size)]}
 
-    def p(self, c: Optional[int]) -> tuple:
+    def p(self, c: int | None) -> tuple:
         """The target's row after ``c``."""
         return self._p[c]
 
-    def q(self, c: Optional[int]) -> tuple:
+    def q(self, c: int | None) -> tuple:
         """The draft's row after ``c``."""
         return self._q[c]
 
@@ -208,7 +209,7 @@ def residual(p: tuple, q: tuple, w: Fraction = ONE) -> tuple:
     return tuple(x / total for x in weights)
 
 
-def draft_chain(run: Path, m: Models, context, k: int, draws: Optional[list] = None) -> tuple[list, list]:
+def draft_chain(run: Path, m: Models, context, k: int, draws: list | None = None) -> tuple[list, list]:
     """SPEC 4.1: up to ``k`` proposals drafted after ``context`` (stopping after a drafted EOS),
     each ``sample(q, u)``; ``draws``: the uniforms to use (shared by several chains) instead of
     fresh ones. Returns ``(tokens, draft rows)``."""
