@@ -173,6 +173,15 @@ def enumerate_block(program: Callable, *args, budget: list | None = None) -> dic
 # ---------------------------------------------------------------- the models
 
 
+def decoding_rows(config: Config):
+    """The rows a decoder of ``config`` reads, ``.target(c)`` and ``.draft(c)`` (exact
+    :class:`~specdec_service.engine.distributions.Dist`): ``config.rows`` where the config has
+    sampling parameters (SPEC 9: p' always, q' or q as ``sampling.draft`` says), else the models'
+    own rows. Every law of the grader is a law of these rows."""
+    rows = getattr(config, "rows", None)
+    return rows if rows is not None else config.model_rows
+
+
 class Models:
     """The exact rows of a config: ``p(c)`` and ``q(c)`` (tuples of Fractions; ``c`` the last
     token, ``None`` for the empty prefix; the rows a decoder reads, as :meth:`Config` gives them),
@@ -183,8 +192,9 @@ class Models:
         self.drafts = getattr(config, "drafts", 1) or 1
         size = len(config.vocab)
         self.size = size
-        self._p = {c: _row(config.target.after(c)) for c in [None, *range(size)]}
-        self._q = {c: _row(config.draft.after(c)) for c in [None, *range(size)]}
+        rows = decoding_rows(config)
+        self._p = {c: _row(rows.target(c)) for c in [None, *range(size)]}
+        self._q = {c: _row(rows.draft(c)) for c in [None, *range(size)]}
 
     def p(self, c: int | None) -> tuple:
         """The target's row after ``c``."""
@@ -471,4 +481,4 @@ def _key(c) -> int:
     return -1 if c is None else c
 
 
-__all__ = ["CORRECT", "MAX_PATHS", "PROGRAMS", "TARGETS_LAW", "UNSTATED", "TooLarge", "enumerate_block", "law_of_program", "residual"]
+__all__ = ["CORRECT", "MAX_PATHS", "PROGRAMS", "TARGETS_LAW", "UNSTATED", "TooLarge", "decoding_rows", "enumerate_block", "law_of_program", "residual"]

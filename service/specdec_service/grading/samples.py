@@ -65,7 +65,7 @@ from ..engine.analysis import rules_for
 from .catalogue import CATALOGUE
 from .distribution import _acceptance, chi_square
 from .faulty import NeverBonus
-from .laws import MAX_PATHS, PROGRAMS, UNSTATED, TooLarge, law_of_program
+from .laws import MAX_PATHS, PROGRAMS, UNSTATED, TooLarge, decoding_rows, law_of_program
 from .requests import DEFAULT_ALPHA, MAX_OUTPUT, check_sample, check_samples_request
 
 MIN_EXPECTED = 5.0
@@ -278,7 +278,8 @@ def transition_counts(samples) -> dict[Row, Counter]:
 def target_law(config: Config):
     """The target's law of a row: ``law((t, c)) -> {outcome: probability > 0}`` (SPEC 1, 6):
     ``p_c`` below the limit unless ``c`` is the EOS, else ``END`` for sure."""
-    rows = {c: {y: p for y, p in enumerate(config.target.after(c).floats) if p > 0}
+    target = decoding_rows(config).target  # p', when the config sets sampling (SPEC 9)
+    rows = {c: {y: p for y, p in enumerate(target(c).floats) if p > 0}
             for c in [None, *range(len(config.vocab))]}
     stop = {END: 1.0}
 
@@ -547,13 +548,14 @@ def length_test(samples: list, config: Config) -> tuple | None:
     eos, limit = config.eos, config.limit
     if eos is None:
         return None
+    target = decoding_rows(config).target
     alive = {None: 1.0}
     law: dict = {}
     for t in range(limit):
         nxt: dict = {}
         stops = []
         for c, m in alive.items():
-            for y, p in enumerate(config.target.after(c).floats):
+            for y, p in enumerate(target(c).floats):
                 if p == 0:
                     continue
                 if y == eos:
