@@ -31,10 +31,12 @@ at the limit. :func:`grade_samples` tests whole sessions against that law:
 - the row whose Holm-adjusted p-value is smallest is the **most deviating** (its position,
   context and most over- and under-represented outcomes);
 - **the mistake named** (:func:`mistake_laws`, :func:`name_mistake`): for every catalogued
-  mistake of the config's mode whose output law the analysis can state (its rules as exact
-  rows, :func:`specdec_service.engine.analysis.rules_for`), the exact law of its output
-  projected on the same rows (the probability of each outcome at each position and context),
-  by a forward pass over blocks. Evidence per mistake: the log-likelihood ratio of the samples
+  mistake of the config's mode (speculative, autoregressive, block or tree) whose output law
+  differs from the target's, the exact law of its output projected on the same rows (the
+  probability of each outcome at each position and context), by a forward pass over blocks:
+  from its rules as exact rows (:func:`specdec_service.engine.analysis.rules_for`,
+  :func:`law_of_rules`) or, where a block has no such rows, by exact enumeration of one block
+  (:mod:`.laws`; :data:`.laws.UNSTATED` says why the others keep the target's law). Evidence per mistake: the log-likelihood ratio of the samples
   under it against the target, the G statistics (``2 sum O ln(O / E)``) against each, and its
   own goodness of fit (the same family test with its law). A mistake is **named** only when the
   target fails, the mistake's own fit passes (Holm-adjusted p above ``alpha``) and its
