@@ -184,10 +184,9 @@ def test_mistakes_said_to_keep_the_targets_law_do(mistake, raw):
 
 
 def test_a_config_too_large_to_enumerate_says_which_laws_were_left_out():
-    raw = {**TREE_TOY, "width": 4, "drafts": 4, "limit": 8}
-    skipped: list = []
-    _, why = mistake_laws(_config(raw), True, skipped)
-    assert why is None and skipped
-    assert all("enumerated paths" in reason for _, reason in skipped)
-    report = grade_samples({"config": raw, "samples": [["A"] * 8] * 50})
-    assert "laws not computed for this config" in report["reason"]
+    """D = 4, w = 4: the tree mistakes' laws need more paths than a grade's budget (about 8 s of
+    CPU spent, measured): the grade still fails the samples and says which laws it left out."""
+    report = grade_samples({"config": {**TREE_TOY, "width": 4, "drafts": 4}, "samples": [["A"] * 8] * 50})
+    assert not report["passed"] and report["mistake"]["named"] is None
+    assert "laws not computed for this config: tree-" in report["reason"]
+    assert "enumerated paths left to it" in report["reason"]

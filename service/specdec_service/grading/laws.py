@@ -140,7 +140,7 @@ def _cumulative(row: tuple) -> tuple:
     return tuple(cuts)
 
 
-MAX_PATHS = 6_000
+MAX_PATHS = 10_000
 """Paths (runs of a block program) the mistakes' laws of one grade may take in all (0.1 to 0.5
 ms each on one core, so at most a few seconds); a config that needs more is graded without the
 laws left, saying so."""

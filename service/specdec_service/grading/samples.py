@@ -429,15 +429,18 @@ def mistake_laws(config: Config, has_draft: bool = True, skipped: list | None = 
         return [], (f"the config is too large to compute the mistakes' laws here ({cost} > {LAW_BUDGET} units: "
                     "limit x width x (V + 1)^2 per mistake)")
     laws = []
-    paths = [MAX_PATHS]  # one budget of enumerated paths for the whole grade
-    for mistake in mistakes:
+    left = MAX_PATHS  # one budget of enumerated paths for the whole grade, shared fairly
+    for i, mistake in enumerate(mistakes):
+        share = [left // (len(mistakes) - i)]  # an equal share of what is left; unused paths roll over
         try:
-            laws.append((mistake, _law_of(config, mistake, paths)))
+            laws.append((mistake, _law_of(config, mistake, share)))
         except ValueError:  # a rule undefined here (a residual of zero mass): it cannot have made the samples
-            continue
-        except TooLarge as error:
+            pass
+        except TooLarge:
             if skipped is not None:
-                skipped.append((mistake.id, str(error)))
+                skipped.append((mistake.id, f"its exact law takes more than the {left // (len(mistakes) - i)} "
+                                            f"enumerated paths left to it (of {MAX_PATHS} a grade)"))
+        left -= left // (len(mistakes) - i) - max(share[0], 0)
     return laws, None
 
 
