@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from ..engine import Config
@@ -96,13 +96,14 @@ class Path:
         return [ZERO, ONE]
 
     def _choose(self, u: list, options: list) -> Any:
-        """Take one of ``options`` (``(value, lo, hi)``, each a part of ``u`` of positive length)."""
+        """Take one of ``options`` (``(value, lo, hi, hi - lo)``, each a part of ``u`` of positive
+        length)."""
         at = len(self.taken)
         pick = self.path[at] if at < len(self.path) else 0
         self.taken.append(pick)
         self.arity.append(len(options))
-        value, lo, hi = options[pick]
-        self.p *= (hi - lo) / (u[1] - u[0])
+        value, lo, hi, share = options[pick]
+        self.p *= share if u[0] is ZERO and u[1] is ONE else share / (u[1] - u[0])  # a fresh draw has length 1
         u[0], u[1] = lo, hi
         return value
 
@@ -110,13 +111,15 @@ class Path:
         """``u < threshold``."""
         lo, hi = u
         options = [(True, lo, min(hi, threshold)), (False, max(lo, threshold), hi)]
-        return self._choose(u, [o for o in options if o[1] < o[2]])
+        return self._choose(u, [(v, a, b, b - a) for v, a, b in options if a < b])
 
     def first_below(self, u: list, cuts) -> int:
         """The first index ``i`` with ``u < cuts[i]``, or the last index when there is none (a
         loop over cumulative sums that falls through). ``sample(d, u)`` is this with the
         cumulative sums of ``d`` (SPEC 3)."""
         lo, hi = u
+        if lo is ZERO and hi is ONE:  # a fresh draw (the usual case): the options of [0, 1), cached
+            return self._choose(u, _fresh_options(tuple(cuts)))
         options, floor = [], lo
         for i, cut in enumerate(cuts):
             if max(floor, lo) < min(hi, cut):
@@ -124,11 +127,36 @@ class Path:
             floor = max(floor, cut)
         if floor < hi:
             options.append((len(cuts) - 1, max(floor, lo), hi))
-        return self._choose(u, options)
+        return self._choose(u, [(v, a, b, b - a) for v, a, b in options])
 
     def sample(self, u: list, row) -> int:
-        """SPEC 3: ``sample(row, u)`` (``row`` exact, summing to 1)."""
+        """SPEC 3: ``sample(row, u)`` (``row`` exact, summing to 1; a :class:`Row` keeps its
+        options on a fresh draw)."""
+        if u[0] is ZERO and u[1] is ONE and isinstance(row, Row):
+            return self._choose(u, row.fresh)
         return self.first_below(u, _cumulative(row))
+
+
+class Row(tuple):
+    """An exact row (a tuple of Fractions) that keeps the options of ``sample`` on a fresh draw."""
+
+    @cached_property
+    def fresh(self) -> list:
+        """:func:`_fresh_options` of its cumulative sums."""
+        return _fresh_options(_cumulative(tuple(self)))
+
+
+@lru_cache(maxsize=4096)
+def _fresh_options(cuts: tuple) -> list:
+    """The options of :meth:`Path.first_below` on a fresh draw ``[0, 1)``."""
+    options, floor = [], ZERO
+    for i, cut in enumerate(cuts):
+        if floor < min(ONE, cut):
+            options.append((i, floor, min(ONE, cut), min(ONE, cut) - floor))
+        floor = max(floor, cut)
+    if floor < ONE:
+        options.append((len(cuts) - 1, floor, ONE, ONE - floor))
+    return options
 
 
 @lru_cache(maxsize=4096)
@@ -140,10 +168,10 @@ def _cumulative(row: tuple) -> tuple:
     return tuple(cuts)
 
 
-MAX_PATHS = 10_000
-"""Paths (runs of a block program) the mistakes' laws of one grade may take in all (0.1 to 0.5
-ms each on one core, so at most a few seconds); a config that needs more is graded without the
-laws left, saying so."""
+MAX_PATHS = 60_000
+"""Paths (runs of a block program) the mistakes' laws of one grade may take in all (0.04 to 0.07
+ms each on one core, measured: about 4 s at most); a config that needs more is graded without
+the laws left, saying so."""
 
 
 class TooLarge(Exception):
@@ -205,18 +233,29 @@ class Models:
         return self._q[c]
 
 
-def _row(dist) -> tuple:
-    return tuple(Fraction(w, dist.total) for w in dist.weights)
+def _row(dist) -> Row:
+    return Row(Fraction(w, dist.total) for w in dist.weights)
 
 
-@lru_cache(maxsize=4096)
-def residual(p: tuple, q: tuple, w: Fraction = ONE) -> tuple:
-    """``max(w p - q, 0)`` normalised (SPEC 4.3, 10.5, 11.2); ``ValueError`` when it is 0."""
+_RESIDUALS: dict = {}
+
+
+def residual(p: tuple, q: tuple, w: Fraction = ONE) -> Row:
+    """``max(w p - q, 0)`` normalised (SPEC 4.3, 10.5, 11.2); ``ValueError`` when it is 0.
+    Memoised by the rows' identity (the memo holds them, so an identity is never reused)."""
+    key = (id(p), id(q), w)
+    hit = _RESIDUALS.get(key)
+    if hit is not None:
+        return hit[2]
     weights = [max(w * a - b, ZERO) for a, b in zip(p, q)]
     total = sum(weights, ZERO)
     if not total:
         raise ValueError("max(w p - q, 0) is 0: no correction is possible")
-    return tuple(x / total for x in weights)
+    row = Row(x / total for x in weights)
+    if len(_RESIDUALS) > 100_000:
+        _RESIDUALS.clear()
+    _RESIDUALS[key] = (p, q, row)
+    return row
 
 
 def draft_chain(run: Path, m: Models, context, k: int, draws: list | None = None) -> tuple[list, list]:
