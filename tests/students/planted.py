@@ -157,3 +157,48 @@ def tree_decode(target, draft, width, drafts, limit, eos, rng, mistake=""):
         if not corrected and len(out) < limit and out[-1] != eos:
             out.append(vocab[pick(target(out), rng.random())])
     return out
+
+
+def process(row, sampling):
+    """SPEC 9 in floats, as a student writes it: temperature, top-k, top-p, min-p, each
+    renormalising (``sampling`` a dict, or None / {} for none)."""
+    if not sampling:
+        return list(row)
+    r = list(row)
+    t = sampling.get("temperature")
+    if t == 0:
+        best = r.index(max(r))
+        r = [1.0 if i == best else 0.0 for i in range(len(r))]
+    elif t is not None:
+        r = [x ** (1.0 / t) if x > 0 else 0.0 for x in r]
+    r = _normalise(r)
+    if sampling.get("top_k") is not None and sampling["top_k"] < len(r):
+        kth = sorted(r, reverse=True)[sampling["top_k"] - 1]
+        r = _normalise([x if x >= kth else 0.0 for x in r])
+    if sampling.get("top_p") is not None:
+        keep, before = set(), 0.0
+        for i in sorted(range(len(r)), key=lambda i: (-r[i], i)):
+            if before < sampling["top_p"]:
+                keep.add(i)
+            before += r[i]
+        r = _normalise([x if i in keep else 0.0 for i, x in enumerate(r)])
+    if sampling.get("min_p") is not None:
+        top = max(r)
+        r = _normalise([x if x >= sampling["min_p"] * top else 0.0 for x in r])
+    return r
+
+
+def _normalise(r):
+    total = sum(r)
+    return [x / total for x in r]
+
+
+class Processed:
+    """A model object whose rows are processed (SPEC 9): what a sampler with sampling
+    parameters decodes from."""
+
+    def __init__(self, model, sampling):
+        self.vocab, self.model, self.sampling = model.vocab, model, sampling
+
+    def __call__(self, prefix):
+        return process(self.model(prefix), self.sampling)
