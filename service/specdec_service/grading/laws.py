@@ -211,9 +211,9 @@ def decoding_rows(config: Config):
 
 
 class Models:
-    """The exact rows of a config: ``p(c)`` and ``q(c)`` (tuples of Fractions; ``c`` the last
-    token, ``None`` for the empty prefix; the rows a decoder reads, as :meth:`Config` gives them),
-    ``eos``, ``limit``, ``width``, ``drafts``."""
+    """The exact rows of a config: ``p(c)`` and ``q(c)`` (:class:`Row`; ``c`` the last token,
+    ``None`` for the empty prefix; the rows a decoder reads, :func:`decoding_rows`), ``eos``,
+    ``limit``, ``width``, ``drafts``."""
 
     def __init__(self, config: Config):
         self.eos, self.limit, self.width = config.eos, config.limit, config.width
@@ -520,4 +520,7 @@ def _key(c) -> int:
     return -1 if c is None else c
 
 
-__all__ = ["CORRECT", "MAX_PATHS", "PROGRAMS", "TARGETS_LAW", "UNSTATED", "TooLarge", "decoding_rows", "enumerate_block", "law_of_program", "residual"]
+__all__ = [
+    "CORRECT", "MAX_PATHS", "PROGRAMS", "TARGETS_LAW", "UNSTATED", "Path", "Row", "TooLarge", "decoding_rows",
+    "enumerate_block", "law_of_program", "residual",
+]
