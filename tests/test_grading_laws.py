@@ -190,3 +190,15 @@ def test_a_config_too_large_to_enumerate_says_which_laws_were_left_out():
     assert not report["passed"] and report["mistake"]["named"] is None
     assert "laws not computed for this config: tree-" in report["reason"]
     assert "enumerated paths left to it" in report["reason"]
+
+
+def test_a_draft_row_with_zeros_is_no_division_by_zero():
+    """A disagreeing chain's token may have draft probability 0 in the accepted context: the test
+    u * q < r then accepts iff r > 0 (as the engine's exact test does), and the grade answers."""
+    zero_draft = {"vocab": ["A", "B", "C"], "start": [0.5, 0.5, 0],
+                  "next": {"A": [0, 0.5, 0.5], "B": [0.5, 0, 0.5], "C": [0.5, 0.5, 0]}}
+    raw = {**TREE_TOY, "draft": zero_draft}
+    law = law_of_program(_config(raw), PROGRAMS["tree-disagreeing-chains-continue"], "tree-disagreeing-chains-continue")
+    assert all(abs(sum(cell.values()) - 1) < 1e-12 for cell in law.values())
+    report = grade_samples({"config": raw, "samples": [["A", "B"] * 4] * 20})
+    assert not report["passed"] and report["reason"]

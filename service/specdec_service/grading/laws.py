@@ -408,13 +408,22 @@ def _depth(run: Path, m: Models, chains: Chains, cands: list, depth: int, contex
     for j in cands:
         y = chains.at(j, depth)
         row = q if variant == "tree-tested-against-draft-row" else r
-        if run.below(run.draw(), row[y] / q[y]):
+        if run.below(run.draw(), _threshold(row[y], q[y])):
             alive = cands if variant == "tree-disagreeing-chains-continue" else \
                 [i for i in cands if chains.at(i, depth) == y]
             return y, r, alive
         if variant != "tree-residual-not-updated":
             r = residual(r, q)
     return None, r, []
+
+
+def _threshold(r: Fraction, q: Fraction) -> Fraction:
+    """The test ``u * q < r`` as ``u < threshold``: ``r / q``, or for ``q = 0`` (a disagreeing
+    chain's token the accepted context's draft row never gives) 2 when ``r > 0`` (always
+    accepted) and 0 otherwise (never)."""
+    if q:
+        return r / q
+    return Fraction(2) if r > 0 else ZERO
 
 
 def tree_block(run: Path, m: Models, last, carry, k: int, bonus_room: bool, variant: str):
