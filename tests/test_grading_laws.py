@@ -202,3 +202,17 @@ def test_a_draft_row_with_zeros_is_no_division_by_zero():
     assert all(abs(sum(cell.values()) - 1) < 1e-12 for cell in law.values())
     report = grade_samples({"config": raw, "samples": [["A", "B"] * 4] * 20})
     assert not report["passed"] and report["reason"]
+
+
+@pytest.mark.parametrize("raw", [TREE_TOY, {**TREE_EOS, "drafts": 3}], ids=["toy", "eos-d3"])
+def test_the_tree_law_by_depths_equals_the_law_path_by_path(raw):
+    """tree_law (a memoised recursion over depths) and tree_block (every path of the whole block)
+    give the same exact block law, for the correct rule and each fresh-draw mistake."""
+    from specdec_service.grading.laws import Models, tree_block, tree_law
+    m = Models(_config(raw))
+    for variant in ("", "tree-residual-not-updated", "tree-tested-against-draft-row", "tree-disagreeing-chains-continue"):
+        for last, k, room in ((None, 2, True), (0, 1, False), (1, 2, False)):
+            by_paths = {}
+            for (tokens, _), chance in enumerate_block(tree_block, m, last, None, k, room, variant).items():
+                by_paths[tokens] = by_paths.get(tokens, 0) + chance
+            assert tree_law(m, last, k, room, variant) == by_paths, (variant, last, k, room)

@@ -168,9 +168,9 @@ def _cumulative(row: tuple) -> tuple:
     return tuple(cuts)
 
 
-MAX_PATHS = 60_000
-"""Paths (runs of a block program) the mistakes' laws of one grade may take in all (0.04 to 0.07
-ms each on one core, measured: about 4 s at most); a config that needs more is graded without
+MAX_PATHS = 100_000
+"""Paths (runs of a block program) the mistakes' laws of one grade may take in all (0.03 to 0.07
+ms each on one core, measured: about 3 s at most); a config that needs more is graded without
 the laws left, saying so."""
 
 
@@ -455,6 +455,77 @@ def tree_block(run: Path, m: Models, last, carry, k: int, bonus_room: bool, vari
     return tuple(out), None
 
 
+def _one_depth(run: Path, m: Models, context, lasts: tuple, variant: str):
+    """SPEC 11.2 at one depth of a tree block whose candidates are chains with the last tokens
+    ``lasts`` (in chain order): each candidate's token is drafted when first read (``sample(q,
+    u)`` after its chain's last token), then tested as in :func:`_depth`. Returns ``("accept",
+    y, the next depth's chains' last tokens)`` or ``("correct", c, ())``."""
+    tokens: dict = {}
+
+    def token(j: int) -> int:
+        if j not in tokens:
+            tokens[j] = run.sample(run.draw(), m.q(lasts[j]))
+        return tokens[j]
+    p, q = m.p(context), m.q(context)
+    r = p
+    for j in range(len(lasts)):
+        y = token(j)
+        row = q if variant == "tree-tested-against-draft-row" else r
+        if run.below(run.draw(), _threshold(row[y], q[y])):
+            if variant == "tree-disagreeing-chains-continue":
+                return "accept", y, tuple(token(i) for i in range(len(lasts)))
+            return "accept", y, tuple(y for i in range(len(lasts)) if token(i) == y)
+        if variant != "tree-residual-not-updated":
+            r = residual(r, q)
+    return "correct", run.sample(run.draw(), r), ()
+
+
+def tree_law(m: Models, last, k: int, bonus_room: bool, variant: str, budget: Optional[list] = None) -> dict:
+    """The exact law ``{committed tokens: probability}`` of one tree block (SPEC 11), depth by
+    depth: given the accepted path, a depth depends only on its context and its candidates'
+    chains' last tokens (their next tokens are fresh draws after them), so each ``(depth,
+    context, last tokens)`` is enumerated once (:func:`_one_depth`) and the depths are chained by
+    a memoised recursion, not multiplied out path by path. The same law as
+    :func:`tree_block` (the correct rule and the mistakes whose draws are all fresh)."""
+    memo: dict = {}
+
+    def suffix(depth: int, context, lasts: tuple) -> dict:
+        key = (depth, context, lasts)
+        if key in memo:
+            return memo[key]
+        cands = tuple(x for x in lasts if x is None or x != m.eos) if depth < k else ()  # None: the empty prefix
+        out: dict = {}
+        if not cands:
+            if bonus_room or depth < k:
+                out = {(b,): pb for b, pb in enumerate(m.p(context)) if pb}
+            else:
+                out = {(): ONE}
+        else:
+            for (kind, y, nxt), chance in enumerate_block(_one_depth, m, context, cands, variant, budget=budget).items():
+                if kind == "correct" or y == m.eos:
+                    out[(y,)] = out.get((y,), ZERO) + chance
+                    continue
+                for rest, more in suffix(depth + 1, y, nxt).items():
+                    out[(y, *rest)] = out.get((y, *rest), ZERO) + chance * more
+        memo[key] = out
+        return out
+    return suffix(0, last, (last,) * m.drafts)
+
+
+_EAGER = {"tree-shared-draws", "tree-bonus-while-a-chain-goes-on"}
+"""Tree variants whose chains are drafted at once (shared uniforms, the shortest chain's length):
+enumerated path by path with :func:`tree_block`."""
+
+
+def _block_law(program: Callable, m: Models, key: tuple, variant: str, budget: list) -> dict:
+    """``{(committed tokens, carry): probability}`` of one block: :func:`tree_law` for mode tree's
+    fresh-draw variants, else :func:`enumerate_block` of ``program``."""
+    if program is tree_block and variant not in _EAGER:
+        last, _, k, bonus_room = key
+        return {(tokens, None): chance for tokens, chance in tree_law(m, last, k, bonus_room, variant, budget).items()}
+    return enumerate_block(program, m, *key, variant, budget=budget)
+
+
 # ---------------------------------------------------------------- whole sessions
 
 
@@ -505,7 +576,7 @@ def law_of_program(config: Config, program: Callable, variant: str = "", paths: 
         for (last, carry), weight in sorted(frontier.items(), key=lambda kv: (_key(kv[0][0]), _key(kv[0][1]))):
             key = (last, carry, k, length + k < m.limit)
             if key not in kernels:
-                kernels[key] = sorted(enumerate_block(program, m, *key, variant, budget=budget).items(),
+                kernels[key] = sorted(_block_law(program, m, key, variant, budget).items(),
                                       key=lambda kv: (kv[0][0], _key(kv[0][1])))
             for (tokens, nxt), chance in kernels[key]:
                 share = weight * float(chance)
