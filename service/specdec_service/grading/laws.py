@@ -480,7 +480,7 @@ def _one_depth(run: Path, m: Models, context, lasts: tuple, variant: str):
     return "correct", run.sample(run.draw(), r), ()
 
 
-def tree_law(m: Models, last, k: int, bonus_room: bool, variant: str, budget: Optional[list] = None) -> dict:
+def tree_law(m: Models, last, k: int, bonus_room: bool, variant: str, budget: list | None = None) -> dict:
     """The exact law ``{committed tokens: probability}`` of one tree block (SPEC 11), depth by
     depth: given the accepted path, a depth depends only on its context and its candidates'
     chains' last tokens (their next tokens are fresh draws after them), so each ``(depth,
@@ -501,7 +501,8 @@ def tree_law(m: Models, last, k: int, bonus_room: bool, variant: str, budget: Op
             else:
                 out = {(): ONE}
         else:
-            for (kind, y, nxt), chance in enumerate_block(_one_depth, m, context, cands, variant, budget=budget).items():
+            depth_law = enumerate_block(_one_depth, m, context, cands, variant, budget=budget)
+            for (kind, y, nxt), chance in depth_law.items():
                 if kind == "correct" or y == m.eos:
                     out[(y,)] = out.get((y,), ZERO) + chance
                     continue
