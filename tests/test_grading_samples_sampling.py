@@ -76,3 +76,23 @@ def test_distribution_grading_uses_the_processed_target_too():
     good = grade_distribution({"config": config, "m": 2, "samples": _samples(True)})
     bad = grade_distribution({"config": config, "m": 2, "samples": _samples(False, draft_processed=False)})
     assert good["passed"] and not bad["passed"]
+
+
+def test_a_mistake_is_named_from_its_law_over_the_processed_rows():
+    """Keeping the proposals after a rejection, with processed rows (p' and q'): its exact law is
+    computed from the processed rows (laws.decoding_rows), and it is named (N = 2000, seed 7)."""
+    target = planted.Processed(SAMPLER_MODULE.model_of("toy"), SAMPLING)
+    draft = planted.Processed(SAMPLER_MODULE.model_of("biased"), SAMPLING)
+    rng = random.Random(7)
+    samples = [planted.speculative_decode(target, draft, 3, 8, None, rng, "keep-after-rejection") for _ in range(N)]
+    report = grade_samples({"config": CONFIG, "samples": samples})
+    assert not report["passed"]
+    assert report["mistake"]["named"]["id"] == "keep-after-rejection", report["reason"]
+
+
+def test_the_routes_take_sampling(client):
+    body = {"config": CONFIG, "samples": _samples(True)[:500]}
+    response = client.post("/v1/grade/samples", json=body)
+    assert response.status_code == 200 and response.get_json()["passed"]
+    response = client.post("/v1/grade/distribution", json={**body, "config": {**CONFIG, "seed": 0}, "m": 2})
+    assert response.status_code == 200 and response.get_json()["passed"]
