@@ -436,7 +436,8 @@ def tree_block(run: Path, m: Models, last, carry, k: int, bonus_room: bool, vari
     chains = Chains(run, m, last, k, eager=shortest or variant == "tree-shared-draws",
                     shared=variant == "tree-shared-draws")
     end = min(len(c) for c in chains.tokens) if shortest else k
-    alive, out, context = list(range(m.drafts)), [], last
+    out: list[int] = []
+    alive, context = list(range(m.drafts)), last
     while True:
         depth = len(out)
         cands = [j for j in alive if chains.has(j, depth)] if depth < end else []
