@@ -417,6 +417,8 @@ def row_cases() -> tuple[list[str], list[list[Fraction]]]:
     rng = random.Random(9)
     rows = [list(R.TOY.start), *R.TOY.next.values(), list(R.BIASED.start), [Fraction(1, 4)] * 4,
             [Fraction(1, 2), Fraction(1, 4), Fraction(1, 4), Fraction(0)], [Fraction(1)] + [Fraction(0)] * 2]
+    for f in (2 ** 53 + 1, 2 ** 53 + 3):  # T = 2: the square root f / 2^54 is a tie between two float64s
+        rows.append([Fraction(f * f, 2 ** 108), 1 - Fraction(f * f, 2 ** 108)])
     for _ in range(60):
         size = rng.randint(2, 8)
         rows.append(R.normalised(rng.choice([0, rng.randint(1, 10 ** rng.randint(1, 6))]) or 1 for _ in range(size)))
@@ -620,7 +622,7 @@ def test_the_row_cases_hold_the_worked_example_of_section_9():
     example = [e for line, e in zip(ROW_LINES, ROW_EXPECTED) if line.startswith("P 1/2 2 4/5 - ")]
     assert example[:5] == [[Fraction(25, 34), Fraction(9, 34), 0], [0, 1, 0], [Fraction(121, 157), 0, Fraction(36, 157)],
                            [Fraction(1, 5), 0, Fraction(4, 5)], [1, 0, 0]]
-    assert len(ROW_LINES) == 68 * len(ROW_SETTINGS)
+    assert len(ROW_LINES) == 70 * len(ROW_SETTINGS)
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
