@@ -1,13 +1,26 @@
-"""docs/implementing.md: each language's snippet is extracted from the markdown and RUN against
-the JDK's SplittableRandom vectors (tests/fixtures/splittable_random.json) and the engine's own
-``sample`` and acceptance test on random inputs.
+"""docs/implementing.md: each language's snippets are extracted from the markdown, built into one
+program per language (once per session) and RUN:
 
-Each language gets a small driver (below, test code, not in the docs) appended to its snippet; the
-driver reads commands on stdin and prints one line each:
+- the primitives (SPEC 2-4) against the JDK's SplittableRandom vectors
+  (tests/fixtures/splittable_random.json) and the engine's own ``sample`` and acceptance test on
+  random inputs;
+- row processing (SPEC 9, the ``rows`` blocks) against the engine's ``process`` on 70 rows x 24
+  settings (SPEC 9's worked example among them, and exact ties of a square root);
+- block verification (SPEC 10, ``block``) and tree verification (SPEC 11, ``tree``) against every
+  block of the service's own traces (``POST /v1/runs``, built-in and custom models, EOS, limits,
+  widths 1-5, D = 1..4, and the SPEC 9 settings once the service takes ``sampling``).
+
+Each language gets a small driver (below, test code, not in the docs) appended to its snippets;
+the driver reads commands on stdin and prints one line each:
 
 - ``D seed n`` -> ``m hex``: the draw's 53-bit integer m = u * 2^53 and the raw value's 16 hex digits;
 - ``S u total w_0 ... w_k`` -> the index ``sample`` returns;
-- ``A u a b c d`` -> 1 if ``accepts(u, a/b, c/d)`` else 0.
+- ``A u a b c d`` -> 1 if ``accepts(u, a/b, c/d)`` else 0;
+- ``P T K P M w_0 ... w_k`` -> the processed weights (settings as ``num/den``, ``-`` when unset);
+- ``B`` / ``T width room drafts seed n last eos T K P M draft V p-table q-table`` -> one block of
+  mode block / tree from position n after token ``last`` (-1: the empty prefix), the tables'
+  rows raw (row 0 after the empty prefix, row c + 1 after token c) and processed by the driver:
+  ``tokens | w | h | tau | committed | next`` (block) or ``chains | tests | committed | next`` (tree).
 """
 
 import itertools
@@ -566,6 +579,9 @@ def build(language: str, root: Path) -> list[str]:
         return [shutil.which("java"), "-cp", str(root), "Driver"]
     if shutil.which("cc") is None:
         pytest.skip("cc (a C compiler) is not installed (bash .ci/run installs it): the C snippets cannot be compiled")
+    probe = subprocess.run([shutil.which("cc"), "-E", "-x", "c", "-"], input="#include <gmp.h>\n", capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip("GMP's headers (libgmp-dev) are not installed (bash .ci/run installs them): the C snippets cannot be compiled")
     (root / "program.c").write_text("\n".join(code) + C_DRIVER, encoding="utf-8")
     compiled = subprocess.run([shutil.which("cc"), "-std=gnu11", "-O1", "-Wall", "-Werror", "-o", "program", "program.c",
                                "-lgmp"], capture_output=True, text=True, cwd=root, timeout=300)
