@@ -8,7 +8,7 @@ program per language (once per session) and RUN:
   settings (SPEC 9's worked example among them, and exact ties of a square root);
 - block verification (SPEC 10, ``block``) and tree verification (SPEC 11, ``tree``) against every
   block of the service's own traces (``POST /v1/runs``, built-in and custom models, EOS, limits,
-  widths 1-5, D = 1..4, and the SPEC 9 settings once the service takes ``sampling``), and under
+  widths 1-5, D = 1..4, without and with seven SPEC 9 settings), and under
   five SPEC 9 settings against the second implementation (tests/spec_reference.py): proposals,
   tau, committed tokens and next positions.
 
@@ -527,8 +527,8 @@ def block_cases(client, sampling=None) -> tuple[list[str], list[str]]:
 
 REFERENCE_SAMPLINGS = [{"temperature": 0.5, "top_k": 2, "top_p": 0.8}, {"temperature": 0.7, "top_p": 0.9},
                        {"temperature": 2, "min_p": 0.2}, {"temperature": 1.3, "draft": "raw"}, {"temperature": 0}]
-"""SPEC 9 settings under which the block and tree snippets are held against tests/spec_reference.py
-(the service's traces do not take ``sampling`` yet)."""
+"""SPEC 9 settings under which the block and tree snippets are also held against
+tests/spec_reference.py (a second opinion beside the service's traces)."""
 
 
 def reference_cases() -> tuple[list[str], list[str]]:
@@ -576,17 +576,19 @@ def client():
     return create_app({"TESTING": True}).test_client()
 
 
+TRACE_SAMPLINGS = ROW_SETTINGS[:6] + [{"temperature": 0.7, "draft": "raw"}]
+"""SPEC 9 settings the block and tree traces are also taken under (and without ``sampling``)."""
+
+
 @pytest.fixture(scope="module")
 def trace_cases(client):
-    """The block and tree cases from the service's traces; with every SPEC 9 setting of
-    ``ROW_SETTINGS`` too when the service takes ``sampling`` (not yet: the runs without)."""
+    """The block and tree cases from the service's traces: without ``sampling`` and under each of
+    ``TRACE_SAMPLINGS``."""
     lines, expected = block_cases(client)
-    probe = client.post("/v1/runs", json={"config": {"draft": "biased", "sampling": {"top_k": 2}}})
-    if probe.status_code == 200:
-        for settings in ROW_SETTINGS[:6] + [{"temperature": 0.7, "draft": "raw"}]:
-            more = block_cases(client, settings)
-            lines += more[0]
-            expected += more[1]
+    for settings in TRACE_SAMPLINGS:
+        more = block_cases(client, settings)
+        lines += more[0]
+        expected += more[1]
     return lines, expected
 
 
@@ -698,6 +700,10 @@ def test_the_trace_cases_cover_both_modes_and_their_branches(trace_cases):
     # the worked examples (SPEC 10 and 11) are cases: their answers as SPEC states them
     assert "0 1 | 5/8 1 | 4/9 1 | 2 | 0 1 0 | 5" in expected
     assert "0,0 1,0 | 1:1:0:0 1:2:1:1 2:2:0:1 | 1 0 0 | 8" in expected
+    # every SPEC 9 setting of TRACE_SAMPLINGS is there, in both modes (the rows processed by the drivers)
+    heads = {(line[0], " ".join(line.split()[8:13])) for line in lines}
+    assert {("B", "- - - - processed"), ("T", "1/2 2 4/5 - processed"), ("B", "7/10 - - - raw"),
+            ("T", "0/1 - - - processed")} <= heads and len(heads) == 2 * (1 + len(TRACE_SAMPLINGS))
 
 
 REFERENCE_LINES, REFERENCE_EXPECTED = reference_cases()
