@@ -5,7 +5,7 @@
 
 /** Settings of a new page: the explainer's first experiment (toy target, aligned draft, seed 0). */
 export const DEFAULTS = Object.freeze({
-  target: "toy", draft: "aligned", mode: "speculative", width: "3", seed: "0", limit: "8", eos: "",
+  target: "toy", draft: "aligned", mode: "speculative", width: "3", seed: "0", limit: "8", eos: "", drafts: "1",
 });
 
 /** A custom model to start editing from: the toy target's table (SPEC section 1). */
@@ -15,20 +15,23 @@ export const CUSTOM_EXAMPLE = `{
   "next": {"A": [0.2, 0.6, 0.2], "B": [0.55, 0.15, 0.3], "C": [0.25, 0.25, 0.5]}
 }`;
 
-const FIELDS = ["target", "draft", "mode", "width", "seed", "limit", "eos"];
+const FIELDS = ["target", "draft", "mode", "width", "seed", "limit", "eos", "drafts"];
+const TREE_ONLY = ["drafts"]; // read by mode tree alone (SPEC 11): sent and kept in the URL only there
 const MODEL_FIELDS = ["target", "draft"];
 const BUILTIN = { target: ["toy"], draft: ["aligned", "biased"] };
 const $ = (id) => document.getElementById(id);
 
 /**
- * The settings in the form: {target, draft, mode, width, seed, limit, eos}, each a string;
- * a custom model is its JSON text (it starts with "{").
+ * The settings in the form: {target, draft, mode, width, seed, limit, eos, drafts}, each a string;
+ * a custom model is its JSON text (it starts with "{"). Outside mode tree `drafts` is its default
+ * (the field is hidden there, and no other mode reads it).
  */
 export function readForm() {
   const settings = {};
   for (const name of FIELDS) {
     settings[name] = $(name).value;
   }
+  if (settings.mode !== "tree") for (const name of TREE_ONLY) settings[name] = DEFAULTS[name];
   for (const name of MODEL_FIELDS) {
     if (settings[name] === "custom") settings[name] = $(`${name}-json`).value.trim();
   }
@@ -38,7 +41,7 @@ export function readForm() {
 /** Put settings into the form (built-in names select themselves, JSON goes to the editor). */
 export function writeForm(settings) {
   for (const name of FIELDS) {
-    const value = settings[name];
+    const value = settings[name] ?? DEFAULTS[name];
     if (MODEL_FIELDS.includes(name) && !BUILTIN[name].includes(value)) {
       $(name).value = "custom";
       $(`${name}-json`).value = value;
@@ -50,7 +53,7 @@ export function writeForm(settings) {
   describeMode();
 }
 
-/** Each mode in plain words (shown under the Mode field; SPEC sections 4, 5 and 10). */
+/** Each mode in plain words (shown under the Mode field; SPEC sections 4, 5, 10 and 11). */
 export const MODE_WORDS = {
   speculative: "Speculative sampling: the target checks the proposals one at a time, keeps each with probability "
     + "min(1, p/q), and replaces the first rejected one by a token drawn from the leftover probability.",
@@ -60,11 +63,15 @@ export const MODE_WORDS = {
   block: "Block verification: the proposals are judged together. Each gets a threshold and a draw, and the last draw "
     + "below its threshold decides how many are kept, so a proposal can be kept although its own draw fails. Same "
     + "output distribution as speculative sampling, never fewer proposals kept on average.",
+  tree: "Several drafts: the draft proposes several chains at once, drawn as a tree. Depth by depth their tokens are "
+    + "tested in turn against what is left of the target's probability after each rejection, so a second chain gets a "
+    + "second chance where the first fails. Same output distribution as speculative sampling.",
 };
 
-/** Say the selected mode in plain words under the Mode field. */
+/** Say the selected mode in plain words under the Mode field; show the Drafts field in mode tree alone. */
 export function describeMode() {
   $("mode-help").textContent = MODE_WORDS[$("mode").value] || "";
+  $("drafts-field").hidden = $("mode").value !== "tree";
 }
 
 /** Show the JSON editor of each model set to custom (filled with an example when empty). */
@@ -107,6 +114,10 @@ export function configText(settings) {
   for (const name of ["width", "seed", "limit"]) {
     const value = numberOrText(settings[name]);
     if (value !== null || name === "seed") parts.push(`${JSON.stringify(name)}: ${value}`);
+  }
+  if (settings.mode === "tree") {
+    const value = numberOrText(settings.drafts ?? DEFAULTS.drafts);
+    if (value !== null) parts.push(`"drafts": ${value}`);
   }
   parts.push(`"eos": ${settings.eos === "" ? "null" : JSON.stringify(settings.eos)}`);
   return `{${parts.join(", ")}}`;
@@ -250,7 +261,7 @@ function markRow(field, editor, pointer) {
  */
 export function toFragment(settings, view) {
   const params = new URLSearchParams();
-  for (const name of FIELDS) params.set(name, settings[name]);
+  for (const name of FIELDS) if (settings.mode === "tree" || !TREE_ONLY.includes(name)) params.set(name, settings[name] ?? DEFAULTS[name]);
   params.set("blocks", String(view.blocks));
   if (view.proposal) params.set("proposal", "1");
   if (view.end) params.set("end", "1");
@@ -267,6 +278,7 @@ export function fromFragment(fragment) {
   const params = new URLSearchParams(fragment.replace(/^#/, ""));
   const settings = {};
   for (const name of FIELDS) settings[name] = params.has(name) ? params.get(name) : DEFAULTS[name];
+  if (settings.mode !== "tree") for (const name of TREE_ONLY) settings[name] = DEFAULTS[name];
   const count = (name) => {
     const value = Number.parseInt(params.get(name) || "0", 10);
     return Number.isFinite(value) && value > 0 ? value : 0;
