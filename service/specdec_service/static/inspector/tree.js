@@ -72,8 +72,8 @@ function treeItem(node, pending, end) {
   const children = node.children.map((child) => treeItem(child, pending, end));
   if (!pending && fate === "accepted" && end && end.depth === node.depth + 1) children.push(endItem(end));
   return el("li", { className: `tree-item ${fate}${fate === "accepted" ? " on-path" : ""}` },
-    el("div", { className: "tree-node" }, label,
-      el("span", { className: "tree-chains" }, chainWords(node.chains)),
+    el("div", { className: "tree-node" }, label, " ",
+      el("span", { className: "tree-chains" }, chainWords(node.chains)), pending ? null : " ",
       pending ? null : el("span", { className: `tree-fate ${fate}` }, NODE_WORDS[fate],
         tests.length ? el("span", { className: "tree-tests-said" }, ` (${tests.join(", ")})`) : null)),
     children.length ? el("ul", {}, children) : null);
@@ -82,7 +82,7 @@ function treeItem(node, pending, end) {
 /** The correction or bonus that ends the committed path, drawn as the path's last node. */
 function endItem(end) {
   return el("li", { className: "tree-item on-path tree-end" },
-    el("div", { className: "tree-node" }, markedToken(end.token, end.how),
+    el("div", { className: "tree-node" }, markedToken(end.token, end.how), " ",
       el("span", { className: `tree-fate ${end.how}` }, end.how === "bonus" ? "bonus" : "correction",
         el("span", { className: "tree-end-words" }, end.how === "bonus" ? ": from the target, not drafted" : ": drawn from the last r, not drafted"))));
 }
@@ -124,7 +124,7 @@ export function proposal({ list, table, summary }, proposalJson, pending, blockN
     ? `Drafted, not committed: ${chains.length} chain${chains.length === 1 ? "" : "s"} (${tokens} tokens, dashed, marked ?), waiting for Verify; the Draft tree shows them merged where they agree.`
     : `Block ${blockNumber}'s proposal: ${chains.length} chain${chains.length === 1 ? "" : "s"}, ${tokens} drafted tokens.`;
   list.append(el("li", { className: "tree-chains-list" }, chains.map((chain, c) => el("span", { className: "chain-line" },
-    `chain ${c + 1}: `, chain.map((t) => (pending ? markedToken(t, "uncommitted") : token(t)))))));
+    `chain ${c + 1}: `, chain.flatMap((t, i) => [i ? " " : null, pending ? markedToken(t, "uncommitted") : token(t)])))));
   for (const step of proposalJson.steps) table.tBodies[0].append(stepRow(step, `chain ${step.chain}, proposal ${step.index}`));
   table.hidden = false;
 }
@@ -196,8 +196,8 @@ function testItem(t, last) {
   const [short, long] = testReason(t, last);
   return el("li", { className: `verify tree-test ${verdict}` },
     el("div", { className: "verify-head" },
-      el("span", { className: "index" }, `test ${t.number}: chain ${t.chain}'s`),
-      token(t.token),
+      el("span", { className: "index" }, `test ${t.number}: chain ${t.chain}'s`), " ",
+      token(t.token), " ",
       el("strong", { className: `verdict ${verdict}` }, t.accepted ? "\u2713 " : "\u2717 ", verdict)),
     el("dl", { className: "block-numbers tree-numbers" },
       el("div", {}, el("dt", {}, `r(${t.token})`), el("dd", { className: "r-token" }, num(t.r_token))),
