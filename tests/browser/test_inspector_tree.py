@@ -261,3 +261,25 @@ def test_axe_and_no_overflow_in_mode_tree(browser, live_url, artefacts_dir, widt
         ins.assert_no_console_errors()
     finally:
         context.close()
+
+
+def test_analysis_sweeps_the_number_of_drafts(inspector, live_url):
+    """In mode tree the Analysis adds the service's sweep over D and width (one block from the empty
+    prefix, no limit; SPEC 11: 407/200 for one draft, 349449/160000 for two at width 2), decimal first,
+    a short fraction beside it and a long one in the tooltip; these settings' row and cell marked."""
+    result = post(live_url, "/v1/analysis", {"config": EXAMPLE, "widths": list(range(1, 9))})
+    sweep = {(s["drafts"], s["width"]): s for s in result["tree_sweep"]}
+    assert sweep[(1, 2)]["committed_per_pass_exact"] == "407/200" and sweep[(2, 2)]["committed_per_pass_exact"] == "349449/160000"
+    ins = inspector.open(EXAMPLE_LINK + "&analysis=1")
+    table = ins.page.locator("table.tree-sweep")
+    expect(table).to_be_visible()
+    expect(table.locator("tbody th")).to_have_text([str(d) for d in range(1, 9)])
+    expect(table.locator("tr[data-drafts='1'] td[data-width='2']")).to_have_text("2.035 (407/200)")
+    expect(table.locator("tr[data-drafts='2'] td[data-width='2']")).to_have_text("2.1841 (349449/160000) (these settings)")
+    three = sweep[(3, 2)]
+    cell = table.locator("tr[data-drafts='3'] td[data-width='2'] span.num").first
+    expect(cell).to_have_text(fmt(three["committed_per_pass"]))
+    expect(cell).to_have_attribute("title", three["committed_per_pass_exact"])
+    expect(table.locator("tr.current")).to_have_attribute("data-drafts", "2")
+    expect(ins.page.locator(".analysis-compare")).to_contain_text("no closed form for several drafts")
+    ins.assert_no_console_errors()

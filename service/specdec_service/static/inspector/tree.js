@@ -300,3 +300,38 @@ export function draws(block) {
 export function verdict(block, number) {
   return `Block ${number}: ${testsWords(block)}; ${endWords(block)}. Committed ${block.committed.join(" ")}.`;
 }
+
+/** A decimal with its exact fraction beside it when the fraction is short, else in the tooltip alone. */
+function shortExact(value, exact) {
+  if (exact && exact.length <= 13) return exactNumber(value, exact);
+  return el("span", { className: "num with-exact", title: exact || String(value) }, fmt(value));
+}
+
+/**
+ * The Analysis' sweep over the number of drafts (the `tree_sweep` member of POST /v1/analysis in
+ * mode tree; one block from the empty prefix with no limit, docs/analysis.md): per D (rows) and
+ * width (columns) the exact expected committed tokens per target pass,
+ * decimal first and the fraction as secondary text; the settings' D and width marked. Null when absent.
+ */
+export function analysisTreeSweep(sweep, config) {
+  if (!Array.isArray(sweep) || !sweep.length) return null;
+  const widths = [...new Set(sweep.map((s) => s.width))].sort((a, b) => a - b);
+  const drafts = [...new Set(sweep.map((s) => s.drafts))].sort((a, b) => a - b);
+  const at = new Map(sweep.map((s) => [`${s.drafts}:${s.width}`, s]));
+  const table = el("table", { className: "tree-sweep" },
+    el("caption", {}, "One block from the empty prefix, no limit: committed tokens per target pass by number of drafts (rows) "
+      + "and width (columns), exact (fractions of up to 13 characters shown, every one in the cell's tooltip); "
+      + "more drafts give each depth more candidates"),
+    el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "drafts"), widths.map((w) => el("th", { scope: "col" }, `width ${w}`)))),
+    el("tbody", {}, drafts.map((d) => el("tr", { "data-drafts": String(d), className: d === config.drafts ? "current" : "" },
+      el("th", { scope: "row" }, String(d)),
+      widths.map((w) => {
+        const s = at.get(`${d}:${w}`);
+        const here = d === config.drafts && w === config.width;
+        return el("td", { "data-width": String(w), className: here ? "here" : "" },
+          s ? shortExact(s.committed_per_pass, s.committed_per_pass_exact) : "none",
+          here ? el("span", { className: "visually-hidden" }, " (these settings)") : null);
+      })))));
+  return el("div", { className: "table-scroll analysis-tree", tabindex: "0", role: "group",
+    "aria-label": "Committed tokens per pass by drafts and width (scrolls sideways)" }, table);
+}
