@@ -31,8 +31,9 @@ COUNTER_NAMES = (
 )
 """The work counters of SPEC section 7, in order."""
 
-CONFIG_KEYS = ("target", "draft", "mode", "width", "seed", "limit", "eos", "drafts")
-"""The session settings of SPEC section 8 (``drafts``: SPEC section 11, mode tree)."""
+CONFIG_KEYS = ("target", "draft", "mode", "width", "seed", "limit", "eos", "sampling", "drafts")
+"""The session settings of SPEC section 8 (``sampling``: SPEC section 9; ``drafts``: SPEC section
+11, mode tree)."""
 
 ModelRef = Union[str, Mapping[str, Any]]
 """A model in a config: a built-in name (``"toy"``, ``"aligned"``,
@@ -383,6 +384,8 @@ class Config(Record):
     are built-in names or custom tables; ``mode`` ``"speculative"``,
     ``"greedy"``, ``"autoregressive"``, ``"block"`` (SPEC 10) or ``"tree"`` (SPEC 11); ``width`` 1-16;
     ``seed`` 0..2^53-1; ``limit`` 1-256; ``eos`` a token label or ``None``;
+    ``sampling`` the sampling parameters (SPEC 9) as a mapping, e.g. ``{"temperature": 0.5,
+    "top_k": 2}``, or ``None`` (not sent: nothing processed);
     ``drafts`` 1-8 draft chains (mode ``"tree"``, SPEC 11) or ``None``
     (not sent: the service's default 1). The service validates them (HTTP
     422 names each bad field)."""
@@ -395,6 +398,7 @@ class Config(Record):
     limit: int = 8
     eos: Optional[str] = None
     drafts: Optional[int] = None
+    sampling: Optional[Mapping[str, Any]] = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Config":
@@ -407,7 +411,8 @@ class Config(Record):
         """What was sent/received, or every setting in SPEC section 8 order."""
         if self.raw is not None:
             return copy.deepcopy(self.raw)
-        return {k: _jsonable(getattr(self, k)) for k in CONFIG_KEYS if k != "drafts" or self.drafts is not None}
+        return {k: _jsonable(getattr(self, k)) for k in CONFIG_KEYS
+                if k not in ("drafts", "sampling") or getattr(self, k) is not None}
 
     def replace(self, **changes: Any) -> "Config":
         """A new config with ``changes``; unknown names raise
