@@ -30,6 +30,7 @@ const model = {
   selected: 0,
   divergence: null,
   builtinVocab: {},
+  builtinModels: {}, // name -> {vocab, start, next}: the raw rows shown beside processed ones (SPEC 9)
   invalid: null, // the API's 422 on these settings (Draft, Verify, Step and Run wait until they are mended)
   story: 0, // the guided story's step (0: free exploration)
   projector: false,
@@ -168,7 +169,23 @@ function shownBlockNumber() {
   return model.pending ? 0 : model.blocks.length;
 }
 
+/** A model's raw row (SPEC 1: the start row, or the row after `context`) for `role` target or draft, or null. */
+function rawRow(role, context) {
+  const setting = model.settings[role];
+  let table = model.builtinModels[setting];
+  if (setting.startsWith("{")) {
+    try {
+      table = JSON.parse(setting);
+    } catch (error) {
+      return null;
+    }
+  }
+  const row = !table ? null : context === null || context === undefined ? table.start : table.next && table.next[context];
+  return Array.isArray(row) ? row.map(Number) : null;
+}
+
 function render() {
+  R.setRawRows(S.samplingText(model.settings) ? { row: rawRow, draftRaw: model.settings.draft_rows === "raw" } : null);
   // a shorter page must not pull the view up under the pointer (a click between mousedown and
   // mouseup would land elsewhere): the page keeps at least the height that shows what is on screen
   document.body.style.minHeight = `${Math.ceil(window.scrollY + window.innerHeight)}px`;
@@ -216,7 +233,8 @@ function stepDone(current) {
 function settingsWords(settings) {
   const model_ = (v) => (v.startsWith("{") ? "custom" : v);
   const drafts = settings.mode === "tree" ? ` · ${settings.drafts} drafts` : "";
-  return `Target ${model_(settings.target)} · draft ${model_(settings.draft)} · ${settings.mode}${drafts} · width ${settings.width} · seed ${settings.seed} · limit ${settings.limit}`;
+  const sampling = S.samplingWords(settings);
+  return `Target ${model_(settings.target)} · draft ${model_(settings.draft)} · ${settings.mode}${drafts} · width ${settings.width} · seed ${settings.seed} · limit ${settings.limit}${sampling ? ` · ${sampling}` : ""}`;
 }
 
 /** The story card, the page mode buttons and which regions are shown. */
@@ -575,6 +593,7 @@ async function showReference(config, divergence) {
     draft: typeof config.draft === "string" ? config.draft : JSON.stringify(config.draft, null, 1),
     mode: config.mode, width: String(config.width), seed: String(config.seed), limit: String(config.limit), eos: config.eos ?? "",
     drafts: String(config.drafts ?? S.DEFAULTS.drafts),
+    ...S.samplingSettings(config.sampling),
   };
   S.writeForm(settings);
   newSession(settings);
@@ -605,7 +624,10 @@ async function main() {
   analysis = setupAnalysis({ enqueue, settings: () => S.readForm(), changed: () => { pushView(); renderStory(); }, verdict: showVerdict });
   try {
     const { models } = await api.models();
-    for (const m of models) model.builtinVocab[m.name] = m.vocab;
+    for (const m of models) {
+      model.builtinVocab[m.name] = m.vocab;
+      model.builtinModels[m.name] = m;
+    }
   } catch (error) {
     report(error);
   }

@@ -122,6 +122,36 @@ export function proposal({ list, table, summary }, proposalJson, vocab, pending,
   table.hidden = false;
 }
 
+// ------------------------------------------------------------------ raw rows beside processed ones (SPEC 9)
+
+let rawRows = null;
+
+/**
+ * With sampling parameters (SPEC 9) the trace's rows are processed; main.js sets here where the
+ * models' raw rows are read ({row(role, context) -> row or null, draftRaw}), or null without sampling.
+ */
+export function setRawRows(lookup) {
+  rawRows = lookup;
+}
+
+/**
+ * The model rows of a p/q table: "target p" and "draft q" as the trace gives them; with sampling
+ * parameters also the raw rows beside the processed ones: target p (raw), target p′ (processed),
+ * and draft q (raw) with draft q′ (processed), or, with draft rows raw, the one raw q drafted from.
+ */
+export function modelRows(p, q, context, cell) {
+  const tr = (className, name, row) => el("tr", { className }, el("th", { scope: "row" }, name), row.map(cell));
+  if (!rawRows) return [tr("row-p", "target p", p), tr("row-q", "draft q", q)];
+  const rows = [];
+  const rawP = rawRows.row("target", context);
+  if (rawP) rows.push(tr("row-raw row-p-raw", "target p (raw)", rawP));
+  rows.push(tr("row-p row-processed", "target p\u2032 (processed)", p));
+  if (rawRows.draftRaw) return [...rows, tr("row-q", "draft q (raw, drafted from)", q)];
+  const rawQ = rawRows.row("draft", context);
+  if (rawQ) rows.push(tr("row-raw row-q-raw", "draft q (raw)", rawQ));
+  return [...rows, tr("row-q row-processed", "draft q\u2032 (processed)", q)];
+}
+
 /** A cell of the p/q table: the number and a small bar (a signed bar for p - q, its positive part highlighted). */
 function pqCell(value, { signed = false } = {}) {
   if (!signed) return el("td", {}, num(value), bar(value, { className: "mini", label: "" }));
@@ -140,10 +170,7 @@ function pqCell(value, { signed = false } = {}) {
  */
 export function pqTable(vocab, v, correction) {
   const diff = v.p.map((p, i) => p - v.q[i]);
-  const rows = [
-    el("tr", { className: "row-p" }, el("th", { scope: "row" }, "target p"), v.p.map((x) => pqCell(x))),
-    el("tr", { className: "row-q" }, el("th", { scope: "row" }, "draft q"), v.q.map((x) => pqCell(x))),
-  ];
+  const rows = modelRows(v.p, v.q, v.context, (x) => pqCell(x));
   if (v.ratio !== null) {
     rows.push(el("tr", { className: "row-diff" }, el("th", { scope: "row" }, "p \u2212 q"), diff.map((x) => pqCell(x, { signed: true }))));
     if (correction) {

@@ -6,6 +6,7 @@
 /** Settings of a new page: the explainer's first experiment (toy target, aligned draft, seed 0). */
 export const DEFAULTS = Object.freeze({
   target: "toy", draft: "aligned", mode: "speculative", width: "3", seed: "0", limit: "8", eos: "", drafts: "1",
+  temperature: "", top_k: "", top_p: "", min_p: "", draft_rows: "",
 });
 
 /** A custom model to start editing from: the toy target's table (SPEC section 1). */
@@ -15,7 +16,9 @@ export const CUSTOM_EXAMPLE = `{
   "next": {"A": [0.2, 0.6, 0.2], "B": [0.55, 0.15, 0.3], "C": [0.25, 0.25, 0.5]}
 }`;
 
-const FIELDS = ["target", "draft", "mode", "width", "seed", "limit", "eos", "drafts"];
+const SAMPLING = { temperature: "temperature", top_k: "top_k", top_p: "top_p", min_p: "min_p", draft_rows: "draft" };
+/** The sampling fields (SPEC 9) and their keys in the config's `sampling` object; empty means not set, so unsent. */
+const FIELDS = ["target", "draft", "mode", "width", "seed", "limit", "eos", "drafts", ...Object.keys(SAMPLING)];
 const TREE_ONLY = ["drafts"]; // read by mode tree alone (SPEC 11): sent and kept in the URL only there
 const MODEL_FIELDS = ["target", "draft"];
 const BUILTIN = { target: ["toy"], draft: ["aligned", "biased"] };
@@ -51,6 +54,7 @@ export function writeForm(settings) {
   }
   showCustomEditors();
   describeMode();
+  if (samplingText(settings)) $("sampling-details").open = true; // a set sampling parameter is never hidden
 }
 
 /** Each mode in plain words (shown under the Mode field; SPEC sections 4, 5, 10 and 11). */
@@ -89,6 +93,38 @@ function numberOrText(text) {
   return /^-?\d+$/.test(trimmed) ? trimmed : JSON.stringify(trimmed);
 }
 
+/** A decimal as written (the service reads it exactly, SPEC 9), or the text as a string for the API's own error. */
+function decimalOrText(text) {
+  const trimmed = text.trim();
+  if (trimmed === "") return null;
+  return /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(trimmed) ? trimmed : JSON.stringify(trimmed);
+}
+
+/** The `sampling` object's JSON text of these settings (SPEC 9), or null when no sampling field is set. */
+export function samplingText(settings) {
+  const parts = [];
+  for (const [name, key] of Object.entries(SAMPLING)) {
+    const text = String(settings[name] ?? "");
+    const value = name === "draft_rows" ? (text === "" ? null : JSON.stringify(text)) : decimalOrText(text);
+    if (value !== null) parts.push(`${JSON.stringify(key)}: ${value}`);
+  }
+  return parts.length ? `{${parts.join(", ")}}` : null;
+}
+
+/** The form's sampling settings of a config's `sampling` object (a graded trace's), unset ones empty. */
+export function samplingSettings(sampling) {
+  const settings = {};
+  for (const [name, key] of Object.entries(SAMPLING)) settings[name] = sampling && sampling[key] !== undefined ? String(sampling[key]) : "";
+  return settings;
+}
+
+/** The sampling settings in words ("T 0.5 · top-k 2 · draft rows raw"), or "" when none is set. */
+export function samplingWords(settings) {
+  const words = { temperature: "T", top_k: "top-k", top_p: "top-p", min_p: "min-p", draft_rows: "draft rows" };
+  return Object.keys(SAMPLING).filter((name) => String(settings[name] ?? "").trim() !== "")
+    .map((name) => `${words[name]} ${String(settings[name]).trim()}`).join(" \u00b7 ");
+}
+
 /**
  * The config as JSON text for the API. A custom model is embedded as the text the user wrote
  * (so its decimals reach the service unrounded); a model that is not JSON throws a
@@ -120,6 +156,8 @@ export function configText(settings) {
     if (value !== null) parts.push(`"drafts": ${value}`);
   }
   parts.push(`"eos": ${settings.eos === "" ? "null" : JSON.stringify(settings.eos)}`);
+  const sampling = samplingText(settings);
+  if (sampling) parts.push(`"sampling": ${sampling}`);
   return `{${parts.join(", ")}}`;
 }
 
@@ -149,6 +187,10 @@ export class LocalFieldError extends Error {
 export function fieldOfPointer(pointer) {
   const parts = String(pointer || "").replace(/^#\//, "").split("/");
   while (parts.length && (parts[0] === "state" || parts[0] === "config" || parts[0] === "")) {
+    if (parts[0] === "config" && parts[1] === "sampling") {
+      const name = Object.keys(SAMPLING).find((field) => SAMPLING[field] === parts[2]);
+      return name || "config";
+    }
     if (parts[0] === "config") return FIELDS.includes(parts[1]) ? parts[1] : "config";
     parts.shift();
   }
@@ -175,6 +217,7 @@ export function showFieldErrors(errors) {
   const marked = new Set();
   for (const error of errors) {
     const field = error.field || fieldOfPointer(error.pointer);
+    if (field in SAMPLING) $("sampling-details").open = true; // the field in error is never folded away
     const slot = $(`${field}-error`);
     const line = document.createElement("span");
     line.className = "error-line";
@@ -261,7 +304,11 @@ function markRow(field, editor, pointer) {
  */
 export function toFragment(settings, view) {
   const params = new URLSearchParams();
-  for (const name of FIELDS) if (settings.mode === "tree" || !TREE_ONLY.includes(name)) params.set(name, settings[name] ?? DEFAULTS[name]);
+  for (const name of FIELDS) {
+    if (TREE_ONLY.includes(name) && settings.mode !== "tree") continue;
+    if (name in SAMPLING && String(settings[name] ?? "") === "") continue; // unset: no key, so older links stay as they were
+    params.set(name, settings[name] ?? DEFAULTS[name]);
+  }
   params.set("blocks", String(view.blocks));
   if (view.proposal) params.set("proposal", "1");
   if (view.end) params.set("end", "1");

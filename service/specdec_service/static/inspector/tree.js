@@ -7,7 +7,7 @@
 // nothing, they show what the service decided. render.js and main.js call in here through
 // small hooks (isTree, isTreeProposal).
 
-import { bar, contextLabel, el, fmt, markedToken, num, token } from "./render.js";
+import { bar, contextLabel, el, fmt, markedToken, modelRows, num, token } from "./render.js";
 
 /** Whether a proposal is a tree proposal (it has `chains`; SPEC 11.1). */
 export function isTreeProposal(proposal) {
@@ -161,8 +161,7 @@ function depthTable(vocab, tests, correction) {
   const rCell = (x, exact, tested) => el("td", { className: tested ? "tested" : "" }, exactNumber(x, exact),
     tested ? el("span", { className: "visually-hidden" }, " (the candidate tested)") : null);
   const rows = [
-    el("tr", { className: "row-p" }, el("th", { scope: "row" }, "target p"), first.p.map(cell)),
-    el("tr", { className: "row-q" }, el("th", { scope: "row" }, "draft q"), first.q.map(cell)),
+    ...modelRows(first.p, first.q, first.context, cell),
     ...tests.map((t, i) => el("tr", { className: `row-r ${t.accepted ? "accepted" : "rejected"}` },
       el("th", { scope: "row" }, `r, test ${t.number}${i === 0 ? " (= p)" : ""}`),
       t.r.map((x, j) => rCell(x, t.r_exact ? t.r_exact[j] : null, vocab[j] === t.token)))),
