@@ -74,6 +74,7 @@ def test_the_worked_example_shows_processed_rows_beside_raw_ones(inspector, live
     assert found["target p\u2032 (processed)"] == [fmt(x) for x in first["p"]]
     assert found["draft q (raw)"] == RAW_Q
     assert found["draft q\u2032 (processed)"] == [fmt(x) for x in first["q"]] == ["1", "0", "0"]
+    assert found["p\u2032 \u2212 q\u2032"] == ["\u22120.2647", "+0.2647", "0"]  # the difference of the rows used: 25/34 - 1, 9/34 - 0
     expect(page.locator("#verification .verdict").first).to_have_text(
         "\u2713 accepted" if first["accepted"] else "\u2717 rejected")
     assert ins.output() == block["committed"]
@@ -95,6 +96,7 @@ def test_draft_rows_raw_shows_the_one_row_drafted_from(inspector, live_url):
     found = rows(ins.page.locator("#verification > li").first, ins.page)
     assert list(found) [:3] == ["target p (raw)", "target p\u2032 (processed)", "draft q (raw, drafted from)"]
     assert found["draft q (raw, drafted from)"] == RAW_Q
+    assert "p\u2032 \u2212 q" in found
     assert "draft q\u2032 (processed)" not in found
     assert ins.output() == block["committed"]
     ins.assert_no_console_errors()

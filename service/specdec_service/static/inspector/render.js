@@ -172,7 +172,9 @@ export function pqTable(vocab, v, correction) {
   const diff = v.p.map((p, i) => p - v.q[i]);
   const rows = modelRows(v.p, v.q, v.context, (x) => pqCell(x));
   if (v.ratio !== null) {
-    rows.push(el("tr", { className: "row-diff" }, el("th", { scope: "row" }, "p \u2212 q"), diff.map((x) => pqCell(x, { signed: true }))));
+    // with sampling parameters the difference is of the rows used: p′ and q′ (or the raw q drafted from)
+    const diffName = !rawRows ? "p \u2212 q" : rawRows.draftRaw ? "p\u2032 \u2212 q" : "p\u2032 \u2212 q\u2032";
+    rows.push(el("tr", { className: "row-diff" }, el("th", { scope: "row" }, diffName), diff.map((x) => pqCell(x, { signed: true }))));
     if (correction) {
       rows.push(el("tr", { className: "row-correction" }, el("th", { scope: "row" }, "correction"),
         correction.distribution.map((x) => pqCell(x))));
