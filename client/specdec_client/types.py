@@ -31,9 +31,9 @@ COUNTER_NAMES = (
 )
 """The work counters of SPEC section 7, in order."""
 
-CONFIG_KEYS = ("target", "draft", "mode", "width", "seed", "limit", "eos", "drafts", "sampling")
-"""The session settings of SPEC section 8 (``drafts``: SPEC section 11, mode tree; ``sampling``:
-SPEC section 9)."""
+CONFIG_KEYS = ("target", "draft", "mode", "width", "seed", "limit", "eos", "sampling", "drafts")
+"""The session settings of SPEC section 8, in the order a trace echoes them (``sampling``: SPEC
+section 9; ``drafts``: SPEC section 11, mode tree)."""
 
 SAMPLING_KEYS = ("temperature", "top_k", "top_p", "min_p", "draft")
 """The sampling parameters of SPEC section 9, in the order they are applied (``draft`` last:
