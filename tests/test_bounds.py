@@ -12,6 +12,7 @@ from specdec_service.engine import InvalidInput, draw_slice, parse_config, parse
 from specdec_service.engine.bounds import (
     MAX_CELLS, MAX_COUNTER, MAX_DRAFTS, MAX_DRAWS_SLICE, MAX_LABEL, MAX_LIMIT, MAX_M, MAX_POSITION, MAX_SAMPLES,
     MAX_SEED, MAX_TRACES, MAX_VOCAB, MAX_WIDTH, MIN_DRAFTS, MIN_LABEL, MIN_LIMIT, MIN_VOCAB, MIN_WIDTH,
+    MAX_TOP_K, MIN_TOP_K,
 )
 from specdec_service.grading import grade_distribution, grade_many
 
@@ -38,6 +39,7 @@ CONTRACT = [  # (where in the contract, JSON Schema keyword pair, (low, high))
     (SCHEMAS["StateIn"]["properties"]["position"], ("minimum", "maximum"), (0, MAX_POSITION)),
     (SCHEMAS["CountersIn"]["properties"]["draws"], ("minimum", "maximum"), (0, MAX_COUNTER)),
     (SCHEMAS["ConfigIn"]["properties"]["drafts"], ("minimum", "maximum"), (MIN_DRAFTS, MAX_DRAFTS)),
+    (SCHEMAS["ConfigIn"]["properties"]["sampling"]["properties"]["top_k"], ("minimum", "maximum"), (MIN_TOP_K, MAX_TOP_K)),
     # ProposalIn is a oneOf of its two whole forms: tokens, or (mode tree, SPEC 11) chains
     (SCHEMAS["ProposalTokensIn"]["properties"]["tokens"], ("minItems", "maxItems"), (0, MAX_WIDTH)),
     (SCHEMAS["ProposalChainsIn"]["properties"]["chains"], ("minItems", "maxItems"), (MIN_DRAFTS, MAX_DRAFTS)),
@@ -54,6 +56,7 @@ CONTRACT = [  # (where in the contract, JSON Schema keyword pair, (low, high))
     (at(TRACE, "/$defs/config/properties/limit"), ("minimum", "maximum"), (MIN_LIMIT, MAX_LIMIT)),
     (at(TRACE, "/$defs/config/properties/seed"), ("minimum", "maximum"), (0, MAX_SEED)),
     (at(TRACE, "/$defs/config/properties/drafts"), ("minimum", "maximum"), (MIN_DRAFTS, MAX_DRAFTS)),
+    (at(TRACE, "/$defs/config/properties/sampling/properties/top_k"), ("minimum", "maximum"), (MIN_TOP_K, MAX_TOP_K)),
     (at(TRACE, "/$defs/token"), ("minLength", "maxLength"), (MIN_LABEL, MAX_LABEL)),
     (at(TRACE, "/$defs/distribution"), ("minItems", "maxItems"), (MIN_VOCAB, MAX_VOCAB)),
     (at(TRACE, "/$defs/model_table/properties/vocab"), ("minItems", "maxItems"), (MIN_VOCAB, MAX_VOCAB)),
@@ -97,6 +100,7 @@ def vocab_of(n: int):
     (config_with("limit"), MIN_LIMIT, MAX_LIMIT),
     (config_with("seed"), 0, MAX_SEED),
     (config_with("drafts"), MIN_DRAFTS, MAX_DRAFTS),
+    (lambda k: parse_config({**CONFIG, "sampling": {"top_k": k}}), MIN_TOP_K, MAX_TOP_K),
     (lambda n: parse_model(vocab_of(n)), MIN_VOCAB, MAX_VOCAB),
     (lambda n: parse_model({"vocab": ["A" * n, "B"], "start": [0.5, 0.5],
                             "next": {"A" * n: [0.5, 0.5], "B": [0.5, 0.5]}}), MIN_LABEL, MAX_LABEL),
@@ -111,6 +115,25 @@ def vocab_of(n: int):
 def test_the_parser_accepts_the_bound_and_refuses_one_past_it(parse, low, high):
     assert not refused(parse, low) and not refused(parse, high)
     assert refused(parse, low - 1) and refused(parse, high + 1)
+
+
+SAMPLING_VALUES = {  # SPEC 9: (taken, refused) values of each number of `sampling`
+    "temperature": ([0, 0.05, 0.5, 1, 20], [-0.01, 0.01, 0.0499999, 20.000001]),
+    "top_p": ([1e-9, 0.8, 1], [0, -0.1, 1.0000001]),
+    "min_p": ([0, 0.2, 1], [-1e-9, 1.0000001]),
+}
+
+
+@pytest.mark.parametrize("key", SAMPLING_VALUES)
+def test_the_contract_the_trace_schema_and_the_parser_agree_on_sampling_numbers(key):
+    import jsonschema_rs
+
+    contract = jsonschema_rs.Draft202012Validator(SCHEMAS["ConfigIn"]["properties"]["sampling"]["properties"][key])
+    trace = jsonschema_rs.Draft202012Validator(at(TRACE, f"/$defs/config/properties/sampling/properties/{key}"))
+    taken, past = SAMPLING_VALUES[key]
+    for value in taken + past:
+        parser = not refused(config_with("sampling"), {key: value})
+        assert contract.is_valid(value) == trace.is_valid(value) == parser == (value in taken), (key, value)
 
 
 def test_a_batch_of_more_traces_than_the_bound_is_refused():

@@ -84,15 +84,26 @@ def _stated(schema: dict):
         low, high = schema["minimum"], schema["maximum"]
         return st.one_of(st.sampled_from([low, high]), st.integers(low, high))
     if schema.get("type") == "number":
-        low, high = schema["minimum"], schema["maximum"]
-        return st.one_of(st.sampled_from([low, high]), st.floats(low, high), st.integers(low, high))
+        high = schema["maximum"]
+        if "exclusiveMinimum" in schema:  # top_p: above 0
+            low = schema["exclusiveMinimum"]
+            return st.one_of(st.just(high), st.floats(low, high, exclude_min=True))
+        low = max([schema["minimum"]] + [b["minimum"] for b in schema.get("anyOf", ()) if "minimum" in b])
+        consts = [b["const"] for b in schema.get("anyOf", ()) if "const" in b]  # temperature: 0 or 0.05..20
+        return st.one_of(st.sampled_from([*consts, low, high]), st.floats(low, high), st.integers(-(-low // 1), high))
+    if schema.get("type") == "object":  # sampling: any of its fields, each stated, past or arbitrary
+        return st.fixed_dictionaries({}, optional={key: st.one_of(_stated(sub), _past(sub), JUNK)
+                                                   for key, sub in schema["properties"].items()})
     raise AssertionError(schema)
 
 
 def _past(schema: dict):
-    """Values just past the bounds of an integer or number ``schema``."""
+    """Values just past the bounds of an integer or number ``schema`` (and, for a number with a
+    gap, in it: a temperature of 0.04)."""
     if schema.get("type") in ("integer", "number"):
-        return st.sampled_from([schema["minimum"] - 1, schema["maximum"] + 1])
+        low = schema.get("minimum", schema.get("exclusiveMinimum"))
+        gaps = [b["minimum"] - 0.01 for b in schema.get("anyOf", ()) if "minimum" in b]
+        return st.sampled_from([low - 1, schema["maximum"] + 1, *gaps, *([low] if "exclusiveMinimum" in schema else [])])
     return JUNK
 
 

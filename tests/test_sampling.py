@@ -117,6 +117,28 @@ def test_a_power_is_exact_or_the_nearest_float64(a, b, temperature):
         assert got == F(correctly_rounded(p, exponent))
 
 
+@settings(max_examples=120, deadline=None)
+@given(st.integers(1, 10**15 - 1), st.sampled_from([10**2, 10**6, 10**15, 2**60, 3**30]),
+       st.sampled_from(["0.3", "0.7", "0.95", "1.3", "2.5", "0.07", "0.123", "19.9"]))
+def test_the_two_ways_to_the_nearest_float64_agree(k, denominator, temperature):
+    """The fast walk from the hardware's guess (exact integer comparisons with the midpoints) and
+    the decimal evaluation give the same float64, the one a 150-digit evaluation rounds to."""
+    from specdec_service.engine.sampling import _decimal_nearest, _walk
+
+    p, exponent = F(k % denominator or 1, denominator), 1 / F(temperature)
+    walked = _walk(p, exponent.numerator, exponent.denominator)
+    assert walked is None or walked == _decimal_nearest(p, exponent) == correctly_rounded(p, exponent)
+
+
+def test_a_temperature_of_many_digits_forms_no_huge_power():
+    # 1/T = 10^16/500000000000001: p^(10^16) is never formed (it would not fit in memory)
+    exponent = 1 / F("0.0500000000000001")
+    assert power(F(1, 4), exponent) == F(correctly_rounded(F(1, 4), exponent))
+    assert power(F(999, 1000), exponent) == F(correctly_rounded(F(999, 1000), exponent))
+    # a rational root with a huge power: (1/4)^(1/2) = 1/2, then (1/2)^(2 * 10^6 + 1) underflows to 0
+    assert power(F(1, 4), F(2 * 10**6 + 1, 2)) == 0
+
+
 def test_a_rational_power_is_rounded_from_its_exact_value():
     assert power(F(1, 4), F(1, 2)) == F(1, 2) and power(F(8, 27), F(2, 3)) == F(float(F(4, 9)))
     assert power(F(0), F(1, 2)) == 0 and power(F(1), F(7, 3)) == 1

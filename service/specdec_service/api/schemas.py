@@ -24,7 +24,7 @@ from marshmallow import RAISE, Schema, fields, validate
 from ..engine import MODES
 from ..engine.bounds import (
     MAX_COUNTER, MAX_DRAWS_SLICE, MAX_LABEL, MAX_LIMIT, MAX_POSITION, MAX_SEED, MAX_VOCAB, MAX_WIDTH, MIN_LABEL,
-    MIN_LIMIT, MIN_VOCAB, MIN_WIDTH, MAX_DRAFTS, MIN_DRAFTS,
+    MIN_LIMIT, MIN_VOCAB, MIN_WIDTH, MAX_DRAFTS, MIN_DRAFTS, MAX_TEMPERATURE, MAX_TOP_K, MIN_TOP_K,
 )
 from ..engine.models import BUILTIN_DRAFTS, BUILTIN_TARGETS
 from .trace_components import TraceRef
@@ -159,6 +159,18 @@ def _model_out_doc(role: str, names) -> dict:
     }
 
 
+class SamplingOut(StrictSchema):
+    """The sampling parameters of a config (SPEC section 9), echoed as sent (each number as
+    float64): any of these fields."""
+
+    temperature = fields.Float(validate=validate.Range(0, MAX_TEMPERATURE), metadata={
+        "description": "T: 0 or 0.05 to 20."})
+    top_k = fields.Integer(validate=validate.Range(MIN_TOP_K, MAX_TOP_K))
+    top_p = fields.Float(validate=validate.Range(0, 1, min_inclusive=False))
+    min_p = fields.Float(validate=validate.Range(0, 1))
+    draft = fields.String(validate=validate.OneOf(["processed", "raw"]))
+
+
 class ConfigOut(StrictSchema):
     """Session settings with every default filled in."""
 
@@ -169,6 +181,8 @@ class ConfigOut(StrictSchema):
     seed = fields.Integer(required=True, validate=validate.Range(0, MAX_SEED))
     limit = fields.Integer(required=True, validate=validate.Range(MIN_LIMIT, MAX_LIMIT))
     eos = Label(required=True, allow_none=True)
+    sampling = fields.Nested(SamplingOut, metadata={
+        "description": "The sampling parameters (SPEC 9): present only when the caller sent them, as sent."})
     drafts = fields.Integer(validate=validate.Range(MIN_DRAFTS, MAX_DRAFTS), metadata={
         "description": "Draft chains per block (SPEC 11): present in mode tree and whenever the caller sent it."})
 

@@ -147,8 +147,9 @@ def rules_for(config: Config, ruleset: Optional[RuleSet] = None) -> BlockRules:
     size = len(config.vocab)
     rows: dict = {name: {} for name in ("propose", "accept", "reject", "correct", "bonus")}
     uses_draw = ruleset.proposal.uses_draw or not ruleset.proposal.drafts
+    read = ruleset.rows.read(config)  # the rules' rows: processed when the config sets sampling (SPEC 9)
     for c in contexts_of(size):
-        p, q = config.target.after(c), config.draft.after(c)
+        p, q = read.target(c), read.draft(c)
         propose = row_of(ruleset.proposal.distribution(q))
         accept = tuple(x and x * verifier.acceptance_probability(p, q, i) for i, x in enumerate(propose))
         reject = tuple(x - a for x, a in zip(propose, accept))
@@ -444,8 +445,8 @@ def output_weights(rules: BlockRules, limit: int, depth: int) -> Outcomes:
 
 
 def supported_prefixes(config: Config, depth: int) -> int:
-    """How many token sequences of length 1..``depth`` the target gives
-    positive probability (EOS ends a sequence): every output distribution of
+    """How many token sequences of length 1..``depth`` the target (p', when the config sets
+    ``sampling``, SPEC 9) gives positive probability (EOS ends a sequence): every output distribution of
     :func:`output_distribution` lives on these (accepted, corrected and bonus
     tokens all have positive target probability). Integer counting, cheap."""
     eos = config.eos
@@ -454,7 +455,7 @@ def supported_prefixes(config: Config, depth: int) -> int:
     for _ in range(depth):
         nxt: dict = {}
         for c, n in counts.items():
-            for y, w in enumerate(config.target.after(c).weights):
+            for y, w in enumerate(config.rows.target(c).weights):
                 if w:
                     total += n
                     if y != eos:
@@ -467,9 +468,10 @@ def step_denominator(config: Config) -> int:
     """A common denominator of every step row of every rule set an analysis uses
     (what :func:`expectations` scales by, or a multiple of it): the lcm over contexts of
     ``total(p) * total(q)``. ``min(p, q)``, ``max(p - q, 0)``, ``max(q - p, 0)`` and the
-    naive ``(1 - alpha) p`` all have denominators dividing it; integers only, cheap."""
-    target, draft = config.target, config.draft
-    return lcm(*(target.after(c).total * draft.after(c).total for c in contexts_of(len(config.vocab))))
+    naive ``(1 - alpha) p`` all have denominators dividing it; integers only, cheap. The rows
+    are the config's (``Config.rows``: processed when it sets ``sampling``, SPEC 9)."""
+    rows = config.rows
+    return lcm(*(rows.target(c).total * rows.draft(c).total for c in contexts_of(len(config.vocab))))
 
 
 def analysis_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
@@ -530,7 +532,7 @@ def _contexts_json(config: Config, rules: BlockRules) -> list[dict]:
     vocab = config.vocab
     out = []
     for c in contexts_of(len(vocab)):
-        p_dist, q_dist = config.target.after(c), config.draft.after(c)
+        p_dist, q_dist = config.rows.target(c), config.rows.draft(c)
         p, q = row_of(p_dist), row_of(q_dist)
         alpha = sum((min(a, b) for a, b in zip(p, q)), ZERO)
         r = None if alpha == 1 else row_of(residual(p_dist, q_dist))

@@ -30,6 +30,11 @@ MIN_WIDTH, MAX_WIDTH = 1, 16
 """Proposals a block, ``width`` (SPEC section 8)."""
 MIN_DRAFTS, MAX_DRAFTS = 1, 8
 """Draft chains a block in mode tree, ``drafts`` (SPEC section 11)."""
+MIN_TOP_K, MAX_TOP_K = 1, 64
+"""Bounds of ``sampling.top_k`` (SPEC section 9)."""
+MIN_TEMPERATURE, MAX_TEMPERATURE = "0.05", 20
+"""Bounds of a positive ``sampling.temperature`` (SPEC section 9: 0, or 0.05 to 20); the lower one
+as the decimal written (read exactly)."""
 MIN_LIMIT, MAX_LIMIT = 1, 256
 """Tokens a session commits at most, ``limit`` (SPEC section 8)."""
 MIN_VOCAB, MAX_VOCAB = 2, 64

@@ -34,7 +34,8 @@ import jsonschema_rs
 
 from .bounds import (
     MAX_DRAFTS, MIN_DRAFTS, MAX_COUNTER, MAX_DEPTH, MAX_DRAFT_COST, MAX_LABEL, MAX_LIMIT, MAX_POSITION, MAX_SAFE_INTEGER, MAX_SEED,
-    MAX_VOCAB, MAX_WIDTH, MIN_DEPTH, MIN_LABEL, MIN_LIMIT, MIN_VOCAB, MIN_WIDTH,
+    MAX_VOCAB, MAX_WIDTH, MIN_DEPTH, MIN_LABEL, MIN_LIMIT, MIN_VOCAB, MIN_WIDTH, MAX_TEMPERATURE, MAX_TOP_K,
+    MIN_TEMPERATURE, MIN_TOP_K,
 )
 from .errors import MAX_ERRORS, Fault, InvalidInput
 
@@ -80,6 +81,32 @@ MODEL_TABLE = {
     "required": ["vocab", "start", "next"],
     "additionalProperties": False,
 }
+SAMPLING = {
+    "type": "object",
+    "description": "Sampling parameters (SPEC section 9), all optional: every row is processed (temperature, top_k, "
+                   "top_p, min_p, in that order, exactly) before any rule reads it: the target's always (p'), the "
+                   "draft's unless `draft` is \"raw\". Absent or empty: nothing is processed. Numbers are read as the "
+                   "decimal written. Echoed in the session's config as sent (each number as float64) whenever sent.",
+    "properties": {
+        "temperature": {"type": "number", "minimum": 0, "maximum": MAX_TEMPERATURE,
+                        "anyOf": [{"const": 0}, {"minimum": float(MIN_TEMPERATURE)}],
+                        "description": "T: 0 (a point mass at the argmax) or 0.05 to 20; each entry becomes p^(1/T), "
+                                       "exact when 1/T is an integer, else the correctly rounded float64 (SPEC 9.1)."},
+        "top_k": {"type": "integer", "minimum": MIN_TOP_K, "maximum": MAX_TOP_K,
+                  "description": "Keep every token at least the k-th largest (ties kept; SPEC 9.2)."},
+        "top_p": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
+                  "description": "Keep a token iff the probability of the larger ones (ties in vocabulary order) "
+                                 "before it is strictly less than top_p (SPEC 9.3)."},
+        "min_p": {"type": "number", "minimum": 0, "maximum": 1,
+                  "description": "Keep a token iff its probability is at least min_p times the largest (SPEC 9.4)."},
+        "draft": {"type": "string", "enum": ["processed", "raw"], "default": "processed",
+                  "description": "The draft rows proposals are drawn from: processed (q') or raw (q); either way "
+                                 "the q of the ratio and the residual is that row (SPEC 9)."},
+    },
+    "additionalProperties": False,
+}
+"""A config's ``sampling`` object (SPEC section 9): its structure and bounds;
+:func:`~.sampling.parse_sampling` reads it exactly."""
 CONFIG = {
     "type": "object",
     "description": "Session settings (SPEC section 8). `draft` and `seed` are required; the others take the "
@@ -98,6 +125,7 @@ CONFIG = {
                   "description": "Output tokens after which the session ends (SPEC 6)."},
         "eos": {**LABEL, "type": ["string", "null"], "default": None,
                 "description": "End-of-sequence token of the vocabulary, or null (SPEC 6)."},
+        "sampling": SAMPLING,
         "drafts": {"type": "integer", "minimum": MIN_DRAFTS, "maximum": MAX_DRAFTS, "default": 1,
                    "description": "Draft chains per block, D (SPEC 11); only mode tree reads it. Echoed in the "
                                   "session's config when sent or in mode tree."},
@@ -562,10 +590,8 @@ def expectation(schema: dict) -> str:
     kind = next(t for t in types if t != "null")
     if kind == "integer":
         text = f"an integer from {_number(schema['minimum'])} to {_number(schema['maximum'])}"
-    elif kind == "number" and "minimum" in schema:
-        text = f"a number from {schema['minimum']} to {schema['maximum']}"
     elif kind == "number":
-        text = f"a number between {schema['exclusiveMinimum']} and {schema['exclusiveMaximum']} (exclusive)"
+        text = _number_range(schema)
     elif kind == "array":
         text = f"a list of {schema['minItems']} to {schema['maxItems']} {schema['title']}"
     elif kind == "string":
@@ -574,8 +600,39 @@ def expectation(schema: dict) -> str:
         names = list(schema.get("required", ()))
         if "oneOf" in schema:
             names.append(" or ".join(branch["required"][0] for branch in schema["oneOf"]))
+        optional = _optional_fields(schema) if not names else []
         text = "an object" + (" with " + " and ".join(filter(None, [", ".join(names[:-1]), names[-1]])) if names else "")
+        if optional:
+            text += " with any of " + " and ".join([", ".join(optional[:-1]), optional[-1]])
     return f"must be {text}" + (" or null" if "null" in types else "")
+
+
+def _optional_fields(schema: dict) -> list[str]:
+    """The fields of an object whose fields are all optional and listed (no other name allowed),
+    when there are at most five (a ``sampling`` object's), for :func:`expectation`."""
+    known = list(schema.get("properties", ()))
+    return known if schema.get("additionalProperties") is False and 0 < len(known) <= 5 else []
+
+
+def _number_range(schema: dict) -> str:
+    """The range of a number schema in words: ``"a number from 0 to 1"``, ``"a number above 0
+    and at most 1"``, ``"a number between 0 and 1 (exclusive)"``, and a first ``anyOf`` branch
+    that is a ``const`` as an alternative: ``"0 or a number from 0.05 to 20"``."""
+    branches = schema.get("anyOf", ())
+    const = next((b["const"] for b in branches if "const" in b), None)
+    low = next((b["minimum"] for b in branches if "minimum" in b), schema.get("minimum"))
+    if low is not None:
+        text = f"a number from {_decimal(low)} to {_decimal(schema['maximum'])}"
+    elif "maximum" in schema:
+        text = f"a number above {schema['exclusiveMinimum']} and at most {schema['maximum']}"
+    else:
+        text = f"a number between {schema['exclusiveMinimum']} and {schema['exclusiveMaximum']} (exclusive)"
+    return text if const is None else f"{const} or {text}"
+
+
+def _decimal(x) -> str:
+    """A bound as written: ``0.05``, ``20`` (an integral float as an integer)."""
+    return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
 
 
 def integer_fields(schema: dict) -> tuple[str, ...]:

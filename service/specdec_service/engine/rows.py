@@ -16,7 +16,7 @@ thing changed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, NamedTuple, Optional
+from typing import Any, Callable, NamedTuple, Optional, Protocol
 
 from .distributions import Dist
 
@@ -30,6 +30,13 @@ class Rows(NamedTuple):
     draft: Callable[[Optional[int]], Dist]
 
 
+class RowReader(Protocol):
+    """What a decoder reads its rows with: ``read(config)`` gives the block's :class:`Rows`."""
+
+    def read(self, config: Any) -> "Rows":
+        """The rows every rule of a block of ``config`` reads."""
+
+
 @dataclass(frozen=True)
 class ModelRows:
     """SPEC section 1: the models' own rows, exact (``Model.after``). With no sampling
@@ -41,3 +48,16 @@ class ModelRows:
         """SPEC section 1: the :class:`Rows` of ``config`` (a :class:`~.state.Config`; made once
         per config), the models' rows unprocessed."""
         return config.model_rows
+
+
+@dataclass(frozen=True)
+class ConfigRows:
+    """The row reader of every mode's decoder: the config's own rows (``Config.rows``, made once
+    per config): the models' rows (:class:`ModelRows`) without sampling parameters, the
+    processed rows p' and q' of SPEC section 9 (``sampling.ProcessedRows``) with them."""
+
+    name: str = "config"
+
+    def read(self, config) -> Rows:
+        """SPEC sections 1 and 9: the :class:`Rows` every rule of ``config`` reads."""
+        return config.rows

@@ -36,7 +36,7 @@ from dataclasses import dataclass, fields, replace
 
 from .proposals import ArgmaxProposal, NoProposal, SampledProposal, point_mass, room  # noqa: F401
 from .chains import ChainsProposal
-from .rows import ModelRows
+from .rows import ConfigRows, ModelRows, RowReader  # noqa: F401
 from .verifiers.block import BlockVerifier, LastPassing, ScaledResidual  # noqa: F401
 from .verifiers.tree import TreeVerifier
 from .verifiers.greedy import ArgmaxBonus, Greedy, TargetArgmaxCorrection, TargetArgmaxTest  # noqa: F401
@@ -49,12 +49,13 @@ from .verifiers.tokenwise import (  # noqa: F401
 class Decoder:
     """What :func:`.block.play` applies: ``mode`` names the decoding mode these rules (or a
     catalogued variant of them) decode; ``proposal`` drafts, ``verifier`` verifies, ``rows``
-    reads the rows."""
+    reads the rows (:class:`~.rows.ConfigRows`: the config's own, processed when it sets
+    ``sampling``, SPEC section 9)."""
 
     mode: str
     proposal: SampledProposal
     verifier: TokenWise
-    rows: ModelRows = ModelRows()
+    rows: RowReader = ConfigRows()
 
     @property
     def bonus(self) -> SampledBonus:

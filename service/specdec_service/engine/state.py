@@ -9,6 +9,7 @@ committed prefix, position, cumulative counters) and gets the next one back.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cached_property, lru_cache, partial
 from operator import add
 from typing import Any, Callable, NamedTuple, Optional
@@ -17,9 +18,11 @@ from .bounds import MAX_COUNTER, MAX_LIMIT, MAX_WIDTH, MIN_WIDTH  # noqa: F401  
 from .errors import Fault, InvalidInput
 from .models import Model, resolve_model
 from .rows import Rows
+from .sampling import ProcessedRows, Sampling, parse_sampling, sampling_echo
 from .requests import (
     CONFIG, COUNTERS, MODES, RUN, STATE, VERIFY, checker, integer_fields, shallow, strict_integers,  # noqa: F401
 )
+from .sampling import SAMPLING_KEYS
 DEFAULTS = {key: schema["default"] for key, schema in CONFIG["properties"].items() if "default" in schema}
 """Settings a config may leave out (target toy, mode speculative, width 3, limit 8, eos null, as
 :data:`.requests.CONFIG` states them); ``draft`` and ``seed`` are required."""
@@ -78,7 +81,9 @@ class Config:
     ``limit`` 1-256 output tokens; ``eos`` a token index or ``None``; ``drafts`` 1-8 draft
     chains a block (SPEC 11; only mode ``tree`` reads it), ``drafts_sent`` whether the caller
     sent it (then, or in mode ``tree``, :meth:`to_json` echoes it; otherwise a config and its
-    traces hold no ``drafts``).
+    traces hold no ``drafts``). ``sampling`` the sampling parameters (SPEC 9; ``None`` when not
+    sent) and ``sampling_sent`` their echo (:func:`~.sampling.sampling_echo`, ``(name, value)``
+    pairs; ``None`` when not sent: then a config and its traces hold no ``sampling``).
     """
 
     target: Model
@@ -90,6 +95,8 @@ class Config:
     eos: Optional[int] = None
     drafts: int = 1
     drafts_sent: bool = False
+    sampling: Optional[Sampling] = None
+    sampling_sent: Optional[tuple] = None
 
     @cached_property
     def vocab(self) -> tuple[str, ...]:
@@ -107,9 +114,20 @@ class Config:
         looked up by its context in a table (a C-level lookup; ``Model.after`` in effect)."""
         return Rows(*(_after_table(model).__getitem__ for model in (self.target, self.draft)))
 
+    @cached_property
+    def rows(self) -> Rows:
+        """The rows every rule of this config reads (:class:`~.rows.ConfigRows`), made once per
+        config: the models' own rows (:attr:`model_rows`) without sampling parameters (or with
+        an empty ``sampling``), else the processed ones (SPEC section 9,
+        :class:`~.sampling.ProcessedRows`: p' always, q' unless ``draft`` is ``"raw"``)."""
+        if self.sampling is None or self.sampling.empty:
+            return self.model_rows
+        return ProcessedRows(self.sampling).read(self)
+
     def to_json(self) -> dict:
         """Every setting, defaults filled in, in :data:`CONFIG_KEYS` order; ``drafts`` only when
-        the caller sent it or the mode is ``tree`` (so no other config gains a field)."""
+        the caller sent it or the mode is ``tree``, ``sampling`` only when the caller sent it,
+        as sent (:func:`~.sampling.sampling_echo`), so no other config gains a field."""
         settings = {
             "target": self.target.to_json(),
             "draft": self.draft.to_json(),
@@ -119,6 +137,8 @@ class Config:
             "limit": self.limit,
             "eos": None if self.eos is None else self.vocab[self.eos],
         }
+        if self.sampling_sent is not None:
+            settings["sampling"] = dict(self.sampling_sent)
         if self.drafts_sent or self.mode == "tree":
             settings["drafts"] = self.drafts
         return settings
@@ -199,15 +219,36 @@ def parse_config(obj: Any) -> Config:
     """
     if type(obj) is dict and len(obj) <= len(CONFIG_KEYS) and all(type(v) in _SCALARS for v in obj.values()):
         return _parse_scalar_config(tuple((k, type(v), v) for k, v in obj.items()))
+    sampling = obj.get("sampling") if type(obj) is dict else None
+    if type(sampling) is dict and _memoisable(obj, sampling):
+        return _parse_sampling_config(tuple((k, type(v), v) for k, v in obj.items() if k != "sampling"),
+                                      tuple((k, type(v), v) for k, v in sampling.items()))
     return _parse_config(obj)
 
 
 _SCALARS = (str, int, type(None))
+_SAMPLING_SCALARS = (str, int, float, Decimal)
+
+
+def _memoisable(obj: dict, sampling: dict) -> bool:
+    """Whether a config with a ``sampling`` object is memoised: built-in models, a flat
+    ``sampling`` of at most its five fields (SPEC 9), no more fields than a config has."""
+    return (len(obj) <= len(CONFIG_KEYS) and len(sampling) <= len(SAMPLING_KEYS)
+            and all(type(v) in _SCALARS for k, v in obj.items() if k != "sampling")
+            and all(type(v) in _SAMPLING_SCALARS for v in sampling.values()))
 
 
 @lru_cache(maxsize=1024)
 def _parse_scalar_config(items: tuple) -> Config:
     return _parse_config({k: v for k, _, v in items})
+
+
+@lru_cache(maxsize=1024)
+def _parse_sampling_config(items: tuple, sampling: tuple) -> Config:
+    """:func:`_parse_config` of a config with a flat ``sampling`` (each value keyed with its
+    type: ``0.5`` and ``Decimal("0.5")`` are two entries, ``1`` and ``True`` never one); so a
+    session's rows are processed once, not at every block."""
+    return _parse_config({**{k: v for k, _, v in items}, "sampling": {k: v for k, _, v in sampling}})
 
 
 _MODEL = {"description": "A built-in name or a custom table: read by resolve_model."}
@@ -243,8 +284,11 @@ def _parse_config(obj: Any) -> Config:
         if eos not in target.vocab:
             raise InvalidInput.at(("eos",), "must be null or a token of the vocabulary")
         eos = target.vocab.index(eos)
+    sampling = sent.get("sampling")
+    if sampling is not None:
+        sampling, echo = parse_sampling(sampling, ("sampling",)), sampling_echo(sampling)
     return Config(target, draft, obj["seed"], obj["mode"], obj["width"], obj["limit"], eos, obj["drafts"],
-                  "drafts" in sent)
+                  "drafts" in sent, sampling, None if sampling is None else echo)
 
 
 def parse_state(obj: Any) -> State:

@@ -57,8 +57,9 @@ class TreeLaw:
     def __init__(self, config: Config, verifier: TreeVerifier = TreeVerifier()):
         self.config, self.verifier = config, verifier
         self.size, self.eos, self.limit = len(config.vocab), config.eos, config.limit
-        self.p = {c: config.target.after(c) for c in contexts_of(self.size)}
-        self.q = {c: config.draft.after(c) for c in contexts_of(self.size)}
+        rows = config.rows  # processed when the config sets sampling (SPEC 9)
+        self.p = {c: rows.target(c) for c in contexts_of(self.size)}
+        self.q = {c: rows.draft(c) for c in contexts_of(self.size)}
         self.depth_memo: dict = {}
         self.memo: dict = {}
 
