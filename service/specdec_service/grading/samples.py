@@ -378,6 +378,8 @@ _ORDER_ONLY = {"InterleavedProposal", "VerifyAll", "SkippedDrawBonus"}
 """Rules that change only the order of draws (their output has the target's law)."""
 _DISCARD_DEPENDENT = {"DraftAfterRejected", "KeepRest", "KeepAndListRest"}
 """Rules whose output depends on discarded proposals, beyond one block's rows."""
+_OWN_ROWS = {"RawDraftRowInRatio"}
+"""Rules that verify with another row than the one they draft from (grading/faulty_sampling.py)."""
 
 
 def _rule_names(rules) -> set[str]:
@@ -402,6 +404,8 @@ def _law_computable(mistake) -> str | None:
         return "its output depends on discarded proposals, beyond one block's rows"
     if "ReusedDrawCorrection" in names:
         return "its correction depends on the rejecting draw's value"
+    if type(rules.rows).__name__ != "ConfigRows" or names & _OWN_ROWS:
+        return "it reads rows of its own (SPEC 9's row processing changed), which the forward pass does not read"
     return None
 
 
