@@ -7,15 +7,19 @@ import json
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from specdec_service.engine import parse_config, run
 from specdec_service.engine.distributions import Dist
 from specdec_service.engine.rules import SPECULATIVE
 from specdec_service.engine.sampling import with_top_p
 from specdec_service.grading import BY_ID, faulty_run, grade
 from specdec_service.grading.faulty_sampling import (
-    FloatTopPRows, RawDraftRowInRatio, TargetLeftRaw, float_top_p, process_float_top_p,
+    FloatTopPRows,
+    RawDraftRowInRatio,
+    TargetLeftRaw,
+    float_top_p,
+    process_float_top_p,
 )
 
 WORKED = {"target": "toy", "draft": "biased", "seed": 1, "sampling": {"temperature": 0.5, "top_k": 2, "top_p": 0.8}}

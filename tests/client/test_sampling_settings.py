@@ -8,7 +8,6 @@ import json
 from fractions import Fraction
 
 import pytest
-
 from specdec_client import Config, Sampling, cli
 from specdec_client.errors import InvalidInput
 from specdec_client.types import CONFIG_KEYS, SAMPLING_KEYS, Trace
