@@ -158,3 +158,32 @@ def test_the_readers_and_the_proposal_rule_are_one_rule_each():
     assert BY_ID["sampling-top-p-float-test"].rules.rows == FloatTopPRows()
     raw_q = BY_ID["sampling-raw-q-in-ratio"].rules
     assert (raw_q.proposal, raw_q.verifier, raw_q.rows) == (RawDraftRowInRatio(), SPECULATIVE.verifier, SPECULATIVE.rows)
+
+
+# ---------------------------------------------------------------- grading by samples: against p'
+
+
+def chain_samples(rows, n: int, length: int = 8, seed: int = 0) -> list:
+    import random
+
+    rng, samples = random.Random(seed), []
+    for _ in range(n):
+        out, c = [], None
+        for _ in range(length):
+            c = rng.choices(range(3), [float(x) for x in rows(c)])[0]
+            out.append("ABC"[c])
+        samples.append(out)
+    return samples
+
+
+def test_samples_are_graded_against_the_processed_target():
+    """SPEC 9: the output is exactly sampling from p'. Samples of the raw toy fail a config with top_p
+    0.8 (C is impossible at the empty prefix); samples of p' pass (fixed seed, 2000 samples)."""
+    from specdec_service.grading.samples import grade_samples
+
+    settings = {"target": "toy", "draft": "biased", "limit": 8, "sampling": {"top_p": 0.8}}
+    config = parse_config({**settings, "seed": 0})
+    raw = grade_samples({"config": settings, "samples": chain_samples(lambda c: fractions(config.target.after(c)), 2000)})
+    assert not raw["passed"] and raw["impossible"]
+    processed = grade_samples({"config": settings, "samples": chain_samples(lambda c: fractions(config.rows.target(c)), 2000)})
+    assert processed["passed"], processed["reason"]

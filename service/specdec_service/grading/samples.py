@@ -276,8 +276,9 @@ def transition_counts(samples) -> dict[Row, Counter]:
 
 def target_law(config: Config):
     """The target's law of a row: ``law((t, c)) -> {outcome: probability > 0}`` (SPEC 1, 6):
-    ``p_c`` below the limit unless ``c`` is the EOS, else ``END`` for sure."""
-    rows = {c: {y: p for y, p in enumerate(config.target.after(c).floats) if p > 0}
+    ``p_c`` below the limit unless ``c`` is the EOS, else ``END`` for sure; with sampling
+    parameters the processed row ``p'_c`` (SPEC 9: the output is exactly sampling from p')."""
+    rows = {c: {y: p for y, p in enumerate(config.rows.target(c).floats) if p > 0}
             for c in [None, *range(len(config.vocab))]}
     stop = {END: 1.0}
 
