@@ -11,7 +11,7 @@ import pytest
 
 from specdec_service import create_app
 from specdec_service.api.structure import MAX_NUMBER_CHARS, NUMBER_DETAIL
-from specdec_service.budget import BUDGETS, OVER_BUDGET, OverBudget, block_units, session_units
+from specdec_service.budget import BUDGETS, OVER_BUDGET, OverBudget, block_units, run_cost, session_units
 from specdec_service.engine import MAX_DRAWS_SLICE, MAX_LIMIT, MAX_WIDTH, parse_config, run
 from specdec_service.engine.bounds import MAX_VOCAB
 from specdec_service.grading import BY_ID, CATALOGUE, faulty_run, grade_distribution, grade_many
@@ -47,7 +47,7 @@ def test_block_units_follow_the_formula():
 def test_bounded_routes_are_never_over_their_budget():
     # The input bounds alone keep these routes within budget: the largest cost they accept.
     assert BUDGETS["GET /v1/draws"].bound == MAX_DRAWS_SLICE == 4096
-    assert BUDGETS["POST /v1/runs"].bound == MAX_LIMIT * 24 * 128 == 786_432
+    assert BUDGETS["POST /v1/runs"].bound is None  # modes, drafts and exact row sizes weigh: see below
     for route in ("POST /v1/draft", "POST /v1/verify", "POST /v1/step"):
         assert BUDGETS[route].bound == 3072
     for budget in BUDGETS.values():
@@ -258,3 +258,39 @@ def test_distribution_over_budget_within_the_body_limit_is_a_422_problem(client)
     assert (problem["cost"], problem["budget"], problem["unit"]) == (440_000 * 4 + 5 * 83_521, 2_000_000, "sample units")
     assert problem["errors"] == [{"pointer": "#/samples", "detail": "costs 2,177,605 sample units, over the budget of 2,000,000"}]
     assert "send counts of prefixes instead of samples" in problem["detail"]
+
+
+def test_a_run_weighs_its_mode_its_drafts_its_rows_and_their_processing(client):
+    # POST /v1/runs (budget.run_cost): block units weighted 10 in mode block, 3 in mode tree (whose
+    # blocks draft D chains), times 1 + bits / 64 of the rows' largest denominator, plus 1000 per
+    # row entry processed at a temperature whose inverse is not an integer (SPEC 9)
+    worst = {"target": one_hot_model(64, 1), "draft": one_hot_model(64, 2), "width": 16, "limit": 256, "seed": 0}
+    assert run_cost(parse_config(worst)) == int(256 * 24 * 128 * (1 + 1 / 64)) == 798_720
+    assert run_cost(parse_config({**worst, "mode": "block"})) == 10 * 798_720
+    assert run_cost(parse_config({**worst, "mode": "tree", "drafts": 8})) == 3 * int(256 * 136 * 128 * (1 + 1 / 64))
+    for config in ({**worst, "mode": "tree", "drafts": 8},
+                   {"draft": "biased", "seed": 0, "width": 16, "limit": 256, "mode": "tree", "drafts": 8,
+                    "sampling": {"temperature": 0.05}}):
+        assert run_cost(parse_config(config)) <= BUDGETS["POST /v1/runs"].limit  # accepted: 0.7 s, 0.2 s
+    processed = {**worst, "sampling": {"temperature": 19.9}}  # 1/T = 10/199: 2 * 65 * 64 correctly rounded powers
+    assert run_cost(parse_config(processed)) == run_cost(parse_config(worst)) + 2 * 65 * 64 * 1000
+
+
+def test_a_run_over_its_budget_is_refused_before_decoding(client):
+    rng = __import__("random").Random(1)
+
+    def model(size):
+        def row():
+            cuts = sorted(rng.sample(range(1, 10**6), size - 1))
+            return [(b - a) / 10**6 for a, b in zip([0] + cuts, cuts + [10**6])]
+        vocab = [f"t{i}" for i in range(size)]
+        return {"vocab": vocab, "start": row(), "next": {label: row() for label in vocab}}
+
+    # mode block over 64-token rows processed at T = 0.05 (entries p^20: 300-bit integers) took 2.6 s
+    config = {"target": model(64), "draft": model(64), "width": 16, "limit": 256, "seed": 0, "mode": "block",
+              "sampling": {"temperature": 0.05}}
+    response = client.post("/v1/runs", json={"config": config})
+    assert response.status_code == 422
+    body = response.get_json()
+    assert body["type"] == OVER_BUDGET and body["cost"] == run_cost(parse_config(config)) > body["budget"]
+    assert body["errors"][0]["pointer"] == "#/config" and "POST /v1/step" in body["detail"]

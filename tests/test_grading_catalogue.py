@@ -47,6 +47,11 @@ def test_mistake_is_diagnosed_on_every_golden_setting_where_it_shows(mistake):
         configs |= {f"{name}-as-block": {**c, "mode": "block"} for name, c in sorted(INDEX.items())
                     if c.get("mode", "speculative") == "speculative"}
         configs |= {f"example-s{seed}": {**mistake.example, "seed": seed} for seed in range(60)}
+    if "sampling" in mistake.example:  # no golden trace sets sampling (SPEC 9): the example's settings at
+        # other seeds, and with the other sampling parameters of the catalogue's examples
+        others = [m.example["sampling"] for m in CATALOGUE if "sampling" in m.example]
+        configs |= {f"example-s{seed}-{i}": {**mistake.example, "seed": seed, "sampling": sampling}
+                    for seed in range(2, 8) for i, sampling in enumerate(others)}
     if mistake.mode == "tree":  # no golden trace is in mode tree: the example's model at other seeds and D
         configs |= {f"tree-s{seed}-d{d}": {**mistake.example, "seed": seed, "drafts": d}
                     for seed in range(1, 7) for d in (2, 3)}
@@ -105,6 +110,9 @@ EXPECTED_FAILING_CHECKS = {
     "block-runs-token-wise": ["acceptance", "correction"],
     "block-first-failing-eta": ["acceptance"],
     "block-unscaled-residual": ["correction"],
+    "sampling-target-left-raw": ["acceptance", "correction"],
+    "sampling-raw-q-in-ratio": ["acceptance"],
+    "sampling-top-p-float-test": ["acceptance", "correction"],
     "tree-residual-not-updated": ["acceptance"],
     "tree-tested-against-draft-row": ["acceptance"],
     "tree-disagreeing-chains-continue": ["acceptance"],

@@ -37,7 +37,7 @@ from .analysis import (
 from .session import Session
 from .types import (
     Block, BlockCorrection, BlockVerificationStep, Bonus, Config, Correction, Counters, DraftStep, Draw, Health,
-    ModelInfo, Proposal, State, StepResult, TargetSample, Trace, TRACE_FORMAT, TreeTest, VerificationStep,
+    ModelInfo, Proposal, Sampling, State, StepResult, TargetSample, Trace, TRACE_FORMAT, TreeTest, VerificationStep,
 )
 
 __all__ = [
@@ -48,7 +48,7 @@ __all__ = [
     "APIError", "BadRequest", "Block", "BlockCorrection", "BlockVerificationStep", "Bonus", "Client", "Config", "ConnectionFailed", "Correction", "Counters",
     "DEFAULT_URL", "Divergence", "DraftStep", "Draw", "FieldError", "Health", "InvalidInput", "InvalidRequestBody", "InvalidResponse",
     "InvalidSettings", "MISSING", "MethodNotAllowed", "ModelInfo", "NotFound", "PayloadTooLarge", "Proposal",
-    "ReplayReport", "RequestTimedOut", "ServerError", "Session", "SessionDone", "SpecdecError", "State", "StepResult",
+    "ReplayReport", "RequestTimedOut", "Sampling", "ServerError", "Session", "SessionDone", "SpecdecError", "State", "StepResult",
     "TRACE_FORMAT", "TargetSample", "Trace", "TraceFormatError", "TreeTest", "UnsupportedMediaType", "VerificationStep",
     "diff", "load_trace", "make_retry", "replay", "save_trace",
 ]

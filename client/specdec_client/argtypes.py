@@ -31,3 +31,16 @@ def positive_number(text: str) -> float:
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"must be positive, got {text}")
     return value
+
+
+def finite_number(text: str) -> float:
+    """A finite number (its bounds are the service's to check: it names the field and the bound).
+    The service reads a number as the decimal it is written as, and ``float`` keeps that decimal:
+    the shortest repr of ``float("0.8")`` is ``0.8``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+    return value

@@ -5,11 +5,13 @@
 
     specdec run --draft biased --seed 1 [--width 3] [--mode speculative|greedy|autoregressive|block|tree]
                 [--drafts 1] [--limit 8] [--target toy] [--eos TOKEN] [--json] [--save TRACE.json]
+                [--temperature T] [--top-k K] [--top-p P] [--min-p M] [--draft-rows processed|raw]
     specdec draws --seed 1 [--position 0] --count 5 [--json]
     specdec replay TRACE.json [--json]
     specdec models [--json]
     specdec health [--json]
     specdec analyze --draft biased [--width 3] [--limit 8] [--widths 1-8] [--draft-cost 0.05] [--json]
+                    [--temperature T] [--top-k K] [--top-p P] [--min-p M] [--draft-rows processed|raw]
     specdec completion bash|zsh
     specdec --version
 
@@ -43,7 +45,7 @@ import sys
 from typing import IO, Any, Callable, Optional, Sequence
 
 from . import __version__, exits
-from .argtypes import integer, positive_number
+from .argtypes import finite_number, integer, positive_number
 from .client import DEFAULT_URL, Client
 from .errors import APIError, ConnectionFailed, SpecdecError, TraceFormatError
 from .progress import Bars
@@ -108,7 +110,8 @@ def completes(*words: str) -> Callable[..., list[str]]:
 
 def add_config_options(parser: argparse.ArgumentParser, *, seed: bool = True) -> None:
     """The session settings as options: ``--draft`` (required), ``--seed`` (required
-    when ``seed``), ``--target``, ``--mode``, ``--drafts``, ``--width``, ``--limit``, ``--eos``."""
+    when ``seed``), ``--target``, ``--mode``, ``--drafts``, ``--width``, ``--limit``, ``--eos``,
+    and the sampling parameters (:func:`add_sampling_options`)."""
     draft = parser.add_argument("--draft", required=True,
                                 help="draft model: aligned, biased, or @FILE.json with a custom table {vocab, start, next}")
     setattr(draft, "completer", completes("aligned", "biased"))  # the built-in drafts (SPEC section 1)
@@ -123,15 +126,52 @@ def add_config_options(parser: argparse.ArgumentParser, *, seed: bool = True) ->
     parser.add_argument("--width", type=int, help="draft width, proposals per block, 1-16 (default: 3)")
     parser.add_argument("--limit", type=int, help="output length, 1-256 (default: 8)")
     parser.add_argument("--eos", help="end-of-sequence token (default: none)")
+    add_sampling_options(parser)
+
+
+SAMPLING_OPTIONS = (("temperature", "temperature"), ("top_k", "top_k"), ("top_p", "top_p"), ("min_p", "min_p"),
+                    ("draft_rows", "draft"))
+"""``argparse`` destination -> the ``sampling`` parameter it sets (SPEC section 9)."""
+
+
+def add_sampling_options(parser: argparse.ArgumentParser) -> None:
+    """The sampling parameters of SPEC section 9 as options (``--temperature``, ``--top-k``,
+    ``--top-p``, ``--min-p``, ``--draft-rows``); the service checks their bounds (a value out
+    of bounds is refused: exit 4, the field and its bound on stderr)."""
+    group = parser.add_argument_group(
+        "sampling parameters (SPEC section 9)",
+        "Every row is processed before any rule reads it: temperature, then top-k, top-p, min-p, exactly. "
+        "None given: rows unprocessed.")
+    group.add_argument("--temperature", type=finite_number, metavar="T",
+                       help="temperature: 0 (argmax) or 0.05-20; rows become p^(1/T), renormalised")
+    group.add_argument("--top-k", type=int, metavar="K", help="keep the K most probable tokens (ties kept), 1-64")
+    group.add_argument("--top-p", type=finite_number, metavar="P",
+                       help="keep a token iff the probability of the more probable ones before it is below P, 0 < P <= 1")
+    group.add_argument("--min-p", type=finite_number, metavar="M",
+                       help="keep a token iff its probability is at least M times the largest, 0-1")
+    group.add_argument("--draft-rows", choices=("processed", "raw"),
+                       help="draft from the processed draft rows q' (default) or the raw q; the target's rows are "
+                            "always processed")
+
+
+def sampling_settings(args: argparse.Namespace) -> Optional[dict[str, Any]]:
+    """The ``sampling`` object of the options of :func:`add_sampling_options`, or ``None``
+    when none is given (then the config has no ``sampling``)."""
+    sampling = {key: getattr(args, dest) for dest, key in SAMPLING_OPTIONS if getattr(args, dest, None) is not None}
+    return sampling or None
 
 
 def config_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """The settings given by :func:`add_config_options` (``@FILE`` models read)."""
+    """The settings given by :func:`add_config_options` (``@FILE`` models read; ``sampling``
+    only when a sampling option is given)."""
     settings = {"draft": model_arg(args.draft)}
     for key in ("seed", "target", "mode", "width", "limit", "eos", "drafts"):
         value = getattr(args, key, None)
         if value is not None:
             settings[key] = model_arg(value) if key == "target" else value
+    sampling = sampling_settings(args)
+    if sampling is not None:
+        settings["sampling"] = sampling
     return settings
 
 

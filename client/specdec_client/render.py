@@ -23,8 +23,8 @@ import os
 from dataclasses import dataclass
 from typing import IO, Any, Iterable, Optional, Sequence
 
-from .types import (COUNTER_NAMES, Block, BlockVerificationStep, Config, Counters, Draw, ModelInfo, Trace, TreeTest,
-                    VerificationStep)
+from .types import (COUNTER_NAMES, Block, BlockVerificationStep, Config, Counters, Draw, ModelInfo, Sampling, Trace,
+                    TreeTest, VerificationStep)
 
 WRAP = 100
 """Distribution lines wrap before this many columns."""
@@ -198,7 +198,19 @@ class Renderer:
             parts.append(f"eos {config.eos}")
         if config.drafts is not None:
             parts.append(f"drafts {config.drafts}")
+        if config.sampling is not None:
+            parts.append(self.sampling(config.sampling))
         return s.bold("specdec run") + "  " + f" {s.dot} ".join(parts)
+
+    @staticmethod
+    def sampling(sampling: Sampling) -> str:
+        """The sampling parameters (SPEC section 9) in the header, e.g. ``sampling T 0.5, top-k
+        2, top-p 0.8, draft rows raw``; ``sampling none`` when none is set."""
+        names = (("temperature", "T"), ("top_k", "top-k"), ("top_p", "top-p"), ("min_p", "min-p"),
+                 ("draft", "draft rows"))
+        values = sampling.to_dict()
+        parts = [f"{label} {values[key]}" for key, label in names if values.get(key) is not None]
+        return "sampling " + (", ".join(parts) if parts else "none")
 
     def block(self, number: int, block: Block, output_so_far: Sequence[str]) -> list[str]:
         """The lines of block ``number`` (1-based); ``output_so_far``

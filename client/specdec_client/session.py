@@ -11,7 +11,7 @@
 A :class:`Session` keeps the state the service returned after each block and
 sends it back for the next one; it never computes a block itself. Changing
 any setting (``target``, ``draft``, ``mode``, ``width``, ``seed``, ``limit``,
-``eos``) starts a new session: empty prefix, position 0, counters 0 (SPEC
+``eos``, ``drafts``, ``sampling``) starts a new session: empty prefix, position 0, counters 0 (SPEC
 section 8).
 """
 
@@ -58,6 +58,8 @@ class Session:
     seed = _setting("seed")
     limit = _setting("limit")
     eos = _setting("eos")
+    drafts = _setting("drafts")
+    sampling = _setting("sampling")
 
     def __init__(self, client: SessionsApi, config: Config):
         self.client = client
@@ -73,7 +75,7 @@ class Session:
 
     def configure(self, **changes: Any) -> "Session":
         """Change settings (any of ``target``, ``draft``, ``mode``, ``width``,
-        ``seed``, ``limit``, ``eos``) and start a new session (SPEC section 8).
+        ``seed``, ``limit``, ``eos``, ``drafts``, ``sampling``) and start a new session (SPEC section 8).
         Returns the session. Raises
         :class:`~specdec_client.errors.InvalidSettings` (a ``TypeError``) for
         an unknown setting."""

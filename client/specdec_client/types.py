@@ -32,8 +32,16 @@ COUNTER_NAMES = (
 """The work counters of SPEC section 7, in order."""
 
 CONFIG_KEYS = ("target", "draft", "mode", "width", "seed", "limit", "eos", "sampling", "drafts")
-"""The session settings of SPEC section 8 (``sampling``: SPEC section 9; ``drafts``: SPEC section
-11, mode tree)."""
+"""The session settings of SPEC section 8, in the order a trace echoes them (``sampling``: SPEC
+section 9; ``drafts``: SPEC section 11, mode tree)."""
+
+SAMPLING_KEYS = ("temperature", "top_k", "top_p", "min_p", "draft")
+"""The sampling parameters of SPEC section 9, in the order they are applied (``draft`` last:
+which draft rows are drafted from)."""
+
+OPTIONAL_SETTINGS = ("drafts", "sampling")
+"""The settings a hand-built :class:`Config` leaves out of its JSON when they are ``None`` (the
+service's defaults: one draft chain, no row processing)."""
 
 ModelRef = Union[str, Mapping[str, Any]]
 """A model in a config: a built-in name (``"toy"``, ``"aligned"``,
@@ -378,16 +386,55 @@ class Block(Record):
 
 
 @dataclass(frozen=True)
+class Sampling(Record):
+    """Sampling parameters (SPEC section 9), each ``None`` when not set (then not sent):
+    ``temperature`` 0 or 0.05-20, ``top_k`` 1-64, ``top_p`` above 0 and at most 1, ``min_p``
+    0-1, and ``draft``: ``"processed"`` (the service's default: proposals drafted from the
+    processed draft rows q') or ``"raw"`` (from the unprocessed q). The service reads each
+    number as the decimal it is written as (``0.8`` is exactly 4/5) and processes every row
+    exactly, in the order temperature, top-k, top-p, min-p; it validates the values (HTTP 422
+    names each bad field and its bound)."""
+
+    temperature: Optional[float] = None
+    top_k: Optional[int] = None
+    top_p: Optional[float] = None
+    min_p: Optional[float] = None
+    draft: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Sampling":
+        if not isinstance(d, Mapping):
+            raise TypeError(f"sampling is an object, not {type(d).__name__}")
+        unknown = set(d) - set(SAMPLING_KEYS)
+        if unknown:
+            raise ValueError(f"unknown sampling parameters {sorted(unknown)}: they are {', '.join(SAMPLING_KEYS)}")
+        return cls(**dict(d), raw=dict(d))
+
+    def to_dict(self) -> dict[str, Any]:
+        """What was sent/received, or the parameters that are set, in SPEC section 9 order."""
+        if self.raw is not None:
+            return copy.deepcopy(self.raw)
+        return {k: getattr(self, k) for k in SAMPLING_KEYS if getattr(self, k) is not None}
+
+
+def _sampling(value: Any) -> Optional[Sampling]:
+    """A config's ``sampling``: ``None``, a :class:`Sampling`, or its JSON object."""
+    if value is None or isinstance(value, Sampling):
+        return value
+    return Sampling.from_dict(value)
+
+
+@dataclass(frozen=True)
 class Config(Record):
     """Session settings (SPEC section 8). ``draft`` and ``seed`` are
     required; the others default as the service does. ``target``/``draft``
     are built-in names or custom tables; ``mode`` ``"speculative"``,
     ``"greedy"``, ``"autoregressive"``, ``"block"`` (SPEC 10) or ``"tree"`` (SPEC 11); ``width`` 1-16;
     ``seed`` 0..2^53-1; ``limit`` 1-256; ``eos`` a token label or ``None``;
-    ``sampling`` the sampling parameters (SPEC 9) as a mapping, e.g. ``{"temperature": 0.5,
-    "top_k": 2}``, or ``None`` (not sent: nothing processed);
     ``drafts`` 1-8 draft chains (mode ``"tree"``, SPEC 11) or ``None``
-    (not sent: the service's default 1). The service validates them (HTTP
+    (not sent: the service's default 1); ``sampling`` the sampling parameters
+    (a :class:`Sampling`, or its JSON object, which is read into one; SPEC 9)
+    or ``None`` (not sent: rows unprocessed). The service validates them (HTTP
     422 names each bad field)."""
 
     draft: ModelRef
@@ -398,7 +445,10 @@ class Config(Record):
     limit: int = 8
     eos: Optional[str] = None
     drafts: Optional[int] = None
-    sampling: Optional[Mapping[str, Any]] = None
+    sampling: Optional[Sampling] = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sampling", _sampling(self.sampling))
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Config":
@@ -408,11 +458,12 @@ class Config(Record):
         return cls(**dict(d), raw=dict(d))
 
     def to_dict(self) -> dict[str, Any]:
-        """What was sent/received, or every setting in SPEC section 8 order."""
+        """What was sent/received, or every setting in SPEC section 8 order (``drafts`` and
+        ``sampling`` only when set)."""
         if self.raw is not None:
             return copy.deepcopy(self.raw)
         return {k: _jsonable(getattr(self, k)) for k in CONFIG_KEYS
-                if k not in ("drafts", "sampling") or getattr(self, k) is not None}
+                if k not in OPTIONAL_SETTINGS or getattr(self, k) is not None}
 
     def replace(self, **changes: Any) -> "Config":
         """A new config with ``changes``; unknown names raise

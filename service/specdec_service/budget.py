@@ -141,6 +141,63 @@ def mode_weight(mode: str) -> int:
     return MODE_WEIGHT.get(mode, 1)
 
 
+RUN_MODE_WEIGHT = {"block": 10, "tree": 3}
+"""How much one block unit of a mode weighs in ``POST /v1/runs`` (1 for the modes not listed),
+measured with the worst runs (two 64-token one-hot models, target and draft apart, width 16,
+limit 256: 255 blocks; CPU seconds at load 8-10, 1 December 2026): speculative 0.062 s, block
+0.29 s (4.7 times; counted 10, as the grading budget counts it), tree with 8 drafts 0.93 s for
+blocks of 128 drafted proposals (the block units of :func:`run_units` count the D chains: 5.7
+times the units of one chain, 15 times the time)."""
+ROW_BITS_UNIT = 64
+"""Exact rows cost more as their integers grow: each block unit of a run weighs ``1 + bits / 64``,
+``bits`` the size of the largest denominator of the rows the run reads (20 bits for 6-digit
+decimals; about 330 for rows processed at temperature 0.05, whose entries are p^20: mode block
+then took 2.8 s for 252 blocks against 0.15 s unprocessed)."""
+PROCESS_UNITS = {"power": 1000, "exact": 10}
+"""The cost of processing one row entry (SPEC 9), in block units: ``power`` when 1/T is not an
+integer (p^(1/T) correctly rounded: about 10-80 us an entry, ``sampling.power``), ``exact``
+otherwise (integer powers, top-k, top-p, min-p). Two 64-token models at T = 19.9: 8,320 entries,
+0.63 s."""
+
+
+def run_units(mode: str, width: int, drafts: int, vocab: int, limit: int, row_bits: int,
+              processed_entries: int = 0, powers: bool = False) -> int:
+    """The cost of ``POST /v1/runs`` in block units: at most ``limit`` blocks of ``width``
+    proposals (times ``drafts`` in mode tree) over ``vocab`` tokens, each block unit weighted by
+    :data:`RUN_MODE_WEIGHT` and by ``1 + row_bits / 64`` (:data:`ROW_BITS_UNIT`), plus the
+    processing of ``processed_entries`` row entries (SPEC 9; :data:`PROCESS_UNITS`, ``powers``:
+    whether 1/T is not an integer)."""
+    drafted = width * drafts if mode == "tree" else width
+    blocks = RUN_MODE_WEIGHT.get(mode, 1) * session_units(drafted, vocab, limit) * (1 + row_bits / ROW_BITS_UNIT)
+    return int(blocks) + processed_entries * PROCESS_UNITS["power" if powers else "exact"]
+
+
+def run_cost(config) -> int:
+    """:func:`run_units` of a parsed config (``engine.state.Config``): its rows' largest
+    denominator read off the rows the run reads (``Config.rows``: processed with ``sampling``, so
+    the processing is done by then, at most about 0.7 s for two 64-token models), and the entries
+    processed (the target's rows, and the draft's unless ``draft`` is ``"raw"``)."""
+    rows, size = config.rows, len(config.vocab)
+    contexts = [None, *range(size)]
+    bits = max(max(rows.target(c).total.bit_length(), rows.draft(c).total.bit_length()) for c in contexts)
+    sampling = config.sampling
+    entries, powers = 0, False
+    if sampling is not None and not sampling.empty:
+        entries = (size + 1) * size * (2 if sampling.draft == "processed" else 1)
+        powers = sampling.temperature not in (None, 0) and (1 / sampling.temperature).denominator != 1
+    return run_units(config.mode, config.width, config.drafts, size, config.limit, bits, entries, powers)
+
+
+RUN_BUDGET = 30_000_000
+"""The budget of ``POST /v1/runs`` in :func:`run_units`: about 2.4 s of one core at 79 ns a unit
+(the speculative worst run: 798,720 units, 0.05-0.06 s at load 8-10). Every run of built-in models
+fits (toy, width 16, limit 256, mode tree with 8 drafts at temperature 0.05: 15,855,120 units,
+0.22 s), and without sampling every run of rows of decimals down to 1e-15 (the costliest: 64-token
+one-hot models, width 16, limit 256, mode tree with 8 drafts, 13,578,240 units, 0.71 s); refused, for example: mode block
+over two 64-token models of 6-digit rows at temperature 0.05 (50,709,760 units; it took 2.6 s). A
+run over it is refused before any decoding: take it block by block with ``POST /v1/step``."""
+
+
 GRADE_CHECK_RUNS = 2
 """A failing trace is checked block by block (``engine.step`` and ``engine.verify`` from the
 submission's own states): counted as two runs of its blocks."""
@@ -165,9 +222,11 @@ BUDGETS: dict[str, Budget] = _budgets(
            "a request is one block", bound=_BLOCK_MAX),
     Budget("POST /v1/step", "block units", _BLOCK_MAX, "(width + 8) * (vocabulary + 64) for one block",
            "a request is one block", bound=_BLOCK_MAX),
-    Budget("POST /v1/runs", "block units", session_units(MAX_WIDTH, MAX_VOCAB, MAX_LIMIT),
-           "limit * (width + 8) * (vocabulary + 64): at most limit blocks",
-           "take the session block by block with POST /v1/step", bound=session_units(MAX_WIDTH, MAX_VOCAB, MAX_LIMIT)),
+    Budget("POST /v1/runs", "block units", RUN_BUDGET,
+           "limit * (width * (drafts in mode tree) + 8) * (vocabulary + 64): at most limit blocks, weighing 10 in mode "
+           "block and 3 in mode tree, each times 1 + (bits of the rows' largest denominator) / 64; plus, with "
+           "sampling, 1000 per row entry processed when 1/temperature is not an integer, else 10",
+           "take the session block by block with POST /v1/step"),
     Budget("POST /v1/grade", "block units", 80_000_000,
            "the reference run of each distinct config, 5 * limit * (width + 8) * (vocabulary + 64), plus for each trace "
            "(mistakes of its mode + 2) * (its blocks + 1) * (width + 8) * (vocabulary + 64) for the checks and the "

@@ -53,6 +53,46 @@ function model(spec) {
   return { vocab: spec.vocab, rows };
 }
 
+// SPEC 9: temperature, top-k, top-p, min-p, in that order, each renormalising exactly. A
+// temperature whose 1/T is not an integer uses Math.pow (not correctly rounded: approximate).
+function normalised(row) {
+  const total = row.reduce(add, ZERO);
+  return row.map((x) => div(x, total));
+}
+
+function processRow(row, s) {
+  if (s.temperature !== undefined) {
+    const t = decimal(s.temperature);
+    if (t[0] === 0n) {
+      const best = argmax(row);
+      row = row.map((_, i) => (i === best ? ONE : ZERO));
+    } else if (!(t[0] === 1n && t[1] === 1n)) {
+      const e = div(ONE, t);
+      row = normalised(row.map((x) => (e[1] === 1n ? [x[0] ** e[0], x[1] ** e[0]]
+        : decimal(Math.pow(toFloat(x), toFloat(e))))));
+    }
+  }
+  if (s.top_k !== undefined && s.top_k < row.length) {
+    const kth = row.slice().sort((a, b) => (less(b, a) ? -1 : less(a, b) ? 1 : 0))[s.top_k - 1];
+    row = normalised(row.map((x) => (less(x, kth) ? ZERO : x)));
+  }
+  if (s.top_p !== undefined) {
+    const p = decimal(s.top_p), order = row.map((_, i) => i).sort((i, j) => (less(row[j], row[i]) ? -1 : less(row[i], row[j]) ? 1 : i - j));
+    const kept = row.map(() => ZERO);
+    let before = ZERO;
+    for (const i of order) {
+      if (less(before, p)) kept[i] = row[i];
+      before = add(before, row[i]);
+    }
+    row = normalised(kept);
+  }
+  if (s.min_p !== undefined) {
+    const bound = mul(decimal(s.min_p), row.reduce((a, b) => (less(a, b) ? b : a)));
+    row = normalised(row.map((x) => (less(x, bound) ? ZERO : x)));
+  }
+  return row;
+}
+
 function sample(d, m) { // first i with u < d[0] + ... + d[i], u = m / 2^53
   let total = [0n, 1n];
   for (let i = 0; i < d.length; i++) {
@@ -187,6 +227,12 @@ function treeBlock(config, target, draft, out, n0) { // SPEC 11: D chains, depth
 
 function main(config) {
   const target = model(config.target), draft = model(config.draft);
+  if (config.sampling) { // SPEC 9: p' always, q' unless the draft rows are "raw"
+    for (const [c, r] of target.rows) target.rows.set(c, processRow(r, config.sampling));
+    if ((config.sampling.draft || "processed") === "processed") {
+      for (const [c, r] of draft.rows) draft.rows.set(c, processRow(r, config.sampling));
+    }
+  }
   const vocab = target.vocab;
   const { mode, width, seed, limit } = config;
   const eos = config.eos === null ? null : vocab.indexOf(config.eos);

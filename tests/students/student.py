@@ -1,6 +1,6 @@
 """A student's implementation of SPEC.md, written from docs/SPEC.md and docs/trace-format.md alone
 (it imports nothing of specdec): reads one config as JSON on stdin, prints its trace on stdout.
-Every mode, mode tree (SPEC 11) included.
+Every mode, mode tree (SPEC 11) included, and the sampling parameters of SPEC 9.
 
     python3 student.py [--plant MISTAKE]
 
@@ -16,7 +16,7 @@ number, in mode autoregressive only).
 import json
 import sys
 import time
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from fractions import Fraction
 
 PLANT = sys.argv[2] if len(sys.argv) > 2 and sys.argv[1] == "--plant" else None
@@ -103,6 +103,47 @@ def model(spec):
     rows = {None: row(spec["start"])}
     rows.update({vocab.index(t): row(r) for t, r in spec["next"].items()})
     return vocab, rows
+
+
+def normalised(row):
+    total = sum(row)
+    return [x / total for x in row]
+
+
+def power(x, e):
+    """x ** e (SPEC 9.1): exact for an integer exponent, else the float64 nearest to the real value
+    (60 significant digits, then rounded once), read back exactly."""
+    if e.denominator == 1 or x in (0, 1):
+        return x ** e.numerator if e.denominator == 1 else x
+    with localcontext() as ctx:
+        ctx.prec = 60
+        value = (Decimal(e.numerator) / Decimal(e.denominator) * (Decimal(x.numerator) / Decimal(x.denominator)).ln()).exp()
+    return Fraction(float(value))
+
+
+def process(row, sampling):
+    """SPEC 9: temperature, top-k, top-p, min-p, in that order, each renormalising exactly."""
+    exact = {k: Fraction(Decimal(str(v))) for k, v in sampling.items() if k in ("temperature", "top_p", "min_p")}
+    if "temperature" in exact:
+        t = exact["temperature"]
+        if t == 0:
+            best = max(range(len(row)), key=lambda i: (row[i], -i))
+            row = [Fraction(int(i == best)) for i in range(len(row))]
+        elif t != 1:
+            row = normalised([power(x, 1 / t) for x in row])
+    if "top_k" in sampling and sampling["top_k"] < len(row):
+        kth = sorted(row, reverse=True)[sampling["top_k"] - 1]
+        row = normalised([x if x >= kth else 0 for x in row])
+    if "top_p" in exact:
+        kept, before = [Fraction(0)] * len(row), Fraction(0)
+        for i in sorted(range(len(row)), key=lambda i: -row[i]):
+            if before < exact["top_p"]:
+                kept[i] = row[i]
+            before += row[i]
+        row = normalised(kept)
+    if "min_p" in exact:
+        row = normalised([x if x >= exact["min_p"] * max(row) else 0 for x in row])
+    return row
 
 
 def floats(d):
@@ -208,6 +249,11 @@ def main():
         return
     vocab, target = model(config["target"])
     _, draftm = model(config["draft"])
+    sampling = config.get("sampling")
+    if sampling:  # SPEC 9: p' always, q' unless the draft rows are "raw"
+        target = {c: process(r, sampling) for c, r in target.items()}
+        if sampling.get("draft", "processed") == "processed":
+            draftm = {c: process(r, sampling) for c, r in draftm.items()}
     mode, width, seed, limit = config["mode"], config["width"], config["seed"], config["limit"]
     eos = None if config["eos"] is None else vocab.index(config["eos"])
     out, n, blocks = [], 0, []

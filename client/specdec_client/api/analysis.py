@@ -7,7 +7,7 @@ from fractions import Fraction
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from ..analysis import Analysis
-from ..types import Config, merge_settings
+from ..types import Config, Sampling, merge_settings
 from . import ApiGroup
 
 Number = Union[int, float, str, Decimal, Fraction]
@@ -20,7 +20,11 @@ def analysis_config(config: Union[Config, Mapping[str, Any], None] = None, **set
     (an analysis covers every seed). Raises :class:`~specdec_client.errors.InvalidSettings`."""
     if isinstance(config, Config):
         config = config.to_dict()
-    return merge_settings(config, required=("draft",), **settings)
+    values = merge_settings(config, required=("draft",), **settings)
+    sampling = values.get("sampling")
+    if isinstance(sampling, Sampling):  # sent as its JSON object
+        values["sampling"] = sampling.to_dict()
+    return values
 
 
 def json_number(value: Number) -> Union[int, float]:

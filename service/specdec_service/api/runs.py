@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..budget import BUDGETS, run_cost
 from ..engine import parse_config, run
 from ..engine.state import parse_run
 from .bodies import read_json
@@ -12,6 +13,7 @@ from .trace_components import ref
 blueprint = ApiBlueprint("runs", __name__, tag="runs",
                          description="A whole session from the empty prefix to its end, as a trace.")
 _EXAMPLE = {"draft": "biased", "seed": 1, "limit": 4}
+_BUDGET = BUDGETS["POST /v1/runs"]
 
 
 @blueprint.operation(
@@ -21,11 +23,13 @@ _EXAMPLE = {"draft": "biased", "seed": 1, "limit": 4}
                 "and returns the trace (`specdec-trace/1`, docs/trace-format.md): every block, the output, "
                 "the total counters, the final position.",
     body="RunIn", examples=lambda: {"seed1": example("The worked example with limit 4", {"config": _EXAMPLE})},
-    ok=ref(), ok_description="The trace.", problems=(400, 413, 415, 422),
+    ok=ref(), ok_description="The trace.", problems=(400, 413, 415, 422),  # 422: invalid, or over the budget
     ok_examples=lambda: {"seed1": example("Two blocks: A C, then three more tokens capped at the limit",
                                           run(parse_config(_EXAMPLE)))},
     links={"grade": link("POST", "/v1/grade", "Grade the trace: the service's own trace passes.", "$response.body")})
 def runs():
     """``{"config": {...}}`` in, the ``specdec-trace/1`` trace out (at most
     ``limit`` <= 256 blocks)."""
-    return json_response(run(read_json(parse_run)))
+    config = read_json(parse_run)
+    _BUDGET.check(run_cost(config), pointer="#/config")
+    return json_response(run(config))

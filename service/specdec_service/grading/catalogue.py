@@ -2,7 +2,8 @@
 
 Each :class:`Mistake` is a named variant of the engine: a mode's correct decoder with one rule
 changed (see :mod:`.faulty`: a proposal rule, a verifier, or one part of the token-wise verifier;
-``greedy-acceptance`` swaps the acceptance test and its correction together, as mode greedy pairs
+:mod:`.faulty_tree` for mode tree; :mod:`.faulty_sampling` for SPEC 9's row processing: a row reader
+or a proposal rule; ``greedy-acceptance`` swaps the acceptance test and its correction together, as mode greedy pairs
 them), the SPEC rule it breaks, a hint for the student, and a small
 example config whose trace shows it, with the first divergence from the reference
 (``example_divergence``, a pointer into the trace). ``docs/grading.md`` documents every entry;
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from ..engine.rules import (
     AUTOREGRESSIVE, BLOCK, GREEDY, SPECULATIVE, TREE, ArgmaxProposal, RuleSet, TargetArgmaxCorrection,
 )
+from .faulty_sampling import FloatTopPRows, RawDraftRowInRatio, TargetLeftRaw
 from .faulty_tree import DisagreeingChainsContinue, DraftRowTest, ResidualNotUpdated, SharedDraws, ShortestChainDepth
 from .faulty import (
     BONUS_PAST_LIMIT, INTERLEAVED, BlockRunsTokenWise, FirstFailing, UnscaledResidual, KEEP_AND_LIST_REST, KEEP_REST, NO_BONUS, SKIP_ONE, VERIFY_ALL, ArgmaxBonusFromDraft,
@@ -58,6 +60,14 @@ class Mistake:
 
 def _toy(seed: int, width: int = 3, limit: int = 8, draft="biased", mode: str = "speculative") -> dict:
     return {"target": "toy", "draft": draft, "mode": mode, "width": width, "seed": seed, "limit": limit, "eos": None}
+
+
+WORKED_SAMPLING = {"temperature": 0.5, "top_k": 2, "top_p": 0.8}
+"""The sampling parameters of SPEC section 9's worked example (toy target, biased draft)."""
+
+
+def _sampled(seed: int, sampling: dict, width: int = 3, limit: int = 8) -> dict:
+    return {**_toy(seed, width=width, limit=limit), "sampling": sampling}
 
 
 def _tree(seed: int, width: int = 2, drafts: int = 2, limit: int = 8, draft="biased", **more) -> dict:
@@ -242,6 +252,28 @@ CATALOGUE: tuple[Mistake, ...] = (
         "EOS) does not end the tree.",
         swapped(TREE, verifier=ShortestChainDepth()),
         _tree(0, width=3, drafts=3, target=TREE_EOS_TARGET, draft=TREE_EOS_DRAFT, eos="$"), "#/blocks/0/verification/2"),
+    Mistake(
+        "sampling-target-left-raw", "Target rows left raw while the draft's are processed",
+        "SPEC section 9",
+        "With sampling parameters, process the target's rows too (temperature, top-k, top-p, min-p, in that order): the "
+        "acceptance test, the residual and the bonus read p', not the raw p (vLLM PR #10198 filtered the draft by top-p "
+        "and left the target raw).",
+        swapped(SPECULATIVE, rows=TargetLeftRaw()), _sampled(1, WORKED_SAMPLING), "#/blocks/0/verification/0/p/0"),
+    Mistake(
+        "sampling-raw-q-in-ratio", "Ratio and residual with the raw draft row for a proposal drawn from q'",
+        "SPEC section 9",
+        "The q in the ratio p'(x)/q(x) and in the residual max(p' - q, 0) is the row the proposal was drawn from: the "
+        "processed q' when the draft's rows are processed, not the raw q (transformers #47932).",
+        swapped(SPECULATIVE, proposal=RawDraftRowInRatio()), _sampled(1, WORKED_SAMPLING),
+        "#/blocks/0/verification/0/q/0"),
+    Mistake(
+        "sampling-top-p-float-test", "Top-p by the float test cumsum <= 1 - top_p",
+        "SPEC section 9",
+        "Keep a token iff the probability of the more probable tokens before it is strictly less than top_p, in exact "
+        "arithmetic: the float test cumsum <= 1 - top_p keeps C of [0.5, 0.3, 0.2] at top_p 0.8, since 1 - 0.8 is "
+        "0.19999999999999996 in float64.",
+        swapped(SPECULATIVE, rows=FloatTopPRows()), _sampled(1, {"top_p": 0.8, "draft": "raw"}),
+        "#/blocks/0/verification/0/p/0"),
 )
 """Every catalogued mistake, in the order reports list them."""
 

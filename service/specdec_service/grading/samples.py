@@ -279,7 +279,8 @@ def transition_counts(samples) -> dict[Row, Counter]:
 
 def target_law(config: Config):
     """The target's law of a row: ``law((t, c)) -> {outcome: probability > 0}`` (SPEC 1, 6):
-    ``p_c`` below the limit unless ``c`` is the EOS, else ``END`` for sure."""
+    ``p_c`` below the limit unless ``c`` is the EOS, else ``END`` for sure; with sampling
+    parameters the processed row ``p'_c`` (SPEC 9: the output is exactly sampling from p')."""
     target = decoding_rows(config).target  # p', when the config sets sampling (SPEC 9)
     rows = {c: {y: p for y, p in enumerate(target(c).floats) if p > 0}
             for c in [None, *range(len(config.vocab))]}
@@ -380,6 +381,8 @@ def law_of_rules(config: Config, ruleset) -> dict[Row, dict]:
 
 _ORDER_ONLY = {"InterleavedProposal", "VerifyAll", "SkippedDrawBonus"}
 """Rules that change only the order of draws (their output has the target's law)."""
+_OWN_ROWS = {"RawDraftRowInRatio"}
+"""Rules that verify with another row than the one they draft from (grading/faulty_sampling.py)."""
 
 
 def _rule_names(rules) -> set[str]:
@@ -401,8 +404,11 @@ def _law_computable(mistake) -> str | None:
     rules = mistake.rules
     if rules.mode not in ("speculative", "greedy", "autoregressive"):
         return f"its output law (mode {rules.mode}) is not computed by the token-wise forward pass"
-    if _rule_names(rules) & _ORDER_ONLY or "SkipDrawWhenCertain" in _rule_names(rules):
+    names = _rule_names(rules)
+    if names & _ORDER_ONLY or "SkipDrawWhenCertain" in names:
         return "it changes only the order or use of draws: its output has the target's law"
+    if type(rules.rows).__name__ != "ConfigRows" or names & _OWN_ROWS:
+        return "it reads rows of its own (SPEC 9's row processing changed), which the forward pass does not read"
     return None
 
 

@@ -50,6 +50,7 @@ EXERCISES = {
                         "because a later eta passes.",
     "block-scaled-correction": "SPEC 10.5: in mode block a correction after tau >= 1 proposals, from the residual "
                                "scaled by w_tau < 1.",
+    "sampling": "SPEC 9: sampling parameters process every row before any rule reads it (the target's p', the draft's q').",
     "tree": "SPEC 11: mode tree (several draft chains verified depth by depth).",
     "tree-sibling-accepted": "SPEC 11.2: a candidate is accepted against the recursive residual after a sibling's rejection.",
     "tree-chain-left": "SPEC 11.2: a chain leaves the accepted path (its token at a depth is not the accepted one).",
@@ -130,6 +131,7 @@ def exercises(config: Config, trace: dict) -> tuple[str, ...]:
         found.add("custom-vocabulary")
     if config.mode in ("greedy", "autoregressive", "block", "tree"):
         found.add(config.mode)
+    found |= _sampling_exercises(config)
     for block in trace["blocks"]:
         if block["mode"] == "block":
             found |= _block_exercises(block)
@@ -157,6 +159,12 @@ def exercises(config: Config, trace: dict) -> tuple[str, ...]:
         if block["no_bonus"] == "limit":
             found.add("no-bonus-at-limit")
     return tuple(name for name in EXERCISES if name in found)
+
+
+def _sampling_exercises(config: Config) -> set[str]:
+    """What a config's sampling parameters exercise (SPEC 9): rows processed before any rule reads them."""
+    sampling = config.sampling
+    return set() if sampling is None or sampling.empty else {"sampling"}
 
 
 def _eos_exercises(block: dict, eos) -> set[str]:

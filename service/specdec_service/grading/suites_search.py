@@ -11,7 +11,7 @@ runs) on every config of a candidate pool (:func:`candidates`: the toy target wi
 widths 1-5, limits 2-8 and seeds 0-11 in mode speculative; a custom model whose EOS ends
 sessions; a custom model with tied rows; every model in modes greedy and autoregressive; mode
 block, :data:`BLOCK_MODELS` at widths 2-4 and seeds :data:`BLOCK_SEEDS`; mode tree with 2-3
-drafts, :data:`TREE_POOL`) and
+drafts, :data:`TREE_POOL`; sampling parameters, :data:`SAMPLING_POOL`) and
 grades each variant's trace (:func:`.grader.grade`). A cell of the matrix (:func:`outcome`) is
 ``exact`` (the diagnosis names the mistake as reproducing the trace), ``named`` (named as the
 closest), ``caught`` (the trace fails but the diagnosis names another mistake), ``-`` (the
@@ -21,10 +21,13 @@ mistake's rule cannot be applied there).
 - ``standard``: a greedy set cover of every rule of :data:`.suites.EXERCISES` the pool can
   exercise, plus for every mistake "fails on two configs" and "named" (exact where the pool
   allows), then pruned of redundant configs; at most 12 configs are expected (the script says
-  when it needs more);
-- ``quick``: at most 4 configs that name every mistake it can and cover :data:`QUICK_RULES`;
-- ``full``: the standard suite plus configs until every mistake fails on at least 3 configs and
-  every rule is exercised 3 times (where the pool allows).
+  when it needs more). The configs without sampling parameters are chosen first, then configs
+  with them (SPEC 9) for what only they show, so an implementation meets the configs of SPEC
+  4-8, 10 and 11 on their own;
+- ``quick``: at most 4 configs without sampling parameters that name every mistake they can and
+  cover :data:`QUICK_RULES`;
+- ``full``: the standard suite plus configs (without sampling parameters first) until every
+  mistake fails on at least 3 configs and every rule is exercised 3 times (where the pool allows).
 
 Deterministic: the same catalogue and engine give the same suites. Takes a few minutes.
 """
@@ -85,28 +88,42 @@ SEEDS = range(12)
 WIDTHS = range(1, 6)
 TREE_POOL = (("toy-biased", 8), ("toy-aligned", 4), ("eos", 6))
 """Mode tree (SPEC 11) in the pool: these models and limits, D 2-3, widths 2-3, seeds 0-5."""
+SAMPLING_POOL = {
+    "t0.5-k2-p0.8": {"temperature": 0.5, "top_k": 2, "top_p": 0.8},
+    "p0.8": {"top_p": 0.8},
+    "p0.8-raw": {"top_p": 0.8, "draft": "raw"},
+    "t2-m0.3": {"temperature": 2, "min_p": 0.3},
+}
+"""Sampling parameters (SPEC 9) in the pool, by tag: SPEC 9's worked example, top-p 0.8 alone (the
+float test keeps C of the toy's first row), the same with the raw draft, and a flattening
+temperature with min-p; each on the toy with both drafts in mode speculative, widths 2-3, limit 8,
+seeds 0-11."""
+
+
+def pool_key(name: str, mode: str, width: int, seed: int, limit: int, drafts: int = 0, sampling: str = "") -> str:
+    """A candidate's id: model, mode, width, seed and limit (``drafts`` in mode tree, the tag of
+    :data:`SAMPLING_POOL` last), e.g. ``toy-biased-speculative-w3-s1-l8-p0.8``; greedy decoding
+    draws nothing, so its ids have no seed."""
+    if mode == "tree":
+        return f"{name}-tree-d{drafts}-w{width}-s{seed}-l{limit}"
+    if mode == "greedy":
+        return f"{name}-greedy-w{width}-l{limit}"
+    if mode == "autoregressive":
+        return f"{name}-autoregressive-s{seed}-l{limit}"
+    return f"{name}-{mode}-w{width}-s{seed}-l{limit}" + (f"-{sampling}" if sampling else "")
 
 
 def candidates() -> dict[str, dict]:
     """The pool: config id -> full JSON config, in a fixed order (ids say model, mode, width,
-    seed and limit, e.g. ``toy-biased-speculative-w3-s1-l8``)."""
+    seed and limit, e.g. ``toy-biased-speculative-w3-s1-l8``: :func:`pool_key`)."""
     pool: dict[str, dict] = {}
 
-    def add(name: str, mode: str, width: int, seed: int, limit: int, drafts: int = 0) -> None:
+    def add(name: str, mode: str, width: int, seed: int, limit: int, drafts: int = 0, sampling: str = "") -> None:
         target, draft, eos, _ = (BLOCK_MODELS if mode == "block" else MODELS)[name]
+        more = {"drafts": drafts} if drafts else {"sampling": SAMPLING_POOL[sampling]} if sampling else {}
         config = parse_config({"target": target, "draft": draft, "mode": mode, "width": width,
-                               "seed": seed, "limit": limit, "eos": eos, **({"drafts": drafts} if drafts else {})}).to_json()
-        if mode == "tree":
-            key = f"{name}-tree-d{drafts}-w{width}-s{seed}-l{limit}"
-        elif mode == "greedy":
-            key = f"{name}-greedy-w{width}-l{limit}"
-        elif mode == "autoregressive":
-            key = f"{name}-autoregressive-s{seed}-l{limit}"
-        elif mode == "block":
-            key = f"{name}-block-w{width}-s{seed}-l{limit}"
-        else:
-            key = f"{name}-speculative-w{width}-s{seed}-l{limit}"
-        pool[key] = json.loads(json.dumps(config))
+                               "seed": seed, "limit": limit, "eos": eos, **more}).to_json()
+        pool[pool_key(name, mode, width, seed, limit, drafts, sampling)] = json.loads(json.dumps(config))
 
     for name, (_, _, _, limits) in MODELS.items():
         for limit in limits:
@@ -124,6 +141,8 @@ def candidates() -> dict[str, dict]:
     for name, limit in TREE_POOL:
         for drafts, width, seed in itertools.product((2, 3), (2, 3), range(6)):
             add(name, "tree", width, seed, limit, drafts)
+    for name, tag, width, seed in itertools.product(("toy-biased", "toy-aligned"), SAMPLING_POOL, (2, 3), SEEDS):
+        add(name, "speculative", width, seed, 8, sampling=tag)
     return pool
 
 
@@ -176,10 +195,12 @@ def _elements(key: str, config: dict, table: dict[str, dict[str, str]], exercise
     return found
 
 
-def _cover(covers: dict[str, set], wanted: dict, start: Iterable[str] = (), limit: Optional[int] = None) -> list[str]:
-    """Greedy multi-cover: configs (ids of ``covers``) until every element of ``wanted`` (element
-    -> times) is covered that many times (or as often as the pool allows), starting from
-    ``start``; ties go to the earlier id in the pool's order. ``limit`` stops early."""
+def _cover(covers: dict[str, set], wanted: dict, start: Iterable[str] = (), limit: Optional[int] = None,
+           among: Optional[Iterable[str]] = None) -> list[str]:
+    """Greedy multi-cover: configs (ids of ``covers``, or only those of ``among``) until every
+    element of ``wanted`` (element -> times) is covered that many times (or as often as the pool
+    allows), starting from ``start``; ties go to the earlier id in the pool's order. ``limit``
+    stops early."""
     need = {e: min(times, sum(e in c for c in covers.values())) for e, times in wanted.items()}
     chosen = list(start)
     for key in chosen:
@@ -187,8 +208,10 @@ def _cover(covers: dict[str, set], wanted: dict, start: Iterable[str] = (), limi
             if need.get(e):
                 need[e] -= 1
     order = {k: i for i, k in enumerate(covers)}
+    allowed = None if among is None else set(among)
+    pickable = [k for k in covers if allowed is None or k in allowed]
     while any(need.values()) and (limit is None or len(chosen) < limit):
-        best = max((k for k in covers if k not in chosen),
+        best = max((k for k in pickable if k not in chosen),
                    key=lambda k: (sum(1 for e in covers[k] if need.get(e)), -order[k]))
         if not any(need.get(e) for e in covers[best]):
             break
@@ -199,15 +222,18 @@ def _cover(covers: dict[str, set], wanted: dict, start: Iterable[str] = (), limi
     return chosen
 
 
-def _prune(chosen: list[str], covers: dict[str, set], wanted: dict) -> list[str]:
-    """Drop configs (last chosen first) whose removal keeps every element of ``wanted`` covered
-    as many times as the chosen set covers it, up to its times."""
+def _prune(chosen: list[str], covers: dict[str, set], wanted: dict, fixed: Iterable[str] = ()) -> list[str]:
+    """Drop configs (last chosen first, never those of ``fixed``) whose removal keeps every element
+    of ``wanted`` covered as many times as the chosen set covers it, up to its times."""
     def counts(keys):
         return {e: min(times, sum(e in covers[k] for k in keys)) for e, times in wanted.items()}
 
     kept = list(chosen)
     target = counts(kept)
+    fixed = set(fixed)
     for key in reversed(chosen):
+        if key in fixed:
+            continue
         rest = [k for k in kept if k != key]
         if counts(rest) == target:
             kept = rest
@@ -232,10 +258,15 @@ def search(progress=None) -> dict:
     mistakes = {e for e in everything if not isinstance(e, str) and e[0] != "exact"}
     exact = {e for e in everything if not isinstance(e, str) and e[0] == "exact"}
     standard_wants = {**{e: 1 for e in rules | exact}, **{e: 1 + (e[0] == "caught") for e in mistakes}}
-    standard = _prune(_cover(covers, standard_wants), covers, standard_wants)
+    # configs without sampling parameters first (an implementation of SPEC 4-8 and 10-11 meets the same
+    # configs as before SPEC 9), then configs with them for what only they show
+    plain = [key for key in pool if "sampling" not in pool[key]]
+    standard = _prune(_cover(covers, standard_wants, among=plain), covers, standard_wants)
+    standard = _prune(_cover(covers, standard_wants, start=standard), covers, standard_wants, fixed=standard)
     quick_wants = {**{e: 1 for e in mistakes if e[0] == "named"}, **{e: 1 for e in QUICK_RULES}}
-    quick = _cover(covers, quick_wants, limit=QUICK_SIZE)
-    full = _cover(covers, {e: FULL_COVER for e in rules | mistakes}, start=standard)
+    quick = _cover(covers, quick_wants, limit=QUICK_SIZE, among=plain)
+    full_wants = {e: FULL_COVER for e in rules | mistakes}
+    full = _cover(covers, full_wants, start=_cover(covers, full_wants, start=standard, among=plain))
     missing_rules = sorted(set(EXERCISES) - rules)
     never = sorted(m.id for m in CATALOGUE if ("caught", m.id) not in everything)
 
@@ -253,7 +284,8 @@ def search(progress=None) -> dict:
             {"name": "standard", "description": "The assignment: every rule of the SPEC exercised (rejections at the first "
                                                 "and a later position, a bonus, no bonus at the limit, the limit clipping "
                                                 "the width, an EOS drafted, accepted and corrected, greedy with an argmax "
-                                                "tie, autoregressive, custom vocabularies) and every catalogued mistake "
+                                                "tie, autoregressive, custom vocabularies, block and tree verification, "
+                                                "sampling parameters) and every catalogued mistake "
                                                 "caught and named on at least one config.",
              "configs": entries(standard)},
             {"name": "full", "description": f"The standard suite plus configs until every catalogued mistake fails on at "
