@@ -96,3 +96,55 @@ def test_the_routes_take_sampling(client):
     assert response.status_code == 200 and response.get_json()["passed"]
     response = client.post("/v1/grade/distribution", json={**body, "config": {**CONFIG, "seed": 0}, "m": 2})
     assert response.status_code == 200 and response.get_json()["passed"]
+
+
+SAMPLING_MISTAKES = [
+    ("sampling-target-left-raw", SAMPLING),
+    ("sampling-raw-q-in-ratio", SAMPLING),
+    ("sampling-top-p-float-test", {"top_p": 0.8}),
+]
+"""SPEC 9's three catalogued mistakes, each with settings where its law differs from p'."""
+
+
+def _faulty_outputs(raw: dict, mistake: str, seeds: range) -> list:
+    from specdec_service.grading.catalogue import BY_ID
+    from specdec_service.grading.faulty import faulty_run
+    rules = BY_ID[mistake].rules
+    return [faulty_run(parse_config({**raw, "seed": seed}), rules)["output"] for seed in seeds]
+
+
+@pytest.mark.parametrize("mistake, settings", SAMPLING_MISTAKES, ids=[m for m, _ in SAMPLING_MISTAKES])
+def test_each_sampling_mistake_has_an_exact_law_that_fits_its_decoder(mistake, settings):
+    """The law sample grading states for each SPEC 9 mistake (its rows through the correct block,
+    grading/laws.py) fits the engine's own faulty decoder: 600 traces, seeds 0..599, Holm family
+    at alpha 0.001; and it differs from p' by more than 0.01 somewhere."""
+    from specdec_service.grading.catalogue import BY_ID
+    from specdec_service.grading.samples import _law_computable, _law_of, family_test, transition_counts
+    raw = {**CONFIG, "sampling": settings}
+    config = parse_config({**raw, "seed": 0})
+    assert _law_computable(BY_ID[mistake]) is None
+    law = _law_of(config, BY_ID[mistake], [10**6])
+    outputs = [tuple(config.vocab.index(t) for t in out) for out in _faulty_outputs(raw, mistake, range(600))]
+    fit = family_test(transition_counts(outputs), lambda row: law.get(row, {-1: 1.0}))
+    assert not fit["impossible"] and fit["p_value"] > 0.001, fit["p_value"]
+    target = target_law(config)
+    assert max(abs(p - target(row).get(y, 0.0)) for row, cell in law.items() for y, p in cell.items()) > 0.01
+
+
+@pytest.mark.parametrize("mistake, settings", SAMPLING_MISTAKES, ids=[m for m, _ in SAMPLING_MISTAKES])
+def test_each_sampling_mistake_is_named_from_samples(mistake, settings):
+    """The faulty decoder's whole sessions (seeds 0..1999) as samples: the grade fails and names
+    the mistake."""
+    raw = {**CONFIG, "sampling": settings}
+    report = grade_samples({"config": raw, "samples": _faulty_outputs(raw, mistake, range(N))})
+    assert not report["passed"]
+    named = report["mistake"]["named"]
+    assert named is not None and named["id"] == mistake, report["reason"]
+
+
+def test_a_sampler_leaving_the_target_raw_is_named():
+    """A student's own sampler (random.Random, seed 7) with the target raw and the draft processed:
+    named sampling-target-left-raw (vLLM PR #10198)."""
+    report = grade_samples({"config": CONFIG, "samples": _samples(False, draft_processed=True)})
+    assert not report["passed"]
+    assert report["mistake"]["named"]["id"] == "sampling-target-left-raw", report["reason"]

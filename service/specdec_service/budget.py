@@ -28,7 +28,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Optional
 
-from .engine.bounds import MAX_DRAWS_SLICE, MAX_LIMIT, MAX_VOCAB, MAX_WIDTH
+from .engine.bounds import MAX_DRAWS_SLICE, MAX_VOCAB, MAX_WIDTH
 
 OVER_BUDGET = "tag:specdec,2026:problem/over-budget"
 """The problem type of a request over its route's budget (HTTP 422)."""

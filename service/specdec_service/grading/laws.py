@@ -215,14 +215,18 @@ class Models:
     ``None`` for the empty prefix; the rows a decoder reads, :func:`decoding_rows`), ``eos``,
     ``limit``, ``width``, ``drafts``."""
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, rows: Any = None, ratio_draft: Callable | None = None):
+        """``rows``: the rows a mistake's own row reader gives (default :func:`decoding_rows`);
+        ``ratio_draft(c)``: the draft row a mistake's ratio and residual read instead of the row
+        the proposal was drawn from (SPEC 9's raw q for a proposal drawn from q'), or ``None``."""
         self.eos, self.limit, self.width = config.eos, config.limit, config.width
         self.drafts = getattr(config, "drafts", 1) or 1
         size = len(config.vocab)
         self.size = size
-        rows = decoding_rows(config)
+        rows = rows if rows is not None else decoding_rows(config)
         self._p = {c: _row(rows.target(c)) for c in [None, *range(size)]}
         self._q = {c: _row(rows.draft(c)) for c in [None, *range(size)]}
+        self.ratio_q = None if ratio_draft is None else {c: _row(ratio_draft(c)) for c in [None, *range(size)]}
 
     def p(self, c: int | None) -> tuple:
         """The target's row after ``c``."""
@@ -302,7 +306,7 @@ def speculative_block(run: Path, m: Models, last, carry, k: int, bonus_room: boo
     out: list[int] = []
     context = last
     for i, x in enumerate(proposal):
-        p, q = m.p(context), qs[i]
+        p, q = m.p(context), (qs[i] if m.ratio_q is None else m.ratio_q[context])
         u = run.draw()
         if run.below(u, p[x] / q[x]):
             out.append(x)
@@ -542,6 +546,10 @@ PROGRAMS = {
     "tree-tested-against-draft-row": tree_block,
     "tree-disagreeing-chains-continue": tree_block,
     "tree-shared-draws": tree_block,
+    # SPEC 9's mistakes: the correct block read through the mistake's rows (law_of_program's rows)
+    "sampling-target-left-raw": speculative_block,
+    "sampling-raw-q-in-ratio": speculative_block,
+    "sampling-top-p-float-test": speculative_block,
 }
 """The catalogued mistakes whose law this module states, with their block program."""
 
@@ -553,15 +561,17 @@ CORRECT = {"speculative": speculative_block, "block": block_block, "tree": tree_
 """The correct block program of each mode (variant ``""``): its law is the target's."""
 
 
-def law_of_program(config: Config, program: Callable, variant: str = "", paths: int | list = MAX_PATHS) -> dict:
+def law_of_program(config: Config, program: Callable, variant: str = "", paths: int | list = MAX_PATHS,
+                   rows: Any = None, ratio_draft: Callable | None = None) -> dict:
     """The exact law of the output of ``program`` (a block program above, with ``variant``)
     decoding ``config``, projected on rows: ``{(t, c): {outcome: probability > 0}}`` as
     :func:`.samples.law_of_rules` returns it. A block's law depends on the committed length
     only through ``k = min(width, limit - L)`` and whether a bonus fits (``L + k < limit``), so
     each ``(last, carry, k, fits)`` is enumerated once. Raises ``ValueError`` where the
     mistake's rule is undefined (a correction from a residual of zero mass), :class:`TooLarge`
-    past ``paths`` enumerated paths (a number, or ``[paths left]`` shared by several laws)."""
-    m = Models(config)
+    past ``paths`` enumerated paths (a number, or ``[paths left]`` shared by several laws).
+    ``rows`` and ``ratio_draft``: a row-processing mistake's rows (SPEC 9; :class:`Models`)."""
+    m = Models(config, rows, ratio_draft)
     budget = paths if isinstance(paths, list) else [paths]
     kernels: dict = {}
     mass: dict = {}

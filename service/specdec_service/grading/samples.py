@@ -412,10 +412,21 @@ def _law_computable(mistake) -> str | None:
     return None
 
 
+def _mistake_rows(config: Config, mistake) -> tuple:
+    """A row-processing mistake's rows (SPEC 9, grading/faulty_sampling.py) for
+    :func:`.laws.law_of_program`: ``(rows its row reader gives or None, the raw draft row its
+    ratio reads or None)``; ``(None, None)`` for every other mistake."""
+    rules = mistake.rules
+    rows = None if type(rules.rows).__name__ == "ConfigRows" else rules.rows.read(config)
+    processed = config.sampling is not None and not config.sampling.empty
+    ratio = config.model_rows.draft if processed and _rule_names(rules) & _OWN_ROWS else None
+    return rows, ratio
+
+
 def _law_of(config: Config, mistake, paths: list) -> dict:
     """One mistake's row law: its block program's (:data:`.laws.PROGRAMS`) or its rules'."""
     if mistake.id in PROGRAMS:
-        return law_of_program(config, PROGRAMS[mistake.id], mistake.id, paths)
+        return law_of_program(config, PROGRAMS[mistake.id], mistake.id, paths, *_mistake_rows(config, mistake))
     return law_of_rules(config, mistake.rules)
 
 
