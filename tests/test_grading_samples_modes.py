@@ -107,3 +107,19 @@ def test_the_exec_program_reads_mode_drafts_and_sampling_from_the_whole_config(s
     trees = [t for t in tests if t["config"]["mode"] == "tree"]
     assert trees and all(t["config"]["drafts"] == 3 and t["passed"] for t in trees)
     assert any(t["config"]["mode"] == "block" and t["passed"] for t in tests)
+
+
+def test_modes_keeps_only_the_configs_a_speculative_exercise_implements(service, capsys):  # noqa: F811
+    """A sampler of SPEC 4 alone (tests/students/sampler.py, no ``mode`` parameter) passes the
+    suite's speculative and autoregressive configs with ``--modes``; a mode outside the four, or
+    none left, is a usage error (exit 2)."""
+    sampler = f"{STUDENTS / 'sampler.py'}:speculative_decode"
+    assert main(["grade", "--python", sampler, "--samples", "500", "--modes", "speculative,autoregressive", "--json",
+                 "--url", BASE]) == 0
+    tests = json.loads(capsys.readouterr().out)
+    assert sorted({t["config"]["mode"] for t in tests}) == ["autoregressive", "speculative"] and len(tests) == 3
+    assert main(["grade", "--python", sampler, "--samples", "500", "--modes", "greedy", "--url", BASE]) == 2
+    assert "modes must be among speculative, autoregressive, block, tree, not greedy" in capsys.readouterr().err
+    assert main(["grade", "--exec", PROGRAM, "--samples", "500", "--modes", "tree", "--config", json.dumps(BLOCK),
+                 "--url", BASE]) == 2
+    assert "no config of mode tree to grade" in capsys.readouterr().err

@@ -92,6 +92,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--python", metavar="FILE:FUNCTION",
                         help="with --samples: a Python function fn(target=, draft=, width=, limit=, eos=, rng=) -> labels "
                              "(plus mode=, drafts=, sampling= when it takes them; needed for modes block and tree)")
+    parser.add_argument("--modes", metavar="MODE,...",
+                        help="with --samples: grade only the configs of these modes (speculative, autoregressive, "
+                             "block, tree), e.g. speculative,autoregressive for a sampler of SPEC 4 alone")
     parser.add_argument("--samples-from", metavar="FILE",
                         help="grade the samples in FILE (one JSON list of labels per line) for --config")
     parser.add_argument("--config", metavar="CONFIG", help="with --samples-from, or with --samples instead of the suite: the config, as JSON or @FILE.json")

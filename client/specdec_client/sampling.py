@@ -167,6 +167,8 @@ def models_of(client: Any, config: Mapping[str, Any]) -> tuple[ModelView, ModelV
     return target, view(config["draft"]) if "draft" in config else target
 
 
+SAMPLE_MODES = ("speculative", "autoregressive", "block", "tree")
+"""The modes graded by samples (their output law is the target's; greedy has none)."""
 EXTRA_SETTINGS = ("mode", "drafts", "sampling")
 """The settings a function receives only when it takes them (a parameter of that name, or
 ``**kwargs``): older functions ``fn(target, draft, width, limit, eos, rng)`` keep working."""
@@ -250,11 +252,14 @@ def grade_collected(client: Any, tests: Sequence[SampleTest], progress: Optional
 def grade_sampler(client: Any, *, fn: Optional[Callable[..., Any]] = None, command: Optional[str] = None,
                   suite: str = "standard", samples: int = DEFAULT_SAMPLES, seed: int = 0, timeout: float = 60.0,
                   cwd: Optional[str] = None, progress: Optional[Progress] = None,
-                  configs: Optional[Sequence[tuple[str, Mapping[str, Any]]]] = None) -> list[SampleTest]:
+                  configs: Optional[Sequence[tuple[str, Mapping[str, Any]]]] = None,
+                  modes: Optional[Sequence[str]] = None) -> list[SampleTest]:
     """Collect ``samples`` sessions per config of ``suite`` (or of ``configs``, ``[(id, config)]``,
-    any configs instead of a suite's) from a Python function ``fn`` or a shell ``command``
-    (exactly one) and grade them. Config ``i`` gets the seed ``seed + i``.
-    Raises ``ValueError`` for bad arguments, the client's errors when the service fails."""
+    any configs instead of a suite's; ``modes``, when given, keeps only the configs of those
+    modes, e.g. ``["speculative", "autoregressive"]`` for a sampler of SPEC 4 alone) from a
+    Python function ``fn`` or a shell ``command`` (exactly one) and grade them. Config ``i``
+    gets the seed ``seed + i``. Raises ``ValueError`` for bad arguments (a mode outside
+    :data:`SAMPLE_MODES`, or no config left), the client's errors when the service fails."""
     if (fn is None) == (command is None):
         raise ValueError("give exactly one of fn and command")
     if not 1 <= samples <= MAX_SAMPLES:
@@ -262,6 +267,13 @@ def grade_sampler(client: Any, *, fn: Optional[Callable[..., Any]] = None, comma
     if not 0 < timeout <= MAX_TIMEOUT:
         raise ValueError(f"timeout must be above 0 and at most {MAX_TIMEOUT:g} seconds, got {timeout}")
     chosen = sample_configs(client, suite) if configs is None else [(i, dict(c)) for i, c in configs]
+    if modes is not None:
+        unknown = sorted(set(modes) - set(SAMPLE_MODES))
+        if unknown:
+            raise ValueError(f"modes must be among {', '.join(SAMPLE_MODES)}, not {', '.join(unknown)}")
+        chosen = [(i, c) for i, c in chosen if c.get("mode", "speculative") in modes]
+        if not chosen:
+            raise ValueError(f"no config of mode {', '.join(modes)} to grade")
     tests = [SampleTest(i, c, seed + n) for n, (i, c) in enumerate(chosen)]
     if progress is not None:
         progress("run", 0, len(tests))

@@ -88,9 +88,13 @@ def _collect(args: argparse.Namespace, client: Any) -> tuple[Optional[list[Sampl
 
     timeout = min(getattr(args, "timeout", 60.0), 3600.0)
     client.transport.timeout = max(client.transport.timeout, 60.0)  # a grade of many samples may take a while
+    modes = None if getattr(args, "modes", None) is None else [m.strip() for m in args.modes.split(",") if m.strip()]
     with progress_bars(args) as bars:
-        return grade_sampler(client, fn=fn, command=args.command, suite=args.suite, samples=args.samples,
-                             timeout=timeout, progress=bars, configs=configs), None
+        try:
+            return grade_sampler(client, fn=fn, command=args.command, suite=args.suite, samples=args.samples,
+                                 timeout=timeout, progress=bars, configs=configs, modes=modes), None
+        except ValueError as error:
+            return None, str(error)
 
 
 def run_samples(args: argparse.Namespace, client: Any) -> int:
