@@ -76,16 +76,21 @@ def test_planted_mistakes_fail_with_the_mistake_named_where_catalogued(service, 
 
 
 def test_a_correct_python_function_passes_through_the_sdk(service):
+    """The suite has configs of modes block and tree: the function takes ``mode``, ``drafts`` and
+    ``sampling`` (tests/students/modes_sampler.py; a function without them fails those configs,
+    tests/test_grading_samples_modes.py)."""
     sys.path.insert(0, str(SAMPLER.parent))
-    import sampler
+    import modes_sampler
 
+    modes_sampler.MISTAKE = ""
     calls = []
-    tests = Client(BASE).grade_sampler(sampler.speculative_decode, samples=int(N),
+    tests = Client(BASE).grade_sampler(modes_sampler.decode, samples=int(N),
                                        progress=lambda *call: calls.append(call))
     n = configs()
     assert [t.passed for t in tests] == [True] * n
     assert calls == [("run", i, n) for i in range(n + 1)] + [("samples", i, n) for i in range(n + 1)]
-    assert main(["grade", "--python", f"{SAMPLER}:speculative_decode", "--samples", "500", "--url", BASE]) == 0
+    assert main(["grade", "--python", f"{SAMPLER.parent / 'modes_sampler.py'}:decode", "--samples", "500",
+                 "--url", BASE]) == 0
 
 
 def test_timeouts_crashes_junk_and_wrong_counts_fail_only_their_config(service, tmp_path, capsys):

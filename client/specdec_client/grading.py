@@ -90,10 +90,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                              '{"config", "samples": N, "seed"} on stdin and prints N lines of JSON label lists; '
                              "with --python FILE:FUNCTION the function is called N times per config")
     parser.add_argument("--python", metavar="FILE:FUNCTION",
-                        help="with --samples: a Python function fn(target=, draft=, width=, limit=, eos=, rng=) -> labels")
+                        help="with --samples: a Python function fn(target=, draft=, width=, limit=, eos=, rng=) -> labels "
+                             "(plus mode=, drafts=, sampling= when it takes them; needed for modes block and tree)")
+    parser.add_argument("--modes", metavar="MODE,...",
+                        help="with --samples: grade only the configs of these modes (speculative, autoregressive, "
+                             "block, tree), e.g. speculative,autoregressive for a sampler of SPEC 4 alone")
     parser.add_argument("--samples-from", metavar="FILE",
                         help="grade the samples in FILE (one JSON list of labels per line) for --config")
-    parser.add_argument("--config", metavar="CONFIG", help="with --samples-from: the config, as JSON or @FILE.json")
+    parser.add_argument("--config", metavar="CONFIG", help="with --samples-from, or with --samples instead of the suite: the config, as JSON or @FILE.json")
     parser.set_defaults(handler=run)
     suite = subparsers.add_parser(
         "suite", parents=[common_options()], help="list the assignment suites, a suite's configs, or print one config",

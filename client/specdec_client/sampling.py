@@ -1,7 +1,8 @@
 """Grading a sampler by its samples (issue 20): a program or a Python function, any randomness.
 
-For each config of a suite that has an output law (modes speculative and autoregressive; the
-seed does not matter, so configs differing only by seed are one), the sampler gives ``N`` whole
+For each config of a suite that has an output law (modes speculative, autoregressive, block
+and tree, with or without ``sampling``; the seed does not matter, so configs differing only by
+seed are one), or for one config given by the caller, the sampler gives ``N`` whole
 sessions, which ``POST /v1/grade/samples`` tests against the target's law (docs/grading.md,
 "Grading by samples"):
 
@@ -11,14 +12,17 @@ sessions, which ``POST /v1/grade/samples`` tests against the target's law (docs/
   that config only;
 - a **Python function** (:func:`call_sampler`) is called ``N`` times per config as
   ``fn(target=..., draft=..., width=..., limit=..., eos=..., rng=random.Random)`` with model
-  objects (:class:`ModelView`: ``.vocab``, and ``model(prefix)`` -> its probability row);
-  an exception fails that config only.
+  objects (:class:`ModelView`: ``.vocab``, and ``model(prefix)`` -> its probability row),
+  plus ``mode``, ``drafts`` and ``sampling`` for a function that takes them
+  (:func:`sampler_arguments`); an exception fails that config only, and so does a config whose
+  mode (block, tree) or ``sampling`` the function cannot receive.
 
 Pure SDK code (requests only, through the client).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import random
 import traceback
@@ -165,15 +169,63 @@ def models_of(client: Any, config: Mapping[str, Any]) -> tuple[ModelView, ModelV
     return target, view(config["draft"]) if "draft" in config else target
 
 
+SAMPLE_MODES = ("speculative", "autoregressive", "block", "tree")
+"""The modes graded by samples (their output law is the target's; greedy has none)."""
+EXTRA_SETTINGS = ("mode", "drafts", "sampling")
+"""The settings a function receives only when it takes them (a parameter of that name, or
+``**kwargs``): older functions ``fn(target, draft, width, limit, eos, rng)`` keep working."""
+
+
+def _parameters(fn: Callable[..., Any]) -> tuple[set[str], bool]:
+    """The keyword names ``fn`` takes, and whether it takes ``**kwargs`` (none known when its
+    signature cannot be read)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return set(), False
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    names = {p.name for p in signature.parameters.values() if p.kind in kinds}
+    return names, any(p.kind == inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
+
+
+def sampler_arguments(fn: Callable[..., Any], config: Mapping[str, Any]) -> tuple[dict[str, Any], Optional[str]]:
+    """The settings of ``config`` as keyword arguments for ``fn`` (models and ``rng`` left
+    out): ``width`` (the config's, 0 in mode autoregressive), ``limit``, ``eos``, and of
+    :data:`EXTRA_SETTINGS` those ``fn`` takes: ``mode`` (``"speculative"``, ``"autoregressive"``,
+    ``"block"`` or ``"tree"``), ``drafts`` (1 to 8, SPEC 11; 1 unless the config says) and
+    ``sampling`` (the config's SPEC 9 object, or ``None``). Returns ``(kwargs, problem)``:
+    ``problem`` is a sentence when the config needs a setting ``fn`` cannot receive (mode block
+    or tree needs ``mode``, mode tree ``drafts``, a non-empty ``sampling`` needs ``sampling``),
+    so that the config fails instead of being graded as another mode (SPEC 10, 11, 9)."""
+    mode = config.get("mode", "speculative")
+    names, any_keyword = _parameters(fn)
+    values = {"mode": mode, "drafts": config.get("drafts", 1), "sampling": config.get("sampling") or None}
+    kwargs: dict[str, Any] = {"width": 0 if mode == "autoregressive" else config.get("width", 3),
+                              "limit": config.get("limit", 8), "eos": config.get("eos")}
+    kwargs.update({name: values[name] for name in EXTRA_SETTINGS if any_keyword or name in names})
+    needed = (["mode"] if mode in ("block", "tree") else []) + (["drafts"] if mode == "tree" else []) \
+        + (["sampling"] if values["sampling"] else [])
+    missing = [name for name in needed if name not in kwargs]
+    if not missing:
+        return kwargs, None
+    what = f"mode {mode!r}" + (f" with drafts {values['drafts']}" if mode == "tree" else "") \
+        + (" and sampling parameters" if values["sampling"] else "")
+    return kwargs, (f"the config has {what}, but the function takes no {' or '.join(repr(m) for m in missing)} "
+                    f"parameter, so it cannot be told; add keyword parameters (mode=\"speculative\", drafts=1, "
+                    f"sampling=None) or **kwargs to grade this config (not graded as another mode)")
+
+
 def call_sampler(test: SampleTest, fn: Callable[..., Any], count: int, target: ModelView, draft: ModelView) -> None:
     """Call ``fn`` ``count`` times for ``test`` (one seeded ``random.Random`` for the config)
-    and fill its ``samples`` or its ``problem`` (the exception, with the last frame)."""
-    config = test.config
+    with :func:`sampler_arguments`, and fill its ``samples`` or its ``problem`` (a setting the
+    function cannot receive, or the exception with its last frame)."""
+    kwargs, test.problem = sampler_arguments(fn, test.config)
+    if test.problem is not None:
+        return
     rng = random.Random(test.seed)
-    width = config.get("width", 3) if config.get("mode", "speculative") == "speculative" else 0
     try:
         for _ in range(count):
-            out = fn(target=target, draft=draft, width=width, limit=config.get("limit", 8), eos=config.get("eos"), rng=rng)
+            out = fn(target=target, draft=draft, rng=rng, **kwargs)
             test.samples.append([str(x) for x in out])
     except Exception as error:  # a student's function: any exception fails its config only
         frame = traceback.extract_tb(error.__traceback__)[-1]
@@ -201,17 +253,30 @@ def grade_collected(client: Any, tests: Sequence[SampleTest], progress: Optional
 
 def grade_sampler(client: Any, *, fn: Optional[Callable[..., Any]] = None, command: Optional[str] = None,
                   suite: str = "standard", samples: int = DEFAULT_SAMPLES, seed: int = 0, timeout: float = 60.0,
-                  cwd: Optional[str] = None, progress: Optional[Progress] = None) -> list[SampleTest]:
-    """Collect ``samples`` sessions per config of ``suite`` from a Python function ``fn`` or a
-    shell ``command`` (exactly one) and grade them. Config ``i`` gets the seed ``seed + i``.
-    Raises ``ValueError`` for bad arguments, the client's errors when the service fails."""
+                  cwd: Optional[str] = None, progress: Optional[Progress] = None,
+                  configs: Optional[Sequence[tuple[str, Mapping[str, Any]]]] = None,
+                  modes: Optional[Sequence[str]] = None) -> list[SampleTest]:
+    """Collect ``samples`` sessions per config of ``suite`` (or of ``configs``, ``[(id, config)]``,
+    any configs instead of a suite's; ``modes``, when given, keeps only the configs of those
+    modes, e.g. ``["speculative", "autoregressive"]`` for a sampler of SPEC 4 alone) from a
+    Python function ``fn`` or a shell ``command`` (exactly one) and grade them. Config ``i``
+    gets the seed ``seed + i``. Raises ``ValueError`` for bad arguments (a mode outside
+    :data:`SAMPLE_MODES`, or no config left), the client's errors when the service fails."""
     if (fn is None) == (command is None):
         raise ValueError("give exactly one of fn and command")
     if not 1 <= samples <= MAX_SAMPLES:
         raise ValueError(f"samples must be 1 to {MAX_SAMPLES}, got {samples}")
     if not 0 < timeout <= MAX_TIMEOUT:
         raise ValueError(f"timeout must be above 0 and at most {MAX_TIMEOUT:g} seconds, got {timeout}")
-    tests = [SampleTest(i, c, seed + n) for n, (i, c) in enumerate(sample_configs(client, suite))]
+    chosen = sample_configs(client, suite) if configs is None else [(i, dict(c)) for i, c in configs]
+    if modes is not None:
+        unknown = sorted(set(modes) - set(SAMPLE_MODES))
+        if unknown:
+            raise ValueError(f"modes must be among {', '.join(SAMPLE_MODES)}, not {', '.join(unknown)}")
+        chosen = [(i, c) for i, c in chosen if c.get("mode", "speculative") in modes]
+        if not chosen:
+            raise ValueError(f"no config of mode {', '.join(modes)} to grade")
+    tests = [SampleTest(i, c, seed + n) for n, (i, c) in enumerate(chosen)]
     if progress is not None:
         progress("run", 0, len(tests))
     for done, test in enumerate(tests, 1):

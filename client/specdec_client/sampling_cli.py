@@ -1,5 +1,6 @@
 """``specdec grade --samples N`` (``--exec CMD`` or ``--python FILE:FUNCTION``) and
-``specdec grade --samples-from FILE --config CONFIG``: grading a sampler by its samples
+``specdec grade --samples-from FILE --config CONFIG``, and ``--config CONFIG`` with ``--samples N``
+(that one config instead of the suite's): grading a sampler by its samples
 (:mod:`specdec_client.sampling`, docs/grading.md "Grading by samples")."""
 
 from __future__ import annotations
@@ -80,15 +81,20 @@ def _collect(args: argparse.Namespace, client: Any) -> tuple[Optional[list[Sampl
         return None, "--samples N needs exactly one of --exec CMD and --python FILE:FUNCTION"
     try:
         fn = load_function(args.python) if args.python is not None else None
-    except ValueError as error:
+        configs = None if args.config is None else [("config", _config(args.config))]
+    except (OSError, ValueError) as error:
         return None, str(error)
     from .cli import progress_bars
 
     timeout = min(getattr(args, "timeout", 60.0), 3600.0)
     client.transport.timeout = max(client.transport.timeout, 60.0)  # a grade of many samples may take a while
+    modes = None if getattr(args, "modes", None) is None else [m.strip() for m in args.modes.split(",") if m.strip()]
     with progress_bars(args) as bars:
-        return grade_sampler(client, fn=fn, command=args.command, suite=args.suite, samples=args.samples,
-                             timeout=timeout, progress=bars), None
+        try:
+            return grade_sampler(client, fn=fn, command=args.command, suite=args.suite, samples=args.samples,
+                                 timeout=timeout, progress=bars, configs=configs, modes=modes), None
+        except ValueError as error:
+            return None, str(error)
 
 
 def run_samples(args: argparse.Namespace, client: Any) -> int:

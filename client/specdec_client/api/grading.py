@@ -58,16 +58,21 @@ class GradingApi(ApiGroup):
 
     def grade_sampler(self, fn: Any = None, *, command: Optional[str] = None, suite: str = "standard",
                       samples: int = DEFAULT_SAMPLES, seed: int = 0, timeout: float = 60.0, cwd: Optional[str] = None,
-                      progress: Optional[Progress] = None) -> list[SampleTest]:
+                      progress: Optional[Progress] = None,
+                      configs: Optional[list[tuple[str, Mapping[str, Any]]]] = None,
+                      modes: Optional[list[str]] = None) -> list[SampleTest]:
         """Grade a sampler by its samples on every config of ``suite`` with an output law: the
         Python function ``fn`` (called ``samples`` times per config as ``fn(target=, draft=,
-        width=, limit=, eos=, rng=)``, models as :class:`~specdec_client.sampling.ModelView`) or
+        width=, limit=, eos=, rng=)``, plus ``mode=``, ``drafts=``, ``sampling=`` when it takes
+        them, models as :class:`~specdec_client.sampling.ModelView`) or
         the shell ``command`` (run once per config, ``{"config", "samples", "seed"}`` on stdin,
         one JSON list of labels per line on stdout). A
         :class:`~specdec_client.sampling.SampleTest` per config (``passed``, ``problem``,
-        ``report``, ``message()``); see :func:`specdec_client.sampling.grade_sampler`."""
+        ``report``, ``message()``); ``configs`` (``[(id, config)]``) grades those configs instead
+        of the suite's, ``modes`` keeps only the configs of those modes; see
+        :func:`specdec_client.sampling.grade_sampler`."""
         return grade_sampler(self, fn=fn, command=command, suite=suite, samples=samples, seed=seed, timeout=timeout,
-                             cwd=cwd, progress=progress)
+                             cwd=cwd, progress=progress, configs=configs, modes=modes)
 
     def suites(self) -> list[SuiteSummary]:
         """``GET /v1/grade/suites``: the assignment suites (``name``, ``description``, ``count``)."""
