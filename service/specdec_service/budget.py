@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .engine.bounds import MAX_DRAWS_SLICE, MAX_LIMIT, MAX_VOCAB, MAX_WIDTH
+from .engine.bounds import MAX_DRAWS_SLICE, MAX_VOCAB, MAX_WIDTH
 
 OVER_BUDGET = "tag:specdec,2026:problem/over-budget"
 """The problem type of a request over its route's budget (HTTP 422)."""

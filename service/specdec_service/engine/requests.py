@@ -81,7 +81,7 @@ MODEL_TABLE = {
     "required": ["vocab", "start", "next"],
     "additionalProperties": False,
 }
-SAMPLING = {
+SAMPLING: dict[str, Any] = {
     "type": "object",
     "description": "Sampling parameters (SPEC section 9), all optional: every row is processed (temperature, top_k, "
                    "top_p, min_p, in that order, exactly) before any rule reads it: the target's always (p'), the "

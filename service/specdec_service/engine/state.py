@@ -284,11 +284,10 @@ def _parse_config(obj: Any) -> Config:
         if eos not in target.vocab:
             raise InvalidInput.at(("eos",), "must be null or a token of the vocabulary")
         eos = target.vocab.index(eos)
-    sampling = sent.get("sampling")
-    if sampling is not None:
-        sampling, echo = parse_sampling(sampling, ("sampling",)), sampling_echo(sampling)
+    written = sent.get("sampling")
+    sampling = None if written is None else parse_sampling(written, ("sampling",))
     return Config(target, draft, obj["seed"], obj["mode"], obj["width"], obj["limit"], eos, obj["drafts"],
-                  "drafts" in sent, sampling, None if sampling is None else echo)
+                  "drafts" in sent, sampling, None if written is None else sampling_echo(written))
 
 
 def parse_state(obj: Any) -> State:
