@@ -1,6 +1,8 @@
 # The specdec REST service: gunicorn serving specdec_service:create_app() on port 8000.
 #   docker build -t specdec-service . && docker run --rm -p 8000:8000 specdec-service
-FROM python:3.11-slim
+# The base image by digest (the tag is for people): a rebuild gets the same bytes. To move
+# it: `docker buildx imagetools inspect python:3.11-slim` names the current digest.
+FROM python:3.11-slim@sha256:9c900dea9e8fb7e16277c179b555cc72d29a352dbc33cff48ad5a0412fd5bfc7
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -9,10 +11,16 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# Dependencies and the package first (the layer changes only with the code).
+# 1. The dependencies alone, locked with their hashes (requirements.lock, made from
+#    pyproject.toml by the command in its header; docs/deploy.md): this layer is rebuilt
+#    only when the lock changes, never for a change of the code.
+COPY requirements.lock ./
+RUN pip install --require-hashes --only-binary :all: -r requirements.lock
+
+# 2. The package, without its dependencies (layer 1 has them; `pip check` proves it).
 COPY pyproject.toml README.md LICENSE ./
 COPY service ./service
-RUN pip install . && rm -rf service build
+RUN pip install --no-deps . && pip check && rm -rf service build
 
 COPY gunicorn.conf.py openapi.yaml ./
 

@@ -9,7 +9,8 @@ false-fails: for each config, ``--runs`` independent runs of the correct student
 (tests/students/sampler.py, its own random.Random) graded at alpha 0.05 and 0.001; the share
 that fails is the false-fail rate (Holm keeps it at most alpha).
 
-power: for each catalogued mistake of modes speculative and autoregressive and each config, the
+power: for each catalogued mistake of modes speculative, autoregressive, block and tree (or those
+``--mistakes`` names) and each config, the
 engine's variant (grading.faulty_run, seeds r * 10^6 + i) graded at N = 50, 100, 200, ...,
 10000 until all ``--reps`` runs fail: that N (the smallest N of the grid with power >= 1 - 1/reps
 in this measurement), and how often the failing grade names the mistake itself.
@@ -27,6 +28,7 @@ from pathlib import Path
 from specdec_service.engine import parse_config
 from specdec_service.grading import CATALOGUE, grade_samples
 from specdec_service.grading.faulty import faulty_run
+from specdec_service.grading.laws import PROGRAMS, law_of_program
 from specdec_service.grading.samples import _law_computable, law_of_rules, target_law
 from specdec_service.grading.suites import suite
 
@@ -87,7 +89,8 @@ def same_law(config: dict, mistake) -> bool:
     if _law_computable(mistake) is not None:
         return True
     try:
-        law = law_of_rules(parsed, mistake.rules)
+        law = (law_of_program(parsed, PROGRAMS[mistake.id], mistake.id, 10**6) if mistake.id in PROGRAMS
+               else law_of_rules(parsed, mistake.rules))
     except ValueError:
         return False
     target = target_law(parsed)
@@ -95,12 +98,12 @@ def same_law(config: dict, mistake) -> bool:
                for row, outcomes in law.items())
 
 
-def power(reps: int) -> None:
+def power(reps: int, only: set | None = None) -> None:
     entries = configs()
     print("| mistake | " + " | ".join(f"`{e.id}`" for e in entries) + " |")
     print("|---|" + "---|" * len(entries))
     for mistake in CATALOGUE:
-        if mistake.mode not in ("speculative", "autoregressive"):
+        if mistake.mode not in ("speculative", "autoregressive", "block", "tree") or (only and mistake.id not in only):
             continue
         cells = []
         for entry in entries:
@@ -136,11 +139,12 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--mistakes", default="", help="comma-separated catalogue ids (power only; default: all)")
     args = parser.parse_args(argv)
     if args.what == "false-fails":
         false_fails(args.runs, args.n)
     else:
-        power(args.reps)
+        power(args.reps, set(filter(None, args.mistakes.split(","))))
     return 0
 
 

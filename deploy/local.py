@@ -275,6 +275,7 @@ def replica_env(port: int, workers: int) -> dict:
     env = {**os.environ, "SPECDEC_BIND": f"127.0.0.1:{port}", "SPECDEC_WORKERS": str(workers),
            "PYTHONUNBUFFERED": "1"}  # each log line reaches the log file at once
     env.pop("SPECDEC_GUNICORN_CONF", None)  # the package's settings
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)  # each replica's gunicorn makes its own metrics directory
     return env
 
 

@@ -5,11 +5,15 @@ compose-spec project, source and licence in ``tests/schemas/README.md``)."""
 
 import hashlib
 import json
+import re
+from importlib import metadata
 from pathlib import Path
 
 import jsonschema
 import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE_SCHEMA = ROOT / "tests" / "schemas" / "compose-spec.json"
@@ -95,13 +99,14 @@ def test_compose_upstream_resolves_every_replica():
 def test_dockerfile_slim_base_non_root_gunicorn():
     lines = [line.strip() for line in (ROOT / "Dockerfile").read_text(encoding="utf-8").splitlines()
              if line.strip() and not line.startswith("#")]
-    assert lines[0].startswith("FROM python:") and lines[0].endswith("-slim")
+    assert re.fullmatch(r"FROM python:3\.\d+-slim@sha256:[0-9a-f]{64}", lines[0])  # pinned by digest
     users = [line.split()[1] for line in lines if line.startswith("USER ")]
     assert users and users[-1] not in ("root", "0")
     assert any(line.startswith("EXPOSE 8000") for line in lines)
     assert lines[-1] == 'CMD ["gunicorn", "--config", "gunicorn.conf.py"]'
     copied = " ".join(line for line in lines if line.startswith("COPY "))
-    for needed in ("pyproject.toml", "README.md", "LICENSE", "service", "gunicorn.conf.py", "openapi.yaml"):
+    for needed in ("requirements.lock", "pyproject.toml", "README.md", "LICENSE", "service", "gunicorn.conf.py",
+                   "openapi.yaml"):
         assert needed in copied
 
 
@@ -109,4 +114,59 @@ def test_dockerignore_keeps_the_build_context_small():
     ignored = {line.strip() for line in (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines()
                if line.strip() and not line.startswith("#")}
     assert {".git", "tests", "client", "bench", "docs"} <= ignored
-    assert not ignored & {"service", "pyproject.toml", "README.md", "LICENSE", "gunicorn.conf.py", "openapi.yaml"}
+    assert not ignored & {"service", "pyproject.toml", "README.md", "LICENSE", "gunicorn.conf.py", "openapi.yaml",
+                          "requirements.lock"}
+
+
+def dockerfile_instructions() -> list[tuple[str, str]]:
+    """The Dockerfile's instructions as (keyword, arguments), continuation lines joined."""
+    text = re.sub(r"\\\n", " ", (ROOT / "Dockerfile").read_text(encoding="utf-8"))
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
+    return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1]) for line in lines]
+
+
+def test_dependencies_are_installed_from_the_lock_before_the_code_is_copied():
+    """Issue 22: a change of the code must not reinstall numpy and scipy. The lock is copied
+    alone and installed (hashes required, wheels only) before anything of the package is copied;
+    the package is then installed without resolving its dependencies again."""
+    steps = dockerfile_instructions()
+    copies = [(i, args) for i, (keyword, args) in enumerate(steps) if keyword == "COPY"]
+    runs = [(i, args) for i, (keyword, args) in enumerate(steps) if keyword == "RUN"]
+    assert copies[0][1] == "requirements.lock ./"
+    (locked, install), = [(i, args) for i, args in runs if "-r requirements.lock" in args]
+    assert install.split()[:2] == ["pip", "install"]
+    assert "--require-hashes" in install.split() and "--only-binary :all:" in install
+    assert copies[0][0] < locked < copies[1][0]  # nothing else copied before the dependencies' layer
+    (code, package), = [(i, args) for i, args in runs if re.search(r"pip install [^&]*\.(\s|$)", args)]
+    assert "--no-deps" in package.split() and "pip check" in package
+    assert max(i for i, args in copies if "service" in args.split()) < code
+
+
+def lock_pins() -> dict[str, tuple[str, int]]:
+    """requirements.lock's pins: name -> (version, number of hashes)."""
+    text = (ROOT / "requirements.lock").read_text(encoding="utf-8")
+    pins = {}
+    for block in re.split(r"\n(?=[A-Za-z0-9])", text):
+        match = re.match(r"([A-Za-z0-9._-]+)==([^ \\\n]+)", block)
+        if match:
+            pins[canonicalize_name(match[1])] = (match[2], len(re.findall(r"--hash=sha256:[0-9a-f]{64}", block)))
+    return pins
+
+
+def test_the_lock_pins_every_dependency_with_hashes_for_the_image_python():
+    """requirements.lock is made by the command in its header (docs/deploy.md, "The image") for
+    the image's Python, and pins every dependency of pyproject.toml within its range, with hashes."""
+    text = (ROOT / "requirements.lock").read_text(encoding="utf-8")
+    command = re.search(r"^#\s+(uv pip compile .*)$", text, re.M)[1]
+    assert command.split()[3] == "pyproject.toml" and "--generate-hashes" in command
+    image_python = re.match(r"python:(3\.\d+)-slim@", dockerfile_instructions()[0][1])
+    assert f"--python-version {image_python[1]}" in command
+    assert command in (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
+    pins = lock_pins()
+    assert len(pins) >= 20 and all(hashes >= 1 for _, hashes in pins.values())
+    for line in metadata.requires("specdec-service"):  # pyproject.toml's, as installed
+        requirement = Requirement(line)
+        if requirement.marker is not None:  # an extra's (tests, docs): not in the image
+            continue
+        version, _ = pins[canonicalize_name(requirement.name)]
+        assert requirement.specifier.contains(version), (line, version)

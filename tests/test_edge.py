@@ -332,6 +332,46 @@ def test_request_id_is_echoed_and_in_both_logs(edge):
         assert re.search(rf'"POST /v1/step HTTP/1\.1" 200 .* request_id={rid}$', replicas, re.M), rid
 
 
+@pytest.mark.parametrize("sent, kept", [("course-42.step_7", True), ("A" * 128, True), ("A" * 129, False),
+                                         ("has space", False), ("a/b", False), ("", False)])
+def test_a_callers_request_id_is_kept_through_the_edge_and_by_the_replica(edge, sent, kept):
+    """A well-formed caller's id (the service's rule, ``observe.REQUEST_ID_FORM``) passes the
+    edge and comes back exactly once: on a service's answer, on its refusal, and on an answer
+    the edge writes itself (a 413); a malformed one is replaced by the edge's ``$request_id``
+    (a new one each request), which the replica keeps. A replica asked directly keeps or
+    replaces it the same way. Both logs name the id."""
+    headers = {"X-Request-Id": sent}
+    answers = [requests.post(f"{edge.url}/v1/step", json=SEED1, timeout=10, headers=headers),
+               requests.get(f"{edge.url}/v1/step", timeout=10, headers=headers),  # the service's 405
+               requests.post(f"{edge.url}/v1/step", data=b"[" + b" " * 300_000 + b"]", timeout=10,
+                             headers={**headers, "Content-Type": "application/json"})]  # the edge's own 413
+    assert [answer.status_code for answer in answers] == [200, 405, 413]
+    assert answers[2].headers["Content-Type"] == PROBLEM and "262144" in answers[2].json()["detail"]
+    ids = []
+    for answer in answers:
+        assert len(answer.raw.headers.getlist("X-Request-Id")) == 1
+        ids.append(answer.headers["X-Request-Id"])
+    if kept:
+        assert ids == [sent] * 3
+    else:
+        assert all(re.fullmatch(r"[0-9a-f]{32}", rid) for rid in ids) and len(set(ids)) == 3
+    replica = f"http://127.0.0.1:{edge.state['replicas'][0]['port']}"
+    direct = requests.post(f"{replica}/v1/step", json=SEED1, timeout=10, headers=headers)
+    assert direct.status_code == 200
+    assert direct.headers["X-Request-Id"] == sent if kept else re.fullmatch(r"[0-9a-f]{32}", direct.headers["X-Request-Id"])
+
+    def logged() -> tuple[str, str]:
+        return edge.log("access.log"), edge.log("replica-1.log") + edge.log("replica-2.log")
+
+    deadline = time.monotonic() + 30  # nginx and gunicorn write their lines after the answer has left
+    while time.monotonic() < deadline and not all(f"request_id={ids[0]}" in log for log in logged()):
+        time.sleep(0.1)
+    access, replicas = logged()
+    assert re.search(rf'"POST /v1/step HTTP/1\.1" 200 .* request_id={re.escape(ids[0])} ', access)
+    assert re.search(rf'"POST /v1/step HTTP/1\.1" 200 .* request_id={re.escape(ids[0])}$', replicas, re.M)
+    assert re.search(rf'"POST /v1/step HTTP/1\.1" 413 .* request_id={re.escape(ids[2])} ', access)
+
+
 def test_the_inspector_page_and_its_files_through_the_edge(edge):
     """GET / and its static files pass the edge with the service's headers, and a
     conditional request (the edge passes If-None-Match on) is a 304."""

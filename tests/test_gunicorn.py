@@ -81,12 +81,16 @@ def test_live_malformed_chunked_body_is_a_400_problem(live_url, framing):
     assert json.loads(body)["detail"].startswith("The request body could not be read: ")
 
 
-def test_on_starting_builds_the_contract_before_the_workers_fork(monkeypatch):
+def test_on_starting_builds_the_contract_before_the_workers_fork(monkeypatch, tmp_path):
     from specdec_service.api.openapi import openapi_yaml
 
     openapi_yaml.cache_clear()
-    config_with(monkeypatch)["on_starting"](None)
+    config = config_with(monkeypatch)
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))  # the metrics directory (tests/test_observe.py)
+    (tmp_path / "histogram_1.db").write_bytes(b"")
+    config["on_starting"](None)
     assert openapi_yaml.cache_info().currsize == 1
+    assert list(tmp_path.iterdir()) == []  # an earlier run's metrics are gone
 
 
 def config_with(monkeypatch, **env):

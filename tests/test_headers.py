@@ -131,8 +131,10 @@ def test_the_contract_documents_the_headers():
                 if "$ref" in response:  # a shared response, EdgeError (nginx's own answers) included
                     response = document["components"]["responses"][response["$ref"].rsplit("/", 1)[1]]
                 assert response["headers"]["X-Content-Type-Options"] == {"$ref": "#/components/headers/NoSniff"}, (path, status)
+                assert response["headers"]["X-Request-Id"] == {"$ref": "#/components/headers/RequestId"}, (path, status)
+    assert headers["RequestId"]["schema"]["pattern"] == "^[A-Za-z0-9._-]{1,128}$"  # observe.REQUEST_ID_FORM
     draws = document["paths"]["/v1/draws"]["get"]["responses"]
-    assert set(draws["200"]["headers"]) == {"X-Content-Type-Options", "ETag", "Cache-Control"}
+    assert set(draws["200"]["headers"]) == {"X-Content-Type-Options", "X-Request-Id", "ETag", "Cache-Control"}
     assert set(draws["304"]["headers"]) == set(draws["200"]["headers"])
     for path in ("/v1/models", "/openapi.yaml"):
         operation = document["paths"][path]["get"]

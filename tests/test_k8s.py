@@ -61,10 +61,10 @@ def test_validation_rejects_a_broken_manifest():
         kubernetes_validate.validate(unknown, KUBERNETES_VERSION, strict=True)
 
 
-def test_deployment_three_replicas_probes_resources_non_root_read_only():
+def test_deployment_scaled_by_the_hpa_probes_resources_non_root_read_only():
     deployment = manifests()[("Deployment", "specdec")]
     spec, pod = deployment["spec"], deployment["spec"]["template"]["spec"]
-    assert spec["replicas"] == 3
+    assert "replicas" not in spec  # the HPA's (test below): `kubectl apply` would reset its scale
     assert spec["selector"]["matchLabels"] == deployment["spec"]["template"]["metadata"]["labels"]
     assert spec["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
     (container,) = pod["containers"]
@@ -81,6 +81,7 @@ def test_deployment_three_replicas_probes_resources_non_root_read_only():
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
     assert container["securityContext"]["capabilities"]["drop"] == ["ALL"]
     assert [m["mountPath"] for m in container["volumeMounts"]] == ["/tmp"]  # the only writable path
+    assert not any(item["name"] == "PROMETHEUS_MULTIPROC_DIR" for item in container["env"])  # gunicorn's own, in /tmp
     # graceful termination: preStop pause + gunicorn's graceful_timeout fit in the grace period
     pause = int(container["lifecycle"]["preStop"]["exec"]["command"][1])
     assert pause + graceful_timeout < pod["terminationGracePeriodSeconds"]
@@ -95,6 +96,10 @@ def test_service_hpa_pdb_and_ingresses_point_at_the_deployment():
     hpa = found[("HorizontalPodAutoscaler", "specdec")]["spec"]
     assert hpa["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "specdec"}
     assert hpa["minReplicas"] == 3 and hpa["metrics"][0]["resource"]["name"] == "cpu"
+    scaled = {(doc["kind"], doc["metadata"]["name"]) for doc in found.values() if doc["kind"] == "HorizontalPodAutoscaler"}
+    for _, name in scaled:  # nothing an HPA scales states its own replicas
+        target = found[("HorizontalPodAutoscaler", name)]["spec"]["scaleTargetRef"]
+        assert "replicas" not in found[(target["kind"], target["name"])]["spec"], target
     pdb = found[("PodDisruptionBudget", "specdec")]["spec"]
     assert pdb["selector"]["matchLabels"] == labels and pdb["minAvailable"] == 2
     for name in ("specdec", "specdec-grading"):
@@ -102,6 +107,19 @@ def test_service_hpa_pdb_and_ingresses_point_at_the_deployment():
         assert ingress["spec"]["ingressClassName"] == "nginx"
         backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
         assert backend == {"name": "specdec", "port": {"name": "http"}}
+
+
+def test_prometheus_scrapes_the_pods_metrics():
+    """The pod annotations of Prometheus's kubernetes_sd_configs "pod" role (its example
+    configuration's relabelling: scrape, port, path) name the container's port and the route."""
+    template = manifests()[("Deployment", "specdec")]["spec"]["template"]
+    notes = template["metadata"]["annotations"]
+    (container,) = template["spec"]["containers"]
+    assert notes["prometheus.io/scrape"] == "true" and notes["prometheus.io/path"] == "/metrics"
+    assert int(notes["prometheus.io/port"]) == container["ports"][0]["containerPort"]
+    from specdec_service import create_app
+
+    assert "/metrics" in {rule.rule for rule in create_app().url_map.iter_rules()}
 
 
 def size(text: str) -> int:

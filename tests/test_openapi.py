@@ -228,7 +228,8 @@ def test_every_operation_tag_is_declared():
     document = yaml.safe_load(OPENAPI_PATH.read_text(encoding="utf-8"))
     declared = [tag["name"] for tag in document["tags"]]
     used = {tag for item in document["paths"].values() for op in item.values() for tag in op["tags"]}
-    assert declared == ["service", "models", "draws", "sessions", "runs", "grading", "analysis", "inspector"]
+    assert declared == ["service", "models", "draws", "sessions", "runs", "grading", "analysis", "inspector",
+                        "operations"]
     assert used == set(declared)
 
 
@@ -332,7 +333,7 @@ STABLE_OPERATION_IDS = {
     ("post", "/v1/step"): "stepSession", ("post", "/v1/runs"): "createRun", ("post", "/v1/grade"): "gradeTrace",
     ("get", "/v1/grade/suites"): "listSuites", ("get", "/v1/grade/suites/{name}"): "getSuite",
     ("post", "/v1/grade/distribution"): "gradeDistribution", ("post", "/v1/analysis"): "analyze",
-    ("get", "/"): "getInspector",
+    ("get", "/"): "getInspector", ("get", "/metrics"): "getMetrics",
 }
 """The ``operationId`` of each operation: generated clients are called by these names
 (``step_session`` in Python, ``stepSession`` in TypeScript), so they never change."""

@@ -22,11 +22,13 @@ import re
 from typing import Any, Mapping, Optional
 
 from flask import Flask, request
+from flask.json.provider import DefaultJSONProvider
 from flask_cors import CORS
 from werkzeug.routing import Map
 
 from .api import BLUEPRINTS
 from .api.problems import register_error_handlers
+from .observe import REQUEST_ID_HEADER, install
 
 MAX_BODY_BYTES = 256 * 1024
 """The largest request body (256 KiB); a larger one is a 413 problem."""
@@ -38,14 +40,15 @@ DEFAULTS: Mapping[str, Any] = {
 PREFLIGHT_MAX_AGE = 86400
 """Seconds a browser may cache a CORS preflight (``Access-Control-Max-Age``, a day), so a
 frontend does not preflight every POST (browsers cap it: Chromium at 2 hours)."""
-CORS_RESOURCES = {
+CORS_RESOURCES: dict[str | re.Pattern[str], dict[str, Any]] = {
     re.compile(r"/v1/"): {"origins": "*", "send_wildcard": True, "methods": ["GET", "POST"],
-                          "max_age": PREFLIGHT_MAX_AGE},
+                          "max_age": PREFLIGHT_MAX_AGE, "expose_headers": [REQUEST_ID_HEADER]},
     re.compile(r"/openapi\.yaml\Z"): {"origins": "*", "send_wildcard": True, "methods": ["GET"],
-                                      "max_age": PREFLIGHT_MAX_AGE},
+                                      "max_age": PREFLIGHT_MAX_AGE, "expose_headers": [REQUEST_ID_HEADER]},
 }
 """Any origin may call the API and read the contract (``Access-Control-Allow-Origin: *``, no
-credentials); preflights may be cached for :data:`PREFLIGHT_MAX_AGE` seconds.
+credentials); preflights may be cached for :data:`PREFLIGHT_MAX_AGE` seconds; a page may read
+the answer's ``X-Request-Id`` (:mod:`specdec_service.observe`).
 
 The paths are compiled patterns (matched from the start of the path; ``\\Z``, not
 ``$``, which would also match before a final newline, ``/openapi.yaml%0A``): flask-cors
@@ -70,6 +73,7 @@ class _App(Flask):
     static route added to it, in ``Flask.__init__``)."""
 
     url_map_class = _ExactPaths
+    json: DefaultJSONProvider  # Flask's own (its json_provider_class): create_app sets sort_keys
 
 
 def _no_sniff(response):
@@ -100,6 +104,7 @@ def create_app(config: Optional[Mapping[str, Any]] = None) -> Flask:
     if config:
         app.config.update(config)
     app.json.sort_keys = False
+    install(app)  # request ids, metrics, log lines: first, so its after_request runs last
     CORS(app, resources=CORS_RESOURCES)
     register_error_handlers(app)
     app.after_request(_no_sniff)

@@ -24,7 +24,9 @@ problem document in :mod:`specdec_service.api.problems`.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Optional
 
 from .engine.bounds import MAX_DRAWS_SLICE, MAX_VOCAB, MAX_WIDTH
 
@@ -67,6 +69,34 @@ class Budget:
         ``pointer`` (a JSON Pointer fragment such as ``#/traces``) names the part to split."""
         if cost > self.limit:
             raise OverBudget(self, cost, pointer)
+        meter = METER.get()
+        if meter is not None:
+            meter.charge(self, cost)
+
+
+class Meter:
+    """The work units one request was allowed to spend: every :meth:`Budget.check` that passes
+    while the meter is current (:data:`METER`) records its cost here. A check costs the whole
+    request so far (``grade_many`` checks its references, then the references and the checks
+    of its failing traces), so the request's units are those of its last passed check:
+    :attr:`units` (``None`` when no check ran) in :attr:`unit` (the budget's, e.g. ``"block
+    units"``). A refused request (:class:`OverBudget`) spends nothing beyond its earlier checks.
+    The HTTP layer reports it in the metrics and the log lines (:mod:`specdec_service.observe`)."""
+
+    __slots__ = ("units", "unit")
+
+    def __init__(self) -> None:
+        self.units: Optional[int] = None
+        self.unit: Optional[str] = None
+
+    def charge(self, budget: "Budget", cost: int) -> None:
+        """Record a passed check of ``cost`` units of ``budget``."""
+        self.units, self.unit = cost, budget.unit
+
+
+METER: ContextVar[Optional[Meter]] = ContextVar("specdec_budget_meter", default=None)
+"""The :class:`Meter` of the request being served in this context, or ``None`` (no request:
+checks record nothing). Set by the HTTP layer before each request."""
 
 
 class OverBudget(Exception):
@@ -219,6 +249,6 @@ BUDGETS: dict[str, Budget] = _budgets(
            "sweep fewer widths, or analyse a smaller limit, width, depth, vocabulary or number of drafts"),
 )
 """Every route that does work in proportion to its input, by ``"METHOD /path"``. The others
-(``GET /health``, ``/openapi.yaml``, ``/v1/models``, ``/v1/grade/suites[/{name}]``, the inspector
+(``GET /health``, ``/openapi.yaml``, ``/metrics``, ``/v1/models``, ``/v1/grade/suites[/{name}]``, the inspector
 page and its static files) answer fixed documents: no budget (``tests/test_budget.py`` checks that
 every route is one or the other)."""

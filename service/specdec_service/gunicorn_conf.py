@@ -17,17 +17,29 @@ Environment (read when gunicorn loads this module):
   context switches (docs/bench-service.md).
 - ``SPECDEC_TIMEOUT`` (default 30 s): a worker silent for longer is restarted.
 - ``SPECDEC_LOG_LEVEL`` (default ``info``).
+- ``SPECDEC_LOG_FORMAT`` (default ``text``): ``json`` writes one JSON object per request on
+  stdout (time, request id, method, route, status, duration, work units:
+  :func:`specdec_service.observe.log_record`) in place of gunicorn's access line.
+- ``PROMETHEUS_MULTIPROC_DIR`` (default: a new private directory under ``$TMPDIR``, removed at
+  exit): where the workers keep their metrics (prometheus_client's multiprocess mode), so that
+  ``GET /metrics`` sums every worker's. Each gunicorn master needs its own directory; its
+  ``*.db`` files are deleted when gunicorn starts (``on_starting``), a dead worker's live gauges
+  when it exits (``child_exit``).
 
-A value that is not a positive integer stops gunicorn with a one-line
+A value that is not a positive integer (or not a log format) stops gunicorn with a one-line
 message (``SystemExit``), not a traceback. The access log goes to stdout
 and the error log to stderr, so a container runtime collects both. Each
-access log line ends with ``request_id=`` and the request's ``X-Request-Id``
-header (``-`` without one), which the nginx edge sets and logs too
-(deploy/nginx/edge.conf, docs/deploy.md).
+access log line starts with the time and ends with ``request_id=`` and the answer's
+``X-Request-Id`` (the caller's or the edge's when well formed, else one the service made:
+:mod:`specdec_service.observe`), which the nginx edge logs too (deploy/nginx/edge.conf,
+docs/deploy.md).
 """
 
+import glob
 import multiprocessing
 import os
+import shutil
+import tempfile
 
 
 def _positive_int(name: str, default: int) -> int:
@@ -41,6 +53,16 @@ def _positive_int(name: str, default: int) -> int:
     return int(text)
 
 
+def _log_format() -> str:
+    """``$SPECDEC_LOG_FORMAT`` (``text`` or ``json``); ``SystemExit`` with one line otherwise."""
+    from specdec_service.observe import log_format
+
+    try:
+        return log_format(os.environ.get("SPECDEC_LOG_FORMAT"))
+    except ValueError as error:
+        raise SystemExit(f"specdec-service: {error}") from None
+
+
 wsgi_app = "specdec_service:create_app()"
 bind = os.environ.get("SPECDEC_BIND") or "127.0.0.1:8000"
 workers = _positive_int("SPECDEC_WORKERS", multiprocessing.cpu_count())
@@ -49,10 +71,11 @@ timeout = _positive_int("SPECDEC_TIMEOUT", 30)
 graceful_timeout = 10
 keepalive = 2
 preload_app = True
-accesslog = "-"
+_LOG_FORMAT = _log_format()
+accesslog = None if _LOG_FORMAT == "json" else "-"  # the app writes the JSON line itself
 errorlog = "-"
 loglevel = os.environ.get("SPECDEC_LOG_LEVEL", "info")
-access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms request_id=%({x-request-id}i)s'
+access_log_format = '%(t)s %(h)s "%(r)s" %(s)s %(b)s %(M)sms request_id=%({x-request-id}o)s'
 # No runtime control socket (gunicorn >= 25): the service is stateless and
 # needs no gunicornc; the default path ($HOME/.gunicorn/gunicorn.ctl) is shared
 # by every instance of a user and unwritable in the read-only container.
@@ -69,3 +92,38 @@ def on_starting(server):
     from specdec_service.api import contract
 
     contract()
+    _metrics_directory()
+
+
+_PRIVATE_METRICS: list[str] = []
+"""The metrics directory this master made (removed at exit), if it made one."""
+
+
+def _metrics_directory() -> str:
+    """Set ``PROMETHEUS_MULTIPROC_DIR`` for the workers (they inherit the master's environment;
+    prometheus_client reads it when the first metric is made, on a worker's first request):
+    the operator's directory, emptied of earlier runs' ``*.db`` files, or a new private one."""
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+        for stale in glob.glob(os.path.join(directory, "*.db")):
+            os.remove(stale)
+    else:
+        directory = tempfile.mkdtemp(prefix="specdec-metrics-")
+        _PRIVATE_METRICS.append(directory)
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+    return directory
+
+
+def child_exit(server, worker):
+    """A worker exited: its live gauges (requests in progress) leave the sum; its counters stay."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):
+    """Remove the private metrics directory (an operator's is left as it is)."""
+    for directory in _PRIVATE_METRICS:
+        shutil.rmtree(directory, ignore_errors=True)

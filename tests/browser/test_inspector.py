@@ -343,6 +343,8 @@ def test_keyboard_alone_drives_the_session(inspector):
     expect(ins.field("Limit")).to_be_focused()
     page.keyboard.press("Tab")
     expect(ins.field("EOS")).to_be_focused()
+    page.keyboard.press("Tab")  # the folded sampling parameters (SPEC 9): their summary, then on
+    expect(page.locator("#sampling-details > summary")).to_be_focused()
     page.keyboard.press("Tab")
     expect(ins.button("Draft")).to_be_focused()
     page.keyboard.press("Enter")

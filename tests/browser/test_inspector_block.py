@@ -37,7 +37,7 @@ def test_mode_block_is_a_setting_and_a_free_session_steps_to_its_end(inspector, 
     assert trace["blocks"][0]["tau"] == 2 and trace["blocks"][0]["committed"] == ["A", "B", "A"]
     ins = inspector.open()
     options = ins.field("Mode").locator("option").all_inner_texts()
-    assert options == ["speculative", "greedy", "autoregressive", "block"]
+    assert options == ["speculative", "greedy", "autoregressive", "block", "tree"]
     ins.choose("Draft model", "biased")
     ins.fill("Width", "2")
     ins.fill("Seed", "4")

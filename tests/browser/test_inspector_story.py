@@ -92,6 +92,8 @@ def story_steps(live_url: str) -> list[dict]:
     free = post(live_url, "/v1/analysis", {"config": {"draft": "biased", "seed": 1}, "widths": list(range(1, 9)), "draft_cost": 0})
     blockwise = post(live_url, "/v1/step", {"config": {"draft": "biased", "width": 2, "seed": 4, "mode": "block"}})["block"]
     tokenwise = post(live_url, "/v1/step", {"config": {"draft": "biased", "width": 2, "seed": 4}})["block"]
+    tree = post(live_url, "/v1/step", {"config": TREE_EXAMPLE})["block"]
+    chain1_alone = post(live_url, "/v1/step", {"config": {**TREE_EXAMPLE, "mode": "speculative", "drafts": 1}})["block"]
     # the explainer's example: seed 2's first proposal is rejected at the empty prefix
     first = seed2["verification"][0]
     assert (first["context"], first["accepted"], first["p"], first["q"]) == (None, False, [0.5, 0.3, 0.2], [0.8, 0.15, 0.05])
@@ -106,6 +108,13 @@ def story_steps(live_url: str) -> list[dict]:
     assert (blockwise["tau"], blockwise["committed"], blockwise["next_position"]) == (2, ["A", "B", "A"], 5)
     assert [v["accepted"] for v in tokenwise["verification"]] == [False] and tokenwise["committed"] == ["B"]
     assert tokenwise["verification"][0]["draw"] == v1["draw"]
+    # SPEC 11's worked example: chains A A and B A; A rejected, B accepted against r = [0, 1/2, 1/2], A, bonus A
+    assert tree["proposal"]["chains"] == [["A", "A"], ["B", "A"]]
+    assert [(t["depth"], t["chain"], t["token"], t["accepted"]) for t in tree["verification"]] == [
+        (1, 1, "A", False), (1, 2, "B", True), (2, 2, "A", True)]
+    assert tree["verification"][1]["r_exact"] == ["0", "1/2", "1/2"] and tree["verification"][0]["ratio_exact"] == "5/8"
+    assert (tree["committed"], tree["bonus"]["token"], tree["next_position"]) == (["B", "A", "A"], "A", 8)
+    assert chain1_alone["proposal"]["tokens"] == ["A", "A"] and chain1_alone["committed"] == ["C"]
     return [
         {"action": "Verify", "verdict": "verification-summary", "block": aligned, "output": aligned["committed"],
          "texts": ["C B A A", "bonus"]},
@@ -125,6 +134,10 @@ def story_steps(live_url: str) -> list[dict]:
         {"action": "Verify", "verdict": "verification-summary", "block": blockwise, "output": blockwise["committed"],
          "texts": ["5/8", "4/9", "0.8591", "0.4918", "tau = 2", "Committed A B A", "although A alone would not be",
                    "0.8591 \u2265 p/q = 0.625", "commits only the correction B"]},
+        {"action": "Verify", "verdict": "verification-summary", "tree": tree, "output": tree["committed"],
+         "texts": ["Committed B A A", "u 0.6439 \u2265 r/q = 0.5/0.8 = 0.625", "r becomes [0, 0.50, 0.50]",
+                   "0.2307 < 0.5/0.15", "0.3737 < 0.55/0.8", "commits only the correction C",
+                   fmt(tree["verification"][0]["draw"]["u"]), fmt(tree["verification"][1]["draw"]["u"])]},
     ]
 
 
@@ -140,8 +153,11 @@ def pq_rows(page) -> dict[str, list[str]]:
     return rows
 
 
-STEPS = 8
+STEPS = 9
 """The story's steps (story.js STEPS)."""
+
+TREE_EXAMPLE = {"draft": "biased", "width": 2, "seed": 16, "mode": "tree", "drafts": 2}
+"""SPEC 11's worked example (story step 9)."""
 
 
 def check_step(ins: Inspector, n: int, expected: dict, phone: bool) -> None:
@@ -182,6 +198,8 @@ def check_step(ins: Inspector, n: int, expected: dict, phone: bool) -> None:
                 assert rows["correction"] == [fmt(x) for x in block["correction"]["distribution"]], n
             expect(page.locator("#verification .verdict")).to_have_text(
                 ["\u2713 accepted" if row["accepted"] else "\u2717 rejected" for row in block["verification"]])
+    if expected.get("tree"):
+        check_tree(page, expected["tree"])
     result = expected.get("analysis")
     if result:
         expect(page.locator("#analysis-result .analysis-verdict")).to_contain_text(
@@ -215,6 +233,33 @@ def check_block(page, block: dict) -> None:
         expect(items.nth(block["tau"] - 1).locator(".tau-tag")).to_have_count(1)
 
 
+def check_tree(page, block: dict) -> None:
+    """A mode-tree block as the story draws it (SPEC 11): the tree with the accepted path, the
+    first depth's rows p, q and r (r shrinking after the rejection, exact fractions beside), and
+    every test in order with its verdict and its draw against r/q."""
+    tree = page.locator("#tree .tree")
+    expect(tree).to_be_visible()
+    expect(tree.locator(".tree-item.on-path > .tree-node > .token")).to_have_text(["B", "A", "A"])  # accepted B, A, then the bonus
+    expect(tree.locator(".tree-item.rejected > .tree-node > .token")).to_have_text(["A"])
+    expect(tree.locator(".tree-item.untested > .tree-node > .token")).to_have_text(["A"])
+    depth1 = page.locator("#verification > li.tree-depth").first
+    rows = {name: depth1.get_by_role("row").filter(has=page.get_by_role("rowheader", name=name, exact=True)).locator("td").all_inner_texts()
+            for name in ("target p", "draft q", "r, test 1 (= p)", "r, test 2")}
+    first, second = block["verification"][:2]
+    assert rows["target p"] == [fmt(x) for x in first["p"]]
+    assert rows["draft q"] == [fmt(x) for x in first["q"]]
+    squash = lambda cells: [" ".join(c.replace("(the candidate tested)", "").split()) for c in cells]
+    exact = lambda x, e: fmt(x) if e == fmt(x) else f"{fmt(x)} ({e})"
+    assert squash(rows["r, test 2"]) == [exact(x, e) for x, e in zip(second["r"], second["r_exact"])] == ["0", "0.5 (1/2)", "0.5 (1/2)"]
+    assert squash(rows["r, test 1 (= p)"]) == [exact(x, e) for x, e in zip(first["r"], first["r_exact"])]
+    tests = page.locator("#verification li.tree-test")
+    expect(tests.locator(".verdict")).to_have_text(["\u2717 rejected" if not t["accepted"] else "\u2713 accepted" for t in block["verification"]])
+    for item, t in zip(tests.all(), block["verification"]):
+        expect(item.locator(".verify-head .token")).to_have_text(t["token"])
+        expect(item.locator(".tree-short")).to_contain_text(f"u {fmt(t['draw']['u'])}")
+        expect(item.locator(".tree-short")).to_contain_text(f"r/q {fmt(t['ratio'])}")
+
+
 VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 
 
@@ -240,11 +285,11 @@ def test_guided_story_walk(browser, live_url, artefacts_dir, screen):
                 ins.press("Next")
         expect(ins.button("Next")).to_be_disabled()
 
-        ins.page.go_back()  # to step 8 as it began, then to step 7 after Analyse, then 7 as it began, then 6 after Analyse
+        ins.page.go_back()  # to step 9 as it began, then 8 after Verify, 8 as it began, 7 after Analyse, 7 as it began, 6 after Analyse
         ins.wait_idle()
         expect(ins.page.locator("#story-count")).to_contain_text(f"Step {STEPS} of {STEPS}")
         expect(ins.page.locator("#verification-summary")).to_have_text("Drafted, not verified yet: press Verify to commit.")
-        for _ in range(3):
+        for _ in range(5):
             ins.page.go_back()
             ins.wait_idle()
         expect(ins.page.locator("#story-count")).to_contain_text(f"Step 6 of {STEPS}")
@@ -320,7 +365,9 @@ def test_projector_mode_large_text_and_one_screen_per_step(browser, live_url, ar
 
 
 @pytest.mark.parametrize("fragment", ["story=3", "story=3&seed=5", "story=3&draft=biased&seed=1&blocks=0",
-                                      "story=6", "story=2&blocks=5", "story=8", "story=8&seed=1&mode=speculative"])
+                                      "story=6", "story=2&blocks=5", "story=8", "story=8&seed=1&mode=speculative",
+                                      "story=9", "story=9&drafts=3&mode=tree&draft=biased&width=2&seed=16",
+                                      "story=9&mode=speculative&draft=biased&width=2&seed=16"])
 def test_a_shortened_or_edited_story_link_sets_the_step_up(inspector, fragment):
     """A story link whose settings are not the step's (typed short, or a seed edited) would show
     the step's words over another session, and its Verify would do nothing: the step is set up
@@ -330,7 +377,8 @@ def test_a_shortened_or_edited_story_link_sets_the_step_up(inspector, fragment):
     setup = {3: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 1",
              6: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 1",
              2: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 2",
-             8: "draft biased \u00b7 block \u00b7 width 2 \u00b7 seed 4"}[n]
+             8: "draft biased \u00b7 block \u00b7 width 2 \u00b7 seed 4",
+             9: "draft biased \u00b7 tree \u00b7 2 drafts \u00b7 width 2 \u00b7 seed 16"}[n]
     expect(ins.page.locator("#story-count")).to_contain_text(f"Step {n} of {STEPS}")
     expect(ins.page.locator("#story-setup")).to_contain_text(setup)
     assert "draft=biased" in ins.page.url and f"story={n}" in ins.page.url
@@ -338,6 +386,9 @@ def test_a_shortened_or_edited_story_link_sets_the_step_up(inspector, fragment):
     ins.wait_idle()
     if n == 8:  # SPEC 10's worked example: tau = 2, A B then the bonus A
         expect(ins.page.locator("#status")).to_contain_text("tau = 2; bonus A. Committed A B A.")
+    elif n == 9:  # SPEC 11's worked example: A rejected, B accepted, A accepted, bonus A
+        expect(ins.page.locator("#status")).to_contain_text(
+            "depth 1: A (chain 1) rejected, B (chain 2) accepted; depth 2: A (chain 2) accepted; bonus A. Committed B A A.")
     elif n == 3:
         expect(ins.page.locator("#correction")).to_contain_text("0.75")
         assert pq_rows(ins.page)["correction"] == ["0", "0.75", "0.25"]
@@ -374,7 +425,7 @@ def test_the_speedup_step_says_when_the_slider_left_its_draft_cost(inspector, li
 
 
 def test_a_step_link_pressed_by_keyboard_keeps_the_focus_in_the_story(inspector):
-    """The step links (1 to 8) are redrawn when a step begins: pressing one by keyboard used to
+    """The step links (1 to 9) are redrawn when a step begins: pressing one by keyboard used to
     drop the focus to the page; it lands on the new step's heading, as Next does."""
     ins = inspector.open("story=1")
     link = ins.page.locator("#story-steps a").nth(2)

@@ -41,11 +41,11 @@ How to add a route
 
 from __future__ import annotations
 
-from . import analysis, draws, grading, inspector, meta, models, runs, sessions
+from . import analysis, draws, grading, inspector, meta, metrics, models, runs, sessions
 from .openapi import openapi_yaml
 
 BLUEPRINTS = (meta.blueprint, models.blueprint, draws.blueprint, sessions.blueprint, runs.blueprint,
-              grading.blueprint, analysis.blueprint, inspector.blueprint)
+              grading.blueprint, analysis.blueprint, inspector.blueprint, metrics.blueprint)
 """Every blueprint of the service, in the order of the OpenAPI document;
 :func:`specdec_service.app.create_app` registers them in this order."""
 

@@ -43,7 +43,7 @@ class ContextOut(StrictSchema):
     """One context (the last committed token, null at the empty prefix): its rows, the
     probability alpha that one drafted token is accepted there, and the residual."""
 
-    context = Label(required=True, allow_none=True)
+    context = Label(required=True, allow_none=True)  # type: ignore[assignment]  # marshmallow 3's Schema.context (gone in 4) is this field here
     p = Probabilities(metadata={"description": "The target row."})
     q = Probabilities(metadata={"description": "The draft row."})
     alpha = Number("sum over tokens of min(p, q): the probability that a drafted token is accepted here.")

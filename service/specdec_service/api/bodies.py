@@ -60,7 +60,7 @@ from .structure import MAX_NUMBER_CHARS, NUMBER_DETAIL, check_structure, number_
 try:  # orjson is a dependency of the service; the exact path alone works without it
     import orjson
 except ImportError:  # pragma: no cover
-    orjson = None
+    orjson = None  # type: ignore[assignment]  # an optional module: every use checks for None
 
 T = TypeVar("T")
 
@@ -530,7 +530,10 @@ def _located_problem(text: str, exact: bool) -> ApiProblem:
         return ApiProblem(400, "The JSON body is nested too deeply.", type=MALFORMED_JSON)
     except ValueError as error:  # a syntax error after the fault
         return ApiProblem(400, f"The body is not valid JSON: {error}.", type=MALFORMED_JSON)
-    path, what = _locate(document, _repeated_or_beyond)
+    located = _locate(document, _repeated_or_beyond)
+    if located is None:  # not reached: the first parse met such a fault
+        return ApiProblem(400, "The body is not valid JSON.", type=MALFORMED_JSON)
+    path, what = located
     where = pointer(path)
     if what == "long":
         return ApiProblem(400, f"The number literal at {where} is beyond the bound: {NUMBER_DETAIL} "

@@ -296,7 +296,7 @@ class RowTestOut(StrictSchema):
 
     test = fields.String(required=True, validate=validate.OneOf(["row", "pooled", "global", "length"]))
     position = fields.Integer(required=True, allow_none=True)
-    context = Label(required=True, allow_none=True, metadata={"description": "null: the empty prefix (or no row)."})
+    context = Label(required=True, allow_none=True, metadata={"description": "null: the empty prefix (or no row)."})  # type: ignore[assignment]  # marshmallow 3's Schema.context (gone in 4) is this field here
     statistic = fields.Float(required=True)
     dof = fields.Integer(required=True)
     p_value = fields.Float(required=True)
@@ -307,7 +307,7 @@ class RowTestOut(StrictSchema):
 
 class ImpossibleOutcomeOut(StrictSchema):
     position = fields.Integer(required=True)
-    context = Label(required=True, allow_none=True)
+    context = Label(required=True, allow_none=True)  # type: ignore[assignment]  # marshmallow 3's Schema.context (gone in 4) is this field here
     token = Label(required=True, allow_none=True, metadata={"description": "null: the session stops here."})
     observed = fields.Integer(required=True)
 

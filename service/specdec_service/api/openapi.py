@@ -100,7 +100,8 @@ out: the default applies (generate TypeScript types with openapi-typescript's
 Every error is an RFC 9457 problem document
 (`application/problem+json`); a 422 lists each bad field in `errors` by its
 JSON Pointer into the request body (or the name of the bad query parameter).
-Every response carries `X-Content-Type-Options: nosniff`. CORS is open (any
+Every response carries `X-Content-Type-Options: nosniff` and `X-Request-Id` (the
+request's own when it is well formed, else a new one). CORS is open (any
 origin) for `/v1/*` and `/openapi.yaml`; preflights may be cached for a day
 (`Access-Control-Max-Age: 86400`).
 """
@@ -242,6 +243,7 @@ def build_spec(blueprints: Iterable[Any]) -> APISpec:
         info={"description": DESCRIPTION, "license": {"name": "MIT", "identifier": "MIT"}},
         servers=SERVERS,
     )
+    assert marshmallow.converter is not None  # made by APISpec's init_spec above
     marshmallow.converter.add_attribute_function(property_names)
     marshmallow.converter.add_attribute_function(trace_ref_attribute)
     _register_components(spec)

@@ -25,12 +25,12 @@ from decimal import Decimal
 from http import HTTPStatus
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from flask import Flask, Response, current_app, request
+from flask import Flask, Response, current_app, g, request
 
 try:
     import orjson
 except ImportError:  # optional speed-up, see dumps()
-    orjson = None
+    orjson = None  # type: ignore[assignment]  # an optional module: every use checks for None
 from werkzeug.exceptions import HTTPException
 
 from ..budget import OVER_BUDGET, OverBudget
@@ -102,7 +102,8 @@ def _default(value: Any) -> Any:
     its kept text, any other subclass of a JSON type as that type, a Decimal as float64."""
     if type(value) is Table and value.json is not None:
         return orjson.Fragment(value.json)
-    for base in (dict, list, str, int, float):
+    bases: tuple[type, ...] = (dict, list, str, int, float)
+    for base in bases:
         if isinstance(value, base):
             return base(value)
     return _float_of(value)
@@ -128,7 +129,8 @@ def conditional(response: Response, etag: Optional[str] = None, immutable: bool 
         response.set_etag(etag)
     if immutable:
         response.headers["Cache-Control"] = IMMUTABLE
-    return response.make_conditional(request)
+    response.make_conditional(request)  # in place (it returns the response, typed as werkzeug's)
+    return response
 
 
 MAX_PROBLEM_BYTES = 64 * 1024
@@ -274,7 +276,7 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def _unexpected(error: Exception):
-        current_app.logger.exception("unexpected error")
+        current_app.logger.exception("unexpected error (request_id=%s)", g.get("request_id", "-"))
         return problem(500, "An unexpected error occurred; it has been logged.")
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from flask import Blueprint
 
@@ -57,10 +57,15 @@ HEADERS = {
              "required": True, "schema": {"type": "string"}},
     "Immutable": {"description": "The content is a pure function of the URL: cache it for ever.",
                   "required": True, "schema": {"type": "string", "const": IMMUTABLE}},
+    "RequestId": {"description": "On every response: the request's `X-Request-Id` when it is well formed, else a new "
+                                 "id (32 hex digits). It names the request in the service's (and the edge's) logs.",
+                  "required": True, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,128}$"}},
 }
 """Response headers of the contract (``components/headers``); every response names ``NoSniff``
-(``X-Content-Type-Options``, set on every response by :func:`specdec_service.app.create_app`)."""
-NO_SNIFF = {"X-Content-Type-Options": "NoSniff"}
+(``X-Content-Type-Options``, set on every response by :func:`specdec_service.app.create_app`)
+and ``RequestId`` (``X-Request-Id``, :mod:`specdec_service.observe`)."""
+NO_SNIFF = {"X-Content-Type-Options": "NoSniff", "X-Request-Id": "RequestId"}
+"""The headers of every response (named for the first)."""
 IF_NONE_MATCH = {"in": "header", "name": "If-None-Match", "required": False, "schema": {"type": "string"},
                  "description": "An `ETag` of an earlier response: a 304 without a body while it still holds."}
 
@@ -188,7 +193,7 @@ class ApiBlueprint(Blueprint):
         self.components: list[Any] = []
 
     def operation(self, method: str, path: str, *, summary: str, description: str, ok: Any,
-                  ok_description: str, body: Any = None, parameters: tuple = (), problems: tuple = (),
+                  ok_description: str, body: Any = None, parameters: Sequence = (), problems: tuple = (),
                   examples: Examples = None, ok_examples: Examples = None,
                   ok_mimetype: str = "application/json", responses: Examples = None,
                   conditional: bool = False, immutable: bool = False, links: Optional[dict] = None,

@@ -264,7 +264,8 @@ class _Blocks(_Scaled):
         key = (start, k, bonus_allowed)
         if key not in self._counters:
             g, reach = self.G, self.reach[start]
-            accepted = rejected = 0  # integers over G**k
+            accepted: int | Fraction = 0  # integers over G**k
+            rejected: int | Fraction = 0
             discarded = ZERO
             for i in range(k):
                 up = g ** (k - 1 - i)
@@ -528,7 +529,7 @@ def _distribution_json(dist: dict, vocab: Sequence[str]) -> list[dict]:
             for tokens, p in sorted(dist.items()) if p]
 
 
-def _contexts_json(config: Config, rules: BlockRules) -> list[dict]:
+def _contexts_json(config: Config, rules: Optional[BlockRules]) -> list[dict]:
     vocab = config.vocab
     out = []
     for c in contexts_of(len(vocab)):
@@ -569,7 +570,8 @@ def check_request(config: Config, depth: int, widths: Sequence[int], draft_cost:
     to enumerate must stay within :data:`.analysis_block.MAX_DRAFT_BLOCK_CELLS`
     (:func:`.analysis_block.check_block_size`). Raises :class:`InvalidInput` naming each bad
     field."""
-    faults, more = [], 0
+    faults: list[Fault] = []
+    more = 0
     try:
         check_values({"config": {}, "depth": depth, "widths": list(widths)})
     except InvalidInput as error:
@@ -602,6 +604,8 @@ def parse_analysis(obj: Any) -> tuple[Config, int, list[int], Fraction]:
     if too_long:
         raise InvalidInput.at(("draft_cost",), too_long)
     draft_cost = exact_number(obj.get("draft_cost", 0))
+    if draft_cost is None:  # not a number: check_values has refused it already
+        raise InvalidInput.at(("draft_cost",), expectation(_DRAFT_COST))
     check_request(config, depth, widths, draft_cost)
     return config, effective_depth(config, depth), widths, draft_cost
 
@@ -642,8 +646,11 @@ def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] =
         r = ratios(at_w, draft_cost)
         sweep.append({"width": w, **_with_exact("committed_per_pass", r["committed_per_pass"]),
                       **_with_exact("speedup", r["speedup"])})
-        if best is None or r["speedup"] > best[1]:
-            best = (w, r["speedup"])
+        speedup = r["speedup"]
+        assert speedup is not None  # only the acceptance rate may be None
+        if best is None or speedup > best[1]:
+            best = (w, speedup)
+    assert best is not None  # check_request refuses an empty widths
 
     limit, vocab = config.limit, config.vocab
     target = output_weights(rules_for(config, AUTOREGRESSIVE), limit, depth)
@@ -654,7 +661,7 @@ def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] =
     else:
         dist = target if config.mode == "autoregressive" else output_weights(rules, limit, depth)
         tv = dist.total_variation(target, depth)
-        dist_fractions = None if tv == 0 else dist.fractions()
+        dist_fractions = {} if tv == 0 else dist.fractions()  # read only when tv is not 0
     output = {"depth": depth, "distribution": target_json if tv == 0 else _distribution_json(dist_fractions, vocab),
               "target": target_json, **_with_exact("tv", tv)}
     naive = None

@@ -67,7 +67,8 @@ class ChainsProposal(SampledProposal):
         11.1: chain j + 1's draws follow chain j's). ``start`` is the block's first position."""
         return stream
 
-    def draft(self, state, rows, stream: Stream, tokens: Optional[Sequence[Sequence[int]]] = None) -> DraftedTree:
+    def draft(self, state, rows, stream: Stream,  # type: ignore[override]  # tokens: one sequence per chain
+              tokens: Optional[Sequence[Sequence[int]]] = None) -> DraftedTree:
         """SPEC 11.1: the D chains of ``state``'s next block from ``rows.draft`` and ``stream``
         (``tokens``: the caller's chains instead, each recorded beside the rule's own choice
         from the same draws). Raises :class:`InvalidInput` (path ``position``) when the draws

@@ -27,7 +27,7 @@ from typing import Any, Optional, Union
 try:  # a dependency of the service; without it the memo keys on repr
     import orjson
 except ImportError:  # pragma: no cover
-    orjson = None
+    orjson = None  # type: ignore[assignment]  # an optional module: every use checks for None
 
 from .distributions import Dist
 from .errors import Fault, InvalidInput
@@ -208,7 +208,7 @@ def _parse_model(spec: Any) -> Model:
     vocab = spec["vocab"]
     start = _parse_row(spec["start"], len(vocab), ("start",), faults)
     nexts = spec["next"]
-    rows: list[Optional[Dist]] = []
+    rows: list[Dist] = []
     for label in nexts:
         if label not in vocab:
             faults.append(Fault(("next", label), f"{label!r} is not in the vocabulary"))
@@ -216,8 +216,10 @@ def _parse_model(spec: Any) -> Model:
         if label not in nexts:
             faults.append(Fault(("next", label), f"missing the row after {label!r}"))
         else:
-            rows.append(_parse_row(nexts[label], len(vocab), ("next", label), faults))
-    if faults:
+            row = _parse_row(nexts[label], len(vocab), ("next", label), faults)
+            if row is not None:  # None comes with a fault
+                rows.append(row)
+    if faults or start is None:  # a None start comes with a fault
         raise InvalidInput(faults)
     return Model(tuple(vocab), start, tuple(rows), name=None, spec=Table(_plain(spec)))
 

@@ -125,7 +125,7 @@ class SampledProposal:
         for _ in range(count):
             q = draft_row(context)
             d = take() if uses_draw else None
-            own = choose(q, d)
+            own = choose(q, d)  # type: ignore[arg-type]  # d is None only for a proposal that reads no draw
             token = own if tokens is None else tokens[len(proposal)]
             proposal.append(token)
             qs.append(q)

@@ -65,7 +65,7 @@ def _model(role: str, names: tuple) -> dict:
             "oneOf": [{"type": "string", "enum": list(names)}, {"$ref": "#/$defs/model_table"}]}
 
 
-MODEL_TABLE = {
+MODEL_TABLE: dict[str, Any] = {
     "type": "object",
     "description": "A custom bigram model (SPEC section 1): the `start` row and one row after each token, each a "
                    "distribution in vocabulary order that sums to 1 within 1e-9 (normalised exactly).",
@@ -107,7 +107,7 @@ SAMPLING: dict[str, Any] = {
 }
 """A config's ``sampling`` object (SPEC section 9): its structure and bounds;
 :func:`~.sampling.parse_sampling` reads it exactly."""
-CONFIG = {
+CONFIG: dict[str, Any] = {
     "type": "object",
     "description": "Session settings (SPEC section 8). `draft` and `seed` are required; the others take the "
                    "defaults shown.",
@@ -141,7 +141,7 @@ ANALYSIS_CONFIG = {
                    "seed": {**CONFIG["properties"]["seed"], "description": "Ignored: an analysis covers every seed."}},
     "required": ["draft"],
 }
-COUNTERS = {
+COUNTERS: dict[str, Any] = {
     "type": "object",
     "description": "Cumulative work counters (SPEC section 7); omitted ones are 0.",
     "properties": {name: _count() for name in COUNTER_NAMES},
@@ -189,7 +189,7 @@ RUN = {
     "required": ["config"],
     "additionalProperties": False,
 }
-ANALYSIS = {
+ANALYSIS: dict[str, Any] = {
     "type": "object",
     "description": "`POST /v1/analysis`: a config and what to compute about it.",
     "properties": {
@@ -333,7 +333,7 @@ class _Walk:
     bounded: Bounded
 
 
-_JSON_TYPES = {"string": (str,), "object": (dict,), "array": (list,), "null": (type(None),), "boolean": (bool,),
+_JSON_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "object": (dict,), "array": (list,), "null": (type(None),), "boolean": (bool,),
                "integer": (int,), "number": (int, float)}
 
 

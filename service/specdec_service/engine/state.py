@@ -284,10 +284,12 @@ def _parse_config(obj: Any) -> Config:
         if eos not in target.vocab:
             raise InvalidInput.at(("eos",), "must be null or a token of the vocabulary")
         eos = target.vocab.index(eos)
-    written = sent.get("sampling")
-    sampling = None if written is None else parse_sampling(written, ("sampling",))
+    sent_sampling = sent.get("sampling")
+    sampling = echo = None
+    if sent_sampling is not None:
+        sampling, echo = parse_sampling(sent_sampling, ("sampling",)), sampling_echo(sent_sampling)
     return Config(target, draft, obj["seed"], obj["mode"], obj["width"], obj["limit"], eos, obj["drafts"],
-                  "drafts" in sent, sampling, None if written is None else sampling_echo(written))
+                  "drafts" in sent, sampling, echo)
 
 
 def parse_state(obj: Any) -> State:
@@ -311,6 +313,7 @@ def parse_state(obj: Any) -> State:
         faults.append(Fault(("committed",), f"holds {len(committed)} tokens, more than the limit ({config.limit})"))
     if faults:
         raise InvalidInput(faults)
+    assert committed is not None  # _parse_tokens gives None only with a fault
     return State(config, tuple(committed), obj.get("position", 0), Counters(**counters) if counters else Counters())
 
 
@@ -327,6 +330,7 @@ def parse_tokens(labels: Any, config: Config, path: tuple = ()) -> tuple[int, ..
     tokens = _parse_tokens(labels, config, path, faults)
     if faults:
         raise InvalidInput(faults)
+    assert tokens is not None  # _parse_tokens gives None only with a fault
     return tuple(tokens)
 
 

@@ -261,8 +261,11 @@ def analyze_tree(config: Config, depth: int, widths: Sequence[int], draft_cost: 
         r = ratios(counters if w == config.width else law.expectations(w, drafts), draft_cost)
         sweep.append({"width": w, **_with_exact("committed_per_pass", r["committed_per_pass"]),
                       **_with_exact("speedup", r["speedup"])})
-        if best is None or r["speedup"] > best[1]:
-            best = (w, r["speedup"])
+        speedup = r["speedup"]
+        assert speedup is not None  # only the acceptance rate may be None
+        if best is None or speedup > best[1]:
+            best = (w, speedup)
+    assert best is not None  # check_request refuses an empty widths
     tree_sweep = []
     for d in TREE_DRAFTS:
         for w in widths:

@@ -164,8 +164,9 @@ def _block_checks(results: dict, walk: _Walk, config: Config, b: int, block: dic
 
     # Rule checks against the engine from this block's own state.
     index = config.index
-    tokens = [index.get(label) for label in block["prefix"]]
-    if None in tokens or not _is_position(block["position"]):
+    found = [index.get(label) for label in block["prefix"]]
+    tokens = [t for t in found if t is not None]
+    if len(tokens) < len(found) or not _is_position(block["position"]):
         for name in ("proposal", "acceptance", "correction", "discard", "bonus"):
             results[name].fail(b, base + ("prefix",), "cannot be checked: the block's prefix or position is not a state")
     else:
@@ -310,8 +311,9 @@ def _tail_given_decisions(state: State, block: dict) -> Optional[dict]:
     """
     cfg = state.config
     index = cfg.index
-    tokens = [index.get(label) for label in block["proposal"]["tokens"]]
-    if None in tokens:
+    found = [index.get(label) for label in block["proposal"]["tokens"]]
+    tokens = [t for t in found if t is not None]
+    if len(tokens) < len(found):
         return None
     n = block["position"]
     for _, d in _draws_of({**block, "correction": None, "bonus": None, "sample": None}):

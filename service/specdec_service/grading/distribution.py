@@ -56,8 +56,9 @@ import numpy as np
 
 from ..budget import BUDGETS
 from ..engine import SPECULATIVE, Config, InvalidInput, parse_config
-from ..engine.bounds import MAX_CELLS, MAX_M, MAX_SAMPLES, int_in
+from ..engine.bounds import MAX_CELLS, MAX_M, MAX_SAMPLES, int_in  # noqa: F401  (MAX_CELLS, MAX_M re-exported)
 from ..engine.rules import at_limit
+from .laws import decoding_rows
 from .requests import DEFAULT_ALPHA, MAX_OUTPUT, check_prefix_count, check_request, check_sample
 
 MIN_EXPECTED = 5.0
@@ -274,8 +275,7 @@ def _first_misfit(samples: list, vocab: dict, length: int, eos: Optional[str]) -
     if lens and (min(lens) < length or max(lens) > MAX_OUTPUT):
         found += [_first_false(map(MAX_OUTPUT.__ge__, lens)), _short_without_eos(head, lens, length, eos)]
     found.append(_first_unknown_label(head, vocab))
-    found = [i for i in found if i is not None]
-    return min(found) if found else None
+    return min((i for i in found if i is not None), default=None)
 
 
 def _short_without_eos(head: list, lens: list, length: int, eos: Optional[str]) -> Optional[int]:
@@ -339,17 +339,22 @@ def _read_counts(entries: list, config: Config, vocab: dict, length: int) -> Cou
 # ---------------------------------------------------------------- the exact distribution
 
 
-def _rows(config: Config, model) -> np.ndarray:
-    """Rows of a model as a (V + 1) x V float array; row V is the start row."""
-    return np.array([row.floats for row in model.rows] + [model.start.floats], dtype=np.float64)
+def _rows(config: Config, side: str) -> np.ndarray:
+    """The rows of the config's ``side`` ("target" or "draft") as a (V + 1) x V float array; row V
+    is the start row. The rows a decoder reads (:func:`.laws.decoding_rows`: processed when the
+    config sets sampling, SPEC 9)."""
+    after = getattr(decoding_rows(config), side)
+    return np.array([after(c).floats for c in range(len(config.vocab))] + [after(None).floats], dtype=np.float64)
 
 
 def cell_probability(config: Config, cell: tuple[int, ...]) -> float:
     """The target probability of one cell (a product of rows along it, SPEC section 1)."""
-    prob, context = 1.0, ()
+    target = decoding_rows(config).target
+    prob = 1.0
+    context: Optional[int] = None
     for token in cell:
-        prob *= config.target.row(context).floats[token]
-        context = (token,)
+        prob *= target(context).floats[token]
+        context = token
     return prob
 
 
@@ -360,11 +365,11 @@ def prefix_distribution(config: Config, length: int, threshold: float = 0.0) -> 
     Prefixes below ``threshold`` are pruned with their extensions, so at most
     ``1 / threshold`` cells come back (``threshold=0`` enumerates everything: use only for
     small vocabularies)."""
-    rows = _rows(config, config.target)
+    rows = _rows(config, "target")
     vocab = rows.shape[1]
     eos = config.eos
     cells: dict[tuple[int, ...], float] = {}
-    prefixes = [()]
+    prefixes: list[tuple[int, ...]] = [()]
     probs = np.ones(1)
     lasts = np.array([vocab])  # the start row
     for depth in range(1, length + 1):
@@ -513,7 +518,7 @@ def expected_acceptance(config: Config) -> Optional[dict]:
     """
     if config.mode != "speculative":
         return None
-    P, Q = _rows(config, config.target), _rows(config, config.draft)
+    P, Q = _rows(config, "target"), _rows(config, "draft")
     V = P.shape[1]
     A = np.minimum(P, Q)          # (V+1) x V: drafted x and accepted, from context c
     R = np.maximum(P - Q, 0.0)    # rejected, then corrected to y

@@ -84,6 +84,7 @@ class _LazyDrafted(Drafted):
     """A drafted block whose proposals are drafted when the verifier reads them."""
 
     __slots__ = ("more",)
+    more: Iterator[tuple[int, Dist]]
 
     def each(self) -> Iterator[tuple[int, Dist]]:
         return self.more

@@ -30,11 +30,11 @@ from typing import Any, Optional, Sequence
 try:  # the config key and the reference cache (orjson is a dependency of the service)
     import orjson
 except ImportError:  # pragma: no cover - a stripped install: the standard library writes the key
-    orjson = None
+    orjson = None  # type: ignore[assignment]  # an optional module: every use checks for None
 
 from ..budget import BUDGETS, GRADE_CHECK_RUNS, GRADE_REFERENCE_WEIGHT, mode_weight, session_units
-from ..engine import Config, Fault, InvalidInput, State, pointer, run
-from ..engine.bounds import MAX_TRACES
+from ..engine import Config, InvalidInput, State, pointer, run
+from ..engine.bounds import MAX_TRACES  # noqa: F401  (re-exported)
 from ..engine.errors import MAX_ERRORS
 from ..engine.rules import RuleSet
 from ..engine.trace import trace_of
@@ -259,6 +259,7 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
     for i, (trace, config, key) in enumerate(zip(traces, configs, keys)):
         if faults.full:
             break
+        assert config is not None and key is not None  # a trace without a config was refused above
         reference = seen.get(key) or _reference(config, key)
         if key in shared:
             seen[key] = reference  # any other reference dies young (see _reference)
@@ -276,7 +277,8 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
     budget.check(_batch_cost(distinct, [(trace, config) for _, trace, config, _, _ in failing]), pointer="#/traces")
     for i, trace, config, reference, difference in failing:
         reports[i] = _failed(trace, config, reference, difference, diagnose)
-    passed = sum(r["passed"] for r in reports)
+    done = [r for r in reports if r is not None]  # all of them: every trace has its report by now
+    passed = sum(r["passed"] for r in done)
     return {
         "reports": reports,
         "summary": {
@@ -285,7 +287,7 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
             "failed": len(reports) - passed,
             # math.fsum: correctly rounded, so the same bits in every Python (sum() of floats is
             # compensated from Python 3.12 on) and on every machine
-            "mean_score": fsum(r["score"] for r in reports) / len(reports),
+            "mean_score": fsum(r["score"] for r in done) / len(reports),
         },
     }
 

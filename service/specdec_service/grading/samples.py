@@ -31,10 +31,12 @@ at the limit. :func:`grade_samples` tests whole sessions against that law:
 - the row whose Holm-adjusted p-value is smallest is the **most deviating** (its position,
   context and most over- and under-represented outcomes);
 - **the mistake named** (:func:`mistake_laws`, :func:`name_mistake`): for every catalogued
-  mistake of the config's mode whose output law the analysis can state (its rules as exact
-  rows, :func:`specdec_service.engine.analysis.rules_for`), the exact law of its output
-  projected on the same rows (the probability of each outcome at each position and context),
-  by a forward pass over blocks. Evidence per mistake: the log-likelihood ratio of the samples
+  mistake of the config's mode (speculative, autoregressive, block or tree) whose output law
+  differs from the target's, the exact law of its output projected on the same rows (the
+  probability of each outcome at each position and context), by a forward pass over blocks:
+  from its rules as exact rows (:func:`specdec_service.engine.analysis.rules_for`,
+  :func:`law_of_rules`) or, where a block has no such rows, by exact enumeration of one block
+  (:mod:`.laws`; :data:`.laws.UNSTATED` says why the others keep the target's law). Evidence per mistake: the log-likelihood ratio of the samples
   under it against the target, the G statistics (``2 sum O ln(O / E)``) against each, and its
   own goodness of fit (the same family test with its law). A mistake is **named** only when the
   target fails, the mistake's own fit passes (Holm-adjusted p above ``alpha``) and its
@@ -65,6 +67,7 @@ from ..engine.analysis import rules_for
 from .catalogue import CATALOGUE
 from .distribution import _acceptance, chi_square
 from .faulty import NeverBonus
+from .laws import MAX_PATHS, PROGRAMS, UNSTATED, TooLarge, decoding_rows, law_of_program
 from .requests import DEFAULT_ALPHA, MAX_OUTPUT, check_sample, check_samples_request
 
 MIN_EXPECTED = 5.0
@@ -86,7 +89,7 @@ Row = tuple  # (position, context): context None is the empty prefix
 # ---------------------------------------------------------------- input
 
 
-def _parse(payload: Any) -> tuple[Config, bool, float, list, dict | None]:
+def _parse(payload: Any) -> tuple[Config, bool, float, Counter, dict | None]:
     """The checked request: ``(config, has_draft, alpha, samples as index tuples, counters)``."""
     check_samples_request(payload)
     raw = dict(payload["config"])
@@ -277,7 +280,8 @@ def transition_counts(samples) -> dict[Row, Counter]:
 def target_law(config: Config):
     """The target's law of a row: ``law((t, c)) -> {outcome: probability > 0}`` (SPEC 1, 6):
     ``p_c`` below the limit unless ``c`` is the EOS, else ``END`` for sure."""
-    rows = {c: {y: p for y, p in enumerate(config.target.after(c).floats) if p > 0}
+    target = decoding_rows(config).target  # p', when the config sets sampling (SPEC 9)
+    rows = {c: {y: p for y, p in enumerate(target(c).floats) if p > 0}
             for c in [None, *range(len(config.vocab))]}
     stop = {END: 1.0}
 
@@ -376,8 +380,6 @@ def law_of_rules(config: Config, ruleset) -> dict[Row, dict]:
 
 _ORDER_ONLY = {"InterleavedProposal", "VerifyAll", "SkippedDrawBonus"}
 """Rules that change only the order of draws (their output has the target's law)."""
-_DISCARD_DEPENDENT = {"DraftAfterRejected", "KeepRest", "KeepAndListRest"}
-"""Rules whose output depends on discarded proposals, beyond one block's rows."""
 
 
 def _rule_names(rules) -> set[str]:
@@ -388,27 +390,36 @@ def _rule_names(rules) -> set[str]:
 
 
 def _law_computable(mistake) -> str | None:
-    """Why a mistake's output law is not stated here (``None`` when it is): its rules are the
-    engine's decoder with one rule changed (:mod:`.faulty`), read by class."""
+    """Why a mistake's output law is not stated here (``None`` when it is): by
+    :func:`.laws.law_of_program` (exact enumeration of a block, :data:`.laws.PROGRAMS`), or by
+    :func:`law_of_rules` for a token-wise decoder with one rule changed (read by class);
+    :data:`.laws.UNSTATED` says why the others' law is the target's."""
+    if mistake.id in UNSTATED:
+        return UNSTATED[mistake.id]
+    if mistake.id in PROGRAMS:
+        return None
     rules = mistake.rules
     if rules.mode not in ("speculative", "greedy", "autoregressive"):
         return f"its output law (mode {rules.mode}) is not computed by the token-wise forward pass"
-    names = _rule_names(rules)
-    if names & _ORDER_ONLY:
-        return "it changes only the order of draws: its output has the target's law"
-    if "SkipDrawWhenCertain" in names:
-        return "it changes only the use of draws: its output has the target's law"
-    if names & _DISCARD_DEPENDENT:
-        return "its output depends on discarded proposals, beyond one block's rows"
-    if "ReusedDrawCorrection" in names:
-        return "its correction depends on the rejecting draw's value"
+    if _rule_names(rules) & _ORDER_ONLY or "SkipDrawWhenCertain" in _rule_names(rules):
+        return "it changes only the order or use of draws: its output has the target's law"
     return None
 
 
-def mistake_laws(config: Config, has_draft: bool = True) -> tuple[list, str | None]:
+def _law_of(config: Config, mistake, paths: list) -> dict:
+    """One mistake's row law: its block program's (:data:`.laws.PROGRAMS`) or its rules'."""
+    if mistake.id in PROGRAMS:
+        return law_of_program(config, PROGRAMS[mistake.id], mistake.id, paths)
+    return law_of_rules(config, mistake.rules)
+
+
+def mistake_laws(config: Config, has_draft: bool = True, skipped: list | None = None) -> tuple[list, str | None]:
     """The catalogued mistakes of ``config``'s mode with their exact row laws
-    (:func:`law_of_rules`): ``([(mistake, law), ...], None)``, or ``([], reason)`` when none
-    is computed (no draft given, or the config over :data:`LAW_BUDGET`)."""
+    (:func:`law_of_rules` or :func:`.laws.law_of_program`): ``([(mistake, law), ...], None)``, or
+    ``([], reason)`` when none is computed (no draft given, or the config over
+    :data:`LAW_BUDGET`). ``skipped``, when given, receives ``(id, reason)`` of each mistake of the
+    mode whose law is not computed for this config (undefined rule, or more than
+    :data:`.laws.MAX_PATHS` paths to enumerate for all of them)."""
     if not has_draft:
         return [], "no draft was given: the catalogued mistakes' laws depend on the draft"
     mistakes = [m for m in CATALOGUE if m.mode == config.mode and _law_computable(m) is None]
@@ -418,11 +429,18 @@ def mistake_laws(config: Config, has_draft: bool = True) -> tuple[list, str | No
         return [], (f"the config is too large to compute the mistakes' laws here ({cost} > {LAW_BUDGET} units: "
                     "limit x width x (V + 1)^2 per mistake)")
     laws = []
-    for mistake in mistakes:
+    left = MAX_PATHS  # one budget of enumerated paths for the whole grade, shared fairly
+    for i, mistake in enumerate(mistakes):
+        share = [left // (len(mistakes) - i)]  # an equal share of what is left; unused paths roll over
         try:
-            laws.append((mistake, law_of_rules(config, mistake.rules)))
-        except ValueError:  # a rule whose law is not a distribution (an unclipped residual)
-            continue
+            laws.append((mistake, _law_of(config, mistake, share)))
+        except ValueError:  # a rule undefined here (a residual of zero mass): it cannot have made the samples
+            pass
+        except TooLarge:
+            if skipped is not None:
+                skipped.append((mistake.id, f"its exact law takes more than the {left // (len(mistakes) - i)} "
+                                            f"enumerated paths left to it (of {MAX_PATHS} a grade)"))
+        left -= left // (len(mistakes) - i) - max(share[0], 0)
     return laws, None
 
 
@@ -501,7 +519,7 @@ def family_test(counts: dict[Row, Counter], law, length_law: tuple | None = None
     ``{outcome: p}``): ``{"tests": [(name, row or None, statistic, dof, p, adjusted)],
     "impossible": [(row, outcome, count)], "untested": samples' outcomes in no test,
     "p_value": the smallest Holm-adjusted p-value (1.0 when nothing is tested)}``."""
-    tests = []
+    tests: list[tuple] = []
     pooled: dict = {}
     for row in sorted(counts, key=_row_key):
         allowed = law(row)
@@ -527,7 +545,7 @@ def family_test(counts: dict[Row, Counter], law, length_law: tuple | None = None
             "p_value": min(adjusted, default=1.0), "pools": {c: pool for c, (pool, _) in pooled.items()}}
 
 
-def length_test(samples: list, config: Config) -> tuple | None:
+def length_test(samples: list | Mapping, config: Config) -> tuple | None:
     """The chi-square test of the session lengths against their exact law under the target
     (a forward pass over contexts: ``P(length = t + 1)`` is the probability that the first EOS
     is at position ``t``; the rest is at the limit), as a family member
@@ -535,13 +553,14 @@ def length_test(samples: list, config: Config) -> tuple | None:
     eos, limit = config.eos, config.limit
     if eos is None:
         return None
+    target = decoding_rows(config).target
     alive = {None: 1.0}
     law: dict = {}
     for t in range(limit):
         nxt: dict = {}
         stops = []
         for c, m in alive.items():
-            for y, p in enumerate(config.target.after(c).floats):
+            for y, p in enumerate(target(c).floats):
                 if p == 0:
                     continue
                 if y == eos:
@@ -578,7 +597,7 @@ def log_likelihood(counts: dict[Row, Counter], law) -> float:
 
 def saturated(counts: dict[Row, Counter]) -> float:
     """``sum O ln(O / n_row)``: the log-likelihood of the rows' own shares (for G statistics)."""
-    terms = []
+    terms: list[float] = []
     for row in sorted(counts, key=_row_key):
         n = sum(counts[row].values())
         terms.extend(k * log(k / n) for _, k in sorted(counts[row].items()))
@@ -589,40 +608,50 @@ def _g(best: float, ll: float) -> float | None:
     return None if ll == -inf else 2 * (best - ll)
 
 
-def name_mistake(counts, laws, target_ll: float, alpha: float, target_failed: bool, why_not: str | None) -> dict:
+def _candidate(counts, mistake, law: dict, target_ll: float, sat: float, alpha: float) -> tuple:
+    """``(log-likelihood, mistake, evidence)`` of one mistake's law (:func:`name_mistake`)."""
+    get = law.get
+
+    def mistake_law(row, get=get):
+        return get(row, {END: 1.0})
+    fit = family_test(counts, mistake_law)
+    ll = log_likelihood(counts, mistake_law)
+    fits = not fit["impossible"] and fit["p_value"] > alpha  # a deterministic law has no test: it fits
+    ratio = None if ll == -inf or target_ll == -inf else ll - target_ll
+    return (ll, mistake, {
+        "id": mistake.id, "title": mistake.title, "rule": mistake.rule, "hint": mistake.hint,
+        "log_likelihood_ratio": ratio, "g_target": _g(sat, target_ll), "g_mistake": _g(sat, ll),
+        "p_value": 0.0 if fit["impossible"] else fit["p_value"], "fits": fits})
+
+
+def name_mistake(counts, laws, target_ll: float, alpha: float, target_failed: bool, why_not: str | None,
+                 skipped: list | None = None) -> dict:
     """The catalogued mistake whose law explains the samples best (see the module docstring):
     ``{"named": mistake or None, "computed": bool, "reason": sentence, "candidates": [...]}``;
     each candidate ``{"id", "title", "hint", "rule", "log_likelihood_ratio", "g_target",
     "g_mistake", "p_value", "fits"}`` (``log_likelihood_ratio`` = ln L(mistake) - ln L(target),
-    ``null`` when infinite)."""
+    ``null`` when infinite). ``skipped``: ``(id, reason)`` of the mistakes whose law was not
+    computed for this config (named in the reason)."""
     if why_not is not None:
         return {"named": None, "computed": False, "reason": why_not, "candidates": []}
     sat = saturated(counts)
-    candidates = []
-    for mistake, law in laws:
-        get = law.get
-        fit = family_test(counts, lambda row, get=get: get(row, {END: 1.0}))
-        ll = log_likelihood(counts, lambda row, get=get: get(row, {END: 1.0}))
-        fits = not fit["impossible"] and fit["p_value"] > alpha  # a deterministic law has no test: it fits
-        ratio = None if ll == -inf or target_ll == -inf else ll - target_ll
-        candidates.append((ll, mistake, {
-            "id": mistake.id, "title": mistake.title, "rule": mistake.rule, "hint": mistake.hint,
-            "log_likelihood_ratio": ratio, "g_target": _g(sat, target_ll), "g_mistake": _g(sat, ll),
-            "p_value": 0.0 if fit["impossible"] else fit["p_value"], "fits": fits}))
-    candidates.sort(key=lambda x: (-x[0], x[1].id))
+    candidates = sorted((_candidate(counts, mistake, law, target_ll, sat, alpha) for mistake, law in laws),
+                        key=lambda x: (-x[0], CATALOGUE.index(x[1])))  # ties: the catalogue's first
     fitting = [c for c in candidates if c[2]["fits"] and c[0] > target_ll]
     listed = [c[2] for c in candidates[:3]]
+    untried = "" if not skipped else \
+        f" (laws not computed for this config: {'; '.join(f'{i}: {why}' for i, why in skipped)})"
     if not target_failed:
         return {"named": None, "computed": True, "reason": "the target's law explains the samples", "candidates": listed}
     if not fitting:
         return {"named": None, "computed": True, "candidates": listed,
-                "reason": "no catalogued mistake explains the samples (none of their exact laws fits)"}
+                "reason": f"no catalogued mistake explains the samples (none of their exact laws fits){untried}"}
     best = fitting[0][2]
     ties = [c[2]["id"] for c in fitting[1:] if c[0] == fitting[0][0]]
     also = f" (its law equals that of {', '.join(ties)} here)" if ties else ""
     return {"named": best, "computed": True, "candidates": listed,
             "reason": (f"the exact law of {best['id']} fits the samples (p = {best['p_value']:.3g} > alpha) and "
-                       f"explains them better than the target and every other catalogued mistake{also}")}
+                       f"explains them better than the target and every other catalogued mistake{also}{untried}")}
 
 
 # ---------------------------------------------------------------- the grade
@@ -696,8 +725,9 @@ def _verdict(config: Config, family: dict, counts: dict, law, lengths: dict, con
 def _mistake(config: Config, counts: dict, law, alpha: float, has_draft: bool) -> dict:
     """The catalogued mistake named for failing samples (:func:`name_mistake` over
     :func:`mistake_laws`)."""
-    laws, why_not = mistake_laws(config, has_draft)
-    return name_mistake(counts, laws, log_likelihood(counts, law), alpha, True, why_not)
+    skipped: list = []
+    laws, why_not = mistake_laws(config, has_draft, skipped)
+    return name_mistake(counts, laws, log_likelihood(counts, law), alpha, True, why_not, skipped)
 
 
 def grade_samples(payload: Any) -> dict:
@@ -721,7 +751,7 @@ def grade_samples(payload: Any) -> dict:
     passed = reason is None
     mistake = _mistake(config, counts, law, alpha, has_draft) if not passed else \
         {"named": None, "computed": False, "reason": "the samples pass", "candidates": []}
-    if not passed:
+    if reason is not None:  # not passed
         named = mistake["named"]
         reason += (f" Likely mistake: {named['title']} [{named['id']}]. Hint: {named['hint']}" if named
                    else f" {mistake['reason'][0].upper()}{mistake['reason'][1:]}.")

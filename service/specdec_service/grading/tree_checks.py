@@ -16,6 +16,7 @@ from ..engine.bounds import MAX_POSITION, int_in
 from ..engine.draws import Stream
 from ..engine.proposals import Drafted
 from ..engine.rules import MODE_RULES
+from ..engine.verifiers.tree import TreeVerifier
 
 
 def _chains(config, block: dict) -> Optional[list]:
@@ -54,6 +55,7 @@ def tree_tail(state, block: dict) -> Optional[dict]:
         return None
     chains, records, accepted = read
     verifier = MODE_RULES["tree"].verifier
+    assert isinstance(verifier, TreeVerifier)
     rows = MODE_RULES["tree"].rows.read(cfg)
     context = accepted[-1] if accepted else (state.committed[-1] if state.committed else None)
     stream = Stream(cfg.seed, _next_position(block))

@@ -306,7 +306,8 @@ TRACE_SIZES = SizeMessages(_too_big, _unexpected)
 def _non_finite(trace: Any) -> list[tuple[tuple, str]]:
     """``(path, message)`` of every NaN or infinity in ``trace`` (JSON has none; only an
     in-process caller can pass one, and the Rust validator would read it as ``null``)."""
-    faults, stack = [], [((), trace)]
+    faults: list[tuple[tuple, str]] = []
+    stack: list[tuple[tuple, Any]] = [((), trace)]
     while stack:
         path, node = stack.pop()
         kind = type(node)

@@ -168,7 +168,7 @@ class BlockVerifier(TokenWise):
     Parts: ``choice`` (:class:`LastPassing`), ``correction`` (:class:`ScaledResidual`),
     ``bonus`` and ``discard`` (token-wise's); ``acceptance`` only records the ratio."""
 
-    correction: ScaledResidual = ScaledResidual()
+    correction: ScaledResidual = ScaledResidual()  # type: ignore[assignment]  # read only by this class's correct, with w_tau
     choice: LastPassing = LastPassing()
     name: str = "block"
 
@@ -246,7 +246,7 @@ class BlockVerifier(TokenWise):
             "weight_exact": exact(w),
             "distribution": rule.record(r),
             "draw": None if d is None else d.to_json(),
-            "token": vocab[rule.choose(r, d)],
+            "token": vocab[rule.choose(r, d)],  # type: ignore[arg-type]  # a take without a draw comes with a choose that reads none
         }
 
     # -- the exact law, for the analysis (per block: see the module docstring)

@@ -26,11 +26,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import NamedTuple, Optional, Sequence
+from typing import Callable, NamedTuple, Optional, Sequence
 
 from ..distributions import Dist, acceptance_ratio, accepts, residual, sample
 from ..draws import Draw, Stream
 from ..state import Counters, counters_of
+
+# The parts' shared signatures, as their variants implement them: a ratio may be None (greedy
+# records none); the memoised residual is called as (p, q).
+_ratio: Callable[[Dist, Dist, int], Optional[float]] = acceptance_ratio
+_residual: Callable[[Dist, Dist], Dist] = residual
 
 # ---------------------------------------------------------------- the parts
 
@@ -48,7 +53,7 @@ class RatioTest:
 
     accepts = staticmethod(accepts)
     """``accepts(d, p, q, x)``: :func:`~..distributions.accepts`, ``u * q(x) < p(x)`` exactly."""
-    ratio = staticmethod(acceptance_ratio)
+    ratio = staticmethod(_ratio)
     """``ratio(p, q, x)``: the recorded ratio ``p(x) / q(x)`` (nearest float64, display only)."""
 
     def probability(self, p: Dist, q: Dist, x: int) -> Fraction:
@@ -63,7 +68,7 @@ class ResidualCorrection:
 
     name: str = "residual"
 
-    row = staticmethod(residual)
+    row = staticmethod(_residual)
     """``row(p, q)``: the recorded correction distribution (an object with integer ``weights``
     and their denominator ``total``): the residual; ``ValueError`` when ``p == q``."""
     choose = staticmethod(sample)
@@ -141,7 +146,8 @@ class SampledBonus:
         row = self.row(rows, last)
         d = self.take(stream)
         return {"context": None if last is None else vocab[last], "p": row.to_json(),
-                "draw": None if d is None else d.to_json(), "token": vocab[self.choose(row, d)]}
+                "draw": None if d is None else d.to_json(),
+                "token": vocab[self.choose(row, d)]}  # type: ignore[arg-type]  # a take without a draw comes with a choose that reads none
 
     def distribution(self, p: Dist, q: Dist) -> Dist:
         """Exact law of the bonus token: the target row ``p``."""
@@ -242,7 +248,7 @@ class TokenWise:
         for i, (token, q) in enumerate(drafted.each()):
             p = target(context)
             d = stream.take() if uses_draw(p, q, token) else None
-            ok = accepts_(d, p, q, token)
+            ok = accepts_(d, p, q, token)  # type: ignore[arg-type]  # d is None only where uses_draw says the test reads none
             records.append({
                 "index": i + 1,
                 "context": None if context is None else vocab[context],
@@ -291,7 +297,7 @@ class TokenWise:
             "context": None if context is None else vocab[context],
             "distribution": rule.record(r),
             "draw": None if d is None else d.to_json(),
-            "token": vocab[rule.choose(r, d)],
+            "token": vocab[rule.choose(r, d)],  # type: ignore[arg-type]  # a take without a draw comes with a choose that reads none
         }
 
     # -- reading a block record (the engine's own, or a submission's)

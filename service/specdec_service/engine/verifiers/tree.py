@@ -84,7 +84,9 @@ class TreeVerifier:
         the test records (one per candidate tested, in order), the correction or the bonus,
         the discarded drafted tokens."""
         cfg = state.config
-        chains, records, accepted = drafted.chains, [], []
+        chains = drafted.chains
+        records: list[dict] = []
+        accepted: list[int] = []
         alive = list(range(len(chains)))
         context, correction = drafted.last, None
         while True:

@@ -6,6 +6,7 @@ import * as api from "./api.js";
 import { configText, fieldOfPointer } from "./settings.js";
 import { COUNTERS, el, fmt, num, token } from "./render.js";
 import { analysisComparison } from "./block.js";
+import { analysisTreeSweep } from "./tree.js";
 
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
@@ -87,7 +88,8 @@ function comparison(result, width) {
       el("tr", {}, el("th", { scope: "row" }, "speedup"), el("td", { className: "exact-speedup" }, num(e.speedup)),
         el("td", { className: "leviathan-speedup" }, closed(l && l.speedup))),
       el("tr", {}, el("th", { scope: "row" }, "acceptance rate a"), el("td", {}, e.acceptance_rate === null ? "none (nothing verified)" : num(e.acceptance_rate)),
-        el("td", {}, l ? "the same a, as input" : "no closed form: nothing is drafted"))));
+        el("td", {}, l ? "the same a, as input" : result.config.mode === "tree" ? "no closed form for several drafts"
+          : "no closed form: nothing is drafted"))));
 }
 
 /** The output distribution's distance to the target's (and the naive correction's), exactly. */
@@ -139,6 +141,7 @@ export function analysisView(result, cost) {
           result.sweep.every((s) => s.speedup === s.committed_per_pass)
             ? el("span", { className: "coincide" }, " \u00b7 at draft cost 0 the two lines coincide (the dashed one is drawn on top)") : null)))),
     analysisComparison(result.block, result.config.width), // mode block only (block.js)
+    analysisTreeSweep(result.tree_sweep, result.config), // mode tree only (tree.js)
     el("div", { className: "analysis-residual" }, scrolling(contextsTable(result.contexts), "Acceptance per context"), distance(result)),
     scrolling(expectedTable(result.expected), "Expected counters"),
     scrolling(sweepTable(result.sweep, result.best_width), "Sweep over width"));

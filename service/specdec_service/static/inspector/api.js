@@ -71,7 +71,8 @@ export const json = (value) => JSON.stringify(value);
 
 export const draft = (stateText) => call("/v1/draft", stateText);
 export const step = (stateText) => call("/v1/step", stateText);
-export const verify = (stateText, tokens) => call("/v1/verify", `{"state": ${stateText}, "proposal": ${json({ tokens })}}`);
+/** `proposal`: {tokens} (one chain), or {chains} in mode tree (SPEC 11). */
+export const verify = (stateText, proposal) => call("/v1/verify", `{"state": ${stateText}, "proposal": ${json(proposal)}}`);
 export const runs = (configText, options) => call("/v1/runs", `{"config": ${configText}}`, options);
 export const models = () => call("/v1/models");
 export const grade = (traceText) => call("/v1/grade", traceText);

@@ -6,7 +6,7 @@
 // records (docs/trace-format.md, "Mode block"): they decide nothing, they show what the
 // service decided. render.js and main.js call in here through small hooks (isBlock).
 
-import { bar, contextLabel, el, fmt, num, token } from "./render.js";
+import { bar, contextLabel, el, fmt, modelRows, num, token } from "./render.js";
 
 /** Whether a block record is a block-verification block (it has `tau`; SPEC 10). */
 export function isBlock(block) {
@@ -55,10 +55,7 @@ function reason(v, tau) {
 function rowsTable(vocab, v, correction) {
   const cell = (x) => el("td", {}, el("span", { className: "num" }, fmt(x)));
   const where = v.context === null ? "at the empty prefix" : `after ${v.context}`;
-  const rows = [
-    el("tr", { className: "row-p" }, el("th", { scope: "row" }, "target p"), v.p.map(cell)),
-    el("tr", { className: "row-q" }, el("th", { scope: "row" }, "draft q"), v.q.map(cell)),
-  ];
+  const rows = modelRows(v.p, v.q, v.context, cell);
   if (correction) {
     const w = correction.weight;
     const scaled = v.p.map((p, i) => w * p - v.q[i]);

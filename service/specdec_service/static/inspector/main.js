@@ -7,6 +7,7 @@
 import * as api from "./api.js";
 import * as R from "./render.js";
 import * as B from "./block.js";
+import * as T from "./tree.js";
 import * as S from "./settings.js";
 import { setupGrading } from "./grade.js";
 import { setupAnalysis } from "./analysis.js";
@@ -29,6 +30,7 @@ const model = {
   selected: 0,
   divergence: null,
   builtinVocab: {},
+  builtinModels: {}, // name -> {vocab, start, next}: the raw rows shown beside processed ones (SPEC 9)
   invalid: null, // the API's 422 on these settings (Draft, Verify, Step and Run wait until they are mended)
   story: 0, // the guided story's step (0: free exploration)
   projector: false,
@@ -109,7 +111,8 @@ async function doDraft() {
 }
 
 async function doVerify() {
-  commit(await api.verify(stateText(), model.pending.tokens));
+  const { chains, tokens } = model.pending;
+  commit(await api.verify(stateText(), T.isTreeProposal(model.pending) ? { chains } : { tokens }));
 }
 
 async function doStep() {
@@ -166,7 +169,23 @@ function shownBlockNumber() {
   return model.pending ? 0 : model.blocks.length;
 }
 
+/** A model's raw row (SPEC 1: the start row, or the row after `context`) for `role` target or draft, or null. */
+function rawRow(role, context) {
+  const setting = model.settings[role];
+  let table = model.builtinModels[setting];
+  if (setting.startsWith("{")) {
+    try {
+      table = JSON.parse(setting);
+    } catch (error) {
+      return null;
+    }
+  }
+  const row = !table ? null : context === null || context === undefined ? table.start : table.next && table.next[context];
+  return Array.isArray(row) ? row.map(Number) : null;
+}
+
 function render() {
+  R.setRawRows(S.samplingText(model.settings) ? { row: rawRow, draftRaw: model.settings.draft_rows === "raw" } : null);
   // a shorter page must not pull the view up under the pointer (a click between mousedown and
   // mouseup would land elsewhere): the page keeps at least the height that shows what is on screen
   document.body.style.minHeight = `${Math.ceil(window.scrollY + window.innerHeight)}px`;
@@ -177,6 +196,8 @@ function render() {
   R.proposal({ list: $("proposal-tokens"), table: $("proposal-table"), summary: $("proposal-summary") },
     pendingShown ? model.pending : block && block.proposal, words, Boolean(pendingShown), number);
   R.verification({ list: $("verification"), summary: $("verification-summary") }, pendingShown ? null : block, words);
+  T.treeRegion({ region: $("tree-region"), box: $("tree"), summary: $("tree-summary") }, pendingShown ? model.pending : block && block.proposal,
+    pendingShown ? null : block, pendingShown ? (model.state ? model.state.committed : []) : block ? block.prefix : []);
   if (pendingShown) $("verification-summary").textContent = "Drafted, not verified yet: press Verify to commit.";
   R.correction({ correction: $("correction"), discarded: $("discarded"), bonus: $("bonus") }, pendingShown ? null : block, words);
   const state = model.state || { committed: [], position: 0, counters: ZERO };
@@ -199,7 +220,7 @@ function render() {
 
 const REGIONS = {
   proposal: "proposal-region", verification: "verification-region", correction: "correction-region", output: "output-region",
-  history: "history-region", draws: "draws-region", counters: "counters-region", analysis: "analysis-region",
+  history: "history-region", draws: "draws-region", counters: "counters-region", analysis: "analysis-region", tree: "tree-region",
 };
 
 /** Whether the step's action has been taken in the view shown (its "after" words apply). */
@@ -211,7 +232,9 @@ function stepDone(current) {
 
 function settingsWords(settings) {
   const model_ = (v) => (v.startsWith("{") ? "custom" : v);
-  return `Target ${model_(settings.target)} · draft ${model_(settings.draft)} · ${settings.mode} · width ${settings.width} · seed ${settings.seed} · limit ${settings.limit}`;
+  const drafts = settings.mode === "tree" ? ` · ${settings.drafts} drafts` : "";
+  const sampling = S.samplingWords(settings);
+  return `Target ${model_(settings.target)} · draft ${model_(settings.draft)} · ${settings.mode}${drafts} · width ${settings.width} · seed ${settings.seed} · limit ${settings.limit}${sampling ? ` · ${sampling}` : ""}`;
 }
 
 /** The story card, the page mode buttons and which regions are shown. */
@@ -290,7 +313,7 @@ function arrangeRegions(current) {
   }
   columns.classList.toggle("single", !current.show.some((name) => ["output", "correction"].includes(name)));
   place($("story-col-a"), ["proposal", "verification", "history", "counters", "analysis"]);
-  place($("story-col-b"), ["output", "correction"]);
+  place($("story-col-b"), ["output", "tree", "correction"]);
 }
 
 /** Put the regions in a column, in order, unless they are there already (moving a node drops the keyboard focus inside it). */
@@ -343,6 +366,7 @@ function showVerdict(element, text) {
 /** The verdict of a block in words: each proposal's fate, the correction or bonus, what was committed. */
 function blockVerdict(block, number) {
   if (B.isBlock(block)) return B.verdict(block, number);
+  if (T.isTree(block)) return T.verdict(block, number);
   if (block.sample) return `Block ${number}: the target sampled ${block.sample.token}.`;
   const fates = block.verification.map((v) => `${v.token} ${v.accepted ? "accepted" : "rejected"}${v.ratio === null ? "" : ` (u ${R.fmt(v.draw.u)} ${v.accepted ? "<" : "≥"} p/q ${R.fmt(v.ratio)})`}`);
   const end = block.correction ? `correction ${block.correction.token}` : block.bonus ? `bonus ${block.bonus.token}` : "no bonus";
@@ -472,7 +496,8 @@ const committedText = (block) => block.committed.join(" ");
 
 function wire() {
   $("btn-draft").addEventListener("click", action("draft", doDraft,
-    () => `Drafted ${model.pending.tokens.join(" ") || "nothing"}: not committed.`));
+    () => `Drafted ${T.isTreeProposal(model.pending) ? model.pending.chains.map((c, i) => `chain ${i + 1}: ${c.join(" ")}`).join("; ")
+      : model.pending.tokens.join(" ") || "nothing"}: not committed.`));
   $("btn-verify").addEventListener("click", action("verify", doVerify,
     () => `Verified. ${blockVerdict(model.blocks.at(-1), model.blocks.length)}`));
   $("btn-step").addEventListener("click", action("step", doStep,
@@ -567,6 +592,8 @@ async function showReference(config, divergence) {
     target: typeof config.target === "string" ? config.target : JSON.stringify(config.target, null, 1),
     draft: typeof config.draft === "string" ? config.draft : JSON.stringify(config.draft, null, 1),
     mode: config.mode, width: String(config.width), seed: String(config.seed), limit: String(config.limit), eos: config.eos ?? "",
+    drafts: String(config.drafts ?? S.DEFAULTS.drafts),
+    ...S.samplingSettings(config.sampling),
   };
   S.writeForm(settings);
   newSession(settings);
@@ -597,7 +624,10 @@ async function main() {
   analysis = setupAnalysis({ enqueue, settings: () => S.readForm(), changed: () => { pushView(); renderStory(); }, verdict: showVerdict });
   try {
     const { models } = await api.models();
-    for (const m of models) model.builtinVocab[m.name] = m.vocab;
+    for (const m of models) {
+      model.builtinVocab[m.name] = m.vocab;
+      model.builtinModels[m.name] = m;
+    }
   } catch (error) {
     report(error);
   }

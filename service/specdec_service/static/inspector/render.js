@@ -3,6 +3,7 @@
 // service decided. Every token is its own element whose text is the token.
 
 import * as B from "./block.js"; // block verification (SPEC 10) has its own drawing
+import * as T from "./tree.js"; // several drafts (SPEC 11) too
 
 /** Create an element: el("span", {className: "token"}, "A", child, ...). */
 export function el(tag, props = {}, ...children) {
@@ -101,19 +102,54 @@ export function proposal({ list, table, summary }, proposalJson, vocab, pending,
     table.hidden = true;
     return;
   }
+  const stepRow = (step, first = `proposal ${step.index}`) => el("tr", {},
+    el("td", {}, first),
+    el("td", {}, step.context === null ? "empty prefix" : step.context),
+    el("td", {}, distribution(vocab, step.q, { chosen: step.token, caption: `q ${contextLabel(step.context)}` })),
+    el("td", {}, drawText(step.draw)),
+    el("td", {}, token(step.token, pending ? "uncommitted" : ""), step.drafted ? null : el("span", { className: "tag" }, " (supplied)")));
+  if (T.isTreeProposal(proposalJson)) {
+    T.proposal({ list, table, summary }, proposalJson, pending, blockNumber, stepRow);
+    return;
+  }
   summary.textContent = pending
     ? `Drafted, not committed: ${steps.length} proposal${steps.length === 1 ? "" : "s"} waiting for Verify (dashed, marked ?). The committed output has not changed.`
     : `Block ${blockNumber}'s proposal: ${steps.length} drafted token${steps.length === 1 ? "" : "s"}.`;
   for (const step of steps) {
     list.append(el("li", {}, pending ? markedToken(step.token, "uncommitted") : token(step.token)));
-    table.tBodies[0].append(el("tr", {},
-      el("td", {}, `proposal ${step.index}`),
-      el("td", {}, step.context === null ? "empty prefix" : step.context),
-      el("td", {}, distribution(vocab, step.q, { chosen: step.token, caption: `q ${contextLabel(step.context)}` })),
-      el("td", {}, drawText(step.draw)),
-      el("td", {}, token(step.token, pending ? "uncommitted" : ""), step.drafted ? null : el("span", { className: "tag" }, " (supplied)"))));
+    table.tBodies[0].append(stepRow(step));
   }
   table.hidden = false;
+}
+
+// ------------------------------------------------------------------ raw rows beside processed ones (SPEC 9)
+
+let rawRows = null;
+
+/**
+ * With sampling parameters (SPEC 9) the trace's rows are processed; main.js sets here where the
+ * models' raw rows are read ({row(role, context) -> row or null, draftRaw}), or null without sampling.
+ */
+export function setRawRows(lookup) {
+  rawRows = lookup;
+}
+
+/**
+ * The model rows of a p/q table: "target p" and "draft q" as the trace gives them; with sampling
+ * parameters also the raw rows beside the processed ones: target p (raw), target p′ (processed),
+ * and draft q (raw) with draft q′ (processed), or, with draft rows raw, the one raw q drafted from.
+ */
+export function modelRows(p, q, context, cell) {
+  const tr = (className, name, row) => el("tr", { className }, el("th", { scope: "row" }, name), row.map(cell));
+  if (!rawRows) return [tr("row-p", "target p", p), tr("row-q", "draft q", q)];
+  const rows = [];
+  const rawP = rawRows.row("target", context);
+  if (rawP) rows.push(tr("row-raw row-p-raw", "target p (raw)", rawP));
+  rows.push(tr("row-p row-processed", "target p\u2032 (processed)", p));
+  if (rawRows.draftRaw) return [...rows, tr("row-q", "draft q (raw, drafted from)", q)];
+  const rawQ = rawRows.row("draft", context);
+  if (rawQ) rows.push(tr("row-raw row-q-raw", "draft q (raw)", rawQ));
+  return [...rows, tr("row-q row-processed", "draft q\u2032 (processed)", q)];
 }
 
 /** A cell of the p/q table: the number and a small bar (a signed bar for p - q, its positive part highlighted). */
@@ -134,12 +170,11 @@ function pqCell(value, { signed = false } = {}) {
  */
 export function pqTable(vocab, v, correction) {
   const diff = v.p.map((p, i) => p - v.q[i]);
-  const rows = [
-    el("tr", { className: "row-p" }, el("th", { scope: "row" }, "target p"), v.p.map((x) => pqCell(x))),
-    el("tr", { className: "row-q" }, el("th", { scope: "row" }, "draft q"), v.q.map((x) => pqCell(x))),
-  ];
+  const rows = modelRows(v.p, v.q, v.context, (x) => pqCell(x));
   if (v.ratio !== null) {
-    rows.push(el("tr", { className: "row-diff" }, el("th", { scope: "row" }, "p \u2212 q"), diff.map((x) => pqCell(x, { signed: true }))));
+    // with sampling parameters the difference is of the rows used: p′ and q′ (or the raw q drafted from)
+    const diffName = !rawRows ? "p \u2212 q" : rawRows.draftRaw ? "p\u2032 \u2212 q" : "p\u2032 \u2212 q\u2032";
+    rows.push(el("tr", { className: "row-diff" }, el("th", { scope: "row" }, diffName), diff.map((x) => pqCell(x, { signed: true }))));
     if (correction) {
       rows.push(el("tr", { className: "row-correction" }, el("th", { scope: "row" }, "correction"),
         correction.distribution.map((x) => pqCell(x))));
@@ -190,6 +225,8 @@ function verificationRow(v, vocab, correction) {
 export function verification({ list, summary }, block, vocab) {
   if (B.isBlock(block)) return B.verification({ list, summary }, block, vocab);
   B.clear(list);
+  if (T.isTree(block)) return T.verification({ list, summary }, block, vocab);
+  T.clear(list);
   list.replaceChildren();
   if (!block) {
     summary.textContent = "Nothing verified yet.";
@@ -236,6 +273,9 @@ export function correction({ correction: box, discarded, bonus }, block, vocab) 
   if (c && B.isBlock(block)) {
     box.append(B.correctionWords(block), distribution(vocab, c.distribution, { chosen: c.token, caption: "correction distribution" }),
       el("p", { className: "correction-choice" }, "chosen ", markedToken(c.token, "correction"), " with ", drawText(c.draw)));
+  } else if (c && T.isTree(block)) {
+    box.append(T.correctionWords(block), distribution(vocab, c.distribution, { chosen: c.token, caption: "correction distribution" }),
+      el("p", { className: "correction-choice" }, "chosen ", markedToken(c.token, "correction"), " with ", drawText(c.draw)));
   } else if (c) {
     box.append(
       el("p", {}, `Proposal ${c.index} (${contextLabel(c.context)}) was rejected: the correction token is `,
@@ -248,7 +288,8 @@ export function correction({ correction: box, discarded, bonus }, block, vocab) 
   discarded.append(el("p", {}, "Discarded: ",
     block.discarded.length
       ? el("span", { className: "discarded-list" }, block.discarded.map((t) => el("del", {}, markedToken(t, "discarded"))),
-        el("span", { className: "muted" }, ` (${block.discarded.length} proposal${block.discarded.length === 1 ? "" : "s"} after the rejection, never committed)`))
+        el("span", { className: "muted" }, T.isTree(block) ? ` (${T.DISCARDED_WORDS})`
+          : ` (${block.discarded.length} proposal${block.discarded.length === 1 ? "" : "s"} after the rejection, never committed)`))
       : el("span", { className: "muted" }, "none")));
   if (block.bonus) {
     bonus.append(el("p", { className: "bonus" }, "Bonus token: ", markedToken(block.bonus.token, "bonus"),
@@ -298,6 +339,7 @@ export function history(list, blocks, selected, divergentBlock, onSelect) {
 /** The draws of a block in SPEC order, each with what it was used for. */
 export function blockDraws(block) {
   if (B.isBlock(block)) return B.draws(block);
+  if (T.isTree(block)) return T.draws(block);
   const used = [];
   for (const step of block.proposal.steps) if (step.draw) used.push([step.draw, `draft proposal ${step.index} (${step.token})`]);
   for (const v of block.verification) if (v.draw) used.push([v.draw, `verify proposal ${v.index} (${v.accepted ? "accepted" : "rejected"})`]);

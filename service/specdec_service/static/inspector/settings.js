@@ -5,7 +5,8 @@
 
 /** Settings of a new page: the explainer's first experiment (toy target, aligned draft, seed 0). */
 export const DEFAULTS = Object.freeze({
-  target: "toy", draft: "aligned", mode: "speculative", width: "3", seed: "0", limit: "8", eos: "",
+  target: "toy", draft: "aligned", mode: "speculative", width: "3", seed: "0", limit: "8", eos: "", drafts: "1",
+  temperature: "", top_k: "", top_p: "", min_p: "", draft_rows: "",
 });
 
 /** A custom model to start editing from: the toy target's table (SPEC section 1). */
@@ -15,20 +16,25 @@ export const CUSTOM_EXAMPLE = `{
   "next": {"A": [0.2, 0.6, 0.2], "B": [0.55, 0.15, 0.3], "C": [0.25, 0.25, 0.5]}
 }`;
 
-const FIELDS = ["target", "draft", "mode", "width", "seed", "limit", "eos"];
+const SAMPLING = { temperature: "temperature", top_k: "top_k", top_p: "top_p", min_p: "min_p", draft_rows: "draft" };
+/** The sampling fields (SPEC 9) and their keys in the config's `sampling` object; empty means not set, so unsent. */
+const FIELDS = ["target", "draft", "mode", "width", "seed", "limit", "eos", "drafts", ...Object.keys(SAMPLING)];
+const TREE_ONLY = ["drafts"]; // read by mode tree alone (SPEC 11): sent and kept in the URL only there
 const MODEL_FIELDS = ["target", "draft"];
 const BUILTIN = { target: ["toy"], draft: ["aligned", "biased"] };
 const $ = (id) => document.getElementById(id);
 
 /**
- * The settings in the form: {target, draft, mode, width, seed, limit, eos}, each a string;
- * a custom model is its JSON text (it starts with "{").
+ * The settings in the form: {target, draft, mode, width, seed, limit, eos, drafts}, each a string;
+ * a custom model is its JSON text (it starts with "{"). Outside mode tree `drafts` is its default
+ * (the field is hidden there, and no other mode reads it).
  */
 export function readForm() {
   const settings = {};
   for (const name of FIELDS) {
     settings[name] = $(name).value;
   }
+  if (settings.mode !== "tree") for (const name of TREE_ONLY) settings[name] = DEFAULTS[name];
   for (const name of MODEL_FIELDS) {
     if (settings[name] === "custom") settings[name] = $(`${name}-json`).value.trim();
   }
@@ -38,7 +44,7 @@ export function readForm() {
 /** Put settings into the form (built-in names select themselves, JSON goes to the editor). */
 export function writeForm(settings) {
   for (const name of FIELDS) {
-    const value = settings[name];
+    const value = settings[name] ?? DEFAULTS[name];
     if (MODEL_FIELDS.includes(name) && !BUILTIN[name].includes(value)) {
       $(name).value = "custom";
       $(`${name}-json`).value = value;
@@ -48,9 +54,10 @@ export function writeForm(settings) {
   }
   showCustomEditors();
   describeMode();
+  if (samplingText(settings)) $("sampling-details").open = true; // a set sampling parameter is never hidden
 }
 
-/** Each mode in plain words (shown under the Mode field; SPEC sections 4, 5 and 10). */
+/** Each mode in plain words (shown under the Mode field; SPEC sections 4, 5, 10 and 11). */
 export const MODE_WORDS = {
   speculative: "Speculative sampling: the target checks the proposals one at a time, keeps each with probability "
     + "min(1, p/q), and replaces the first rejected one by a token drawn from the leftover probability.",
@@ -60,11 +67,15 @@ export const MODE_WORDS = {
   block: "Block verification: the proposals are judged together. Each gets a threshold and a draw, and the last draw "
     + "below its threshold decides how many are kept, so a proposal can be kept although its own draw fails. Same "
     + "output distribution as speculative sampling, never fewer proposals kept on average.",
+  tree: "Several drafts: the draft proposes several chains at once, drawn as a tree. Depth by depth their tokens are "
+    + "tested in turn against what is left of the target's probability after each rejection, so a second chain gets a "
+    + "second chance where the first fails. Same output distribution as speculative sampling.",
 };
 
-/** Say the selected mode in plain words under the Mode field. */
+/** Say the selected mode in plain words under the Mode field; show the Drafts field in mode tree alone. */
 export function describeMode() {
   $("mode-help").textContent = MODE_WORDS[$("mode").value] || "";
+  $("drafts-field").hidden = $("mode").value !== "tree";
 }
 
 /** Show the JSON editor of each model set to custom (filled with an example when empty). */
@@ -80,6 +91,38 @@ function numberOrText(text) {
   const trimmed = text.trim();
   if (trimmed === "") return null;
   return /^-?\d+$/.test(trimmed) ? trimmed : JSON.stringify(trimmed);
+}
+
+/** A decimal as written (the service reads it exactly, SPEC 9), or the text as a string for the API's own error. */
+function decimalOrText(text) {
+  const trimmed = text.trim();
+  if (trimmed === "") return null;
+  return /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(trimmed) ? trimmed : JSON.stringify(trimmed);
+}
+
+/** The `sampling` object's JSON text of these settings (SPEC 9), or null when no sampling field is set. */
+export function samplingText(settings) {
+  const parts = [];
+  for (const [name, key] of Object.entries(SAMPLING)) {
+    const text = String(settings[name] ?? "");
+    const value = name === "draft_rows" ? (text === "" ? null : JSON.stringify(text)) : decimalOrText(text);
+    if (value !== null) parts.push(`${JSON.stringify(key)}: ${value}`);
+  }
+  return parts.length ? `{${parts.join(", ")}}` : null;
+}
+
+/** The form's sampling settings of a config's `sampling` object (a graded trace's), unset ones empty. */
+export function samplingSettings(sampling) {
+  const settings = {};
+  for (const [name, key] of Object.entries(SAMPLING)) settings[name] = sampling && sampling[key] !== undefined ? String(sampling[key]) : "";
+  return settings;
+}
+
+/** The sampling settings in words ("T 0.5 · top-k 2 · draft rows raw"), or "" when none is set. */
+export function samplingWords(settings) {
+  const words = { temperature: "T", top_k: "top-k", top_p: "top-p", min_p: "min-p", draft_rows: "draft rows" };
+  return Object.keys(SAMPLING).filter((name) => String(settings[name] ?? "").trim() !== "")
+    .map((name) => `${words[name]} ${String(settings[name]).trim()}`).join(" \u00b7 ");
 }
 
 /**
@@ -108,7 +151,13 @@ export function configText(settings) {
     const value = numberOrText(settings[name]);
     if (value !== null || name === "seed") parts.push(`${JSON.stringify(name)}: ${value}`);
   }
+  if (settings.mode === "tree") {
+    const value = numberOrText(settings.drafts ?? DEFAULTS.drafts);
+    if (value !== null) parts.push(`"drafts": ${value}`);
+  }
   parts.push(`"eos": ${settings.eos === "" ? "null" : JSON.stringify(settings.eos)}`);
+  const sampling = samplingText(settings);
+  if (sampling) parts.push(`"sampling": ${sampling}`);
   return `{${parts.join(", ")}}`;
 }
 
@@ -138,6 +187,10 @@ export class LocalFieldError extends Error {
 export function fieldOfPointer(pointer) {
   const parts = String(pointer || "").replace(/^#\//, "").split("/");
   while (parts.length && (parts[0] === "state" || parts[0] === "config" || parts[0] === "")) {
+    if (parts[0] === "config" && parts[1] === "sampling") {
+      const name = Object.keys(SAMPLING).find((field) => SAMPLING[field] === parts[2]);
+      return name || "config";
+    }
     if (parts[0] === "config") return FIELDS.includes(parts[1]) ? parts[1] : "config";
     parts.shift();
   }
@@ -164,6 +217,7 @@ export function showFieldErrors(errors) {
   const marked = new Set();
   for (const error of errors) {
     const field = error.field || fieldOfPointer(error.pointer);
+    if (field in SAMPLING) $("sampling-details").open = true; // the field in error is never folded away
     const slot = $(`${field}-error`);
     const line = document.createElement("span");
     line.className = "error-line";
@@ -250,7 +304,11 @@ function markRow(field, editor, pointer) {
  */
 export function toFragment(settings, view) {
   const params = new URLSearchParams();
-  for (const name of FIELDS) params.set(name, settings[name]);
+  for (const name of FIELDS) {
+    if (TREE_ONLY.includes(name) && settings.mode !== "tree") continue;
+    if (name in SAMPLING && String(settings[name] ?? "") === "") continue; // unset: no key, so older links stay as they were
+    params.set(name, settings[name] ?? DEFAULTS[name]);
+  }
   params.set("blocks", String(view.blocks));
   if (view.proposal) params.set("proposal", "1");
   if (view.end) params.set("end", "1");
@@ -267,6 +325,7 @@ export function fromFragment(fragment) {
   const params = new URLSearchParams(fragment.replace(/^#/, ""));
   const settings = {};
   for (const name of FIELDS) settings[name] = params.has(name) ? params.get(name) : DEFAULTS[name];
+  if (settings.mode !== "tree") for (const name of TREE_ONLY) settings[name] = DEFAULTS[name];
   const count = (name) => {
     const value = Number.parseInt(params.get(name) || "0", 10);
     return Number.isFinite(value) && value > 0 ? value : 0;

@@ -7,7 +7,7 @@
  * One step: `section` (the explainer's section it follows), `title`, `settings` (over
  * settings.js DEFAULTS), `view` (as in the URL fragment: proposal, blocks, end, analysis, cost),
  * `action` (the button the reader presses: Verify, Run or Analyse), `show` (the regions the step
- * looks at: proposal, verification, correction, output, history, draws, counters, analysis),
+ * looks at: proposal, tree, verification, correction, output, history, draws, counters, analysis),
  * `focus` (the part of the Analysis to show), `before` (what to look at and press) and
  * `after` (what the action showed: the step's key numbers, as the explainer writes them).
  */
@@ -122,6 +122,21 @@ export const STEPS = [
     after: "The draw 0.8591 is not below h1 = 4/9, but 0.4918 is below h2 = 1, so tau = 2: A then B are accepted "
       + "although A alone would not be, and the bonus A follows: A B A committed from one target pass. "
       + "Token-wise verification of the same draws rejects A (0.8591 ≥ p/q = 0.625) and commits only the correction B.",
+  },
+  {
+    id: "tree",
+    section: "Several drafts",
+    title: "Two drafts: where the first chain fails, the second gets what is left",
+    settings: { draft: "biased", width: "2", seed: "16", mode: "tree", drafts: "2" },
+    view: { proposal: true },
+    action: "Verify",
+    show: ["proposal", "tree", "verification", "output"],
+    before: "The biased draft proposed two chains at once, A A and B A, drawn as one tree. Press Verify: at each depth "
+      + "the chains' tokens are tested in turn against r, which starts as the target's row p = [0.50, 0.30, 0.20]; "
+      + "after a rejection the draft's q is taken away from r, and the next chain is tested against what is left.",
+    after: "Chain 1's A is rejected (u 0.6439 ≥ r/q = 0.5/0.8 = 0.625), and r becomes [0, 0.50, 0.50]. Chain 2's B is tested "
+      + "against that r: 0.2307 < 0.5/0.15, accepted. After B, chain 2's A is accepted (0.3737 < 0.55/0.8) and the bonus A "
+      + "follows: B A A from one target pass. Chain 1 alone, token-wise, commits only the correction C with the same seed.",
   },
 ];
 

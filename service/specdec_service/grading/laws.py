@@ -1,0 +1,608 @@
+"""Exact output laws of catalogued mistakes, by exact enumeration of one block (issue 20).
+
+:func:`.samples.law_of_rules` states a mistake's law from per-context rows (a proposal rule and
+a verifier whose laws are products of one-token laws). Some mistakes have no such rows: their
+block commits proposals after a rejection, drafts after a discarded token, reuses a draw for two
+decisions, samples from weights that are not a distribution, or verifies a whole block (mode
+block, SPEC 10) or several chains (mode tree, SPEC 11) at once. Their output is still a
+well-defined random process **whatever random numbers the implementation uses**, as long as it
+samples as SPEC section 3 does (``sample(d, u)``: the first token whose cumulative probability
+exceeds ``u``, the inverse CDF in vocabulary order) and draws each ``u`` uniformly from [0, 1).
+This module computes that law exactly:
+
+- **one block** is a small program (:func:`speculative_block`, :func:`block_block`,
+  :func:`tree_block`, each with the mistake's one change) run by :func:`enumerate_block` over
+  every path of its decisions. A draw is a uniform variable on an interval: a decision
+  (``u < threshold``, or ``sample(d, u)``) splits the interval, each part a branch of
+  probability its share of the length (exact :class:`~fractions.Fraction`). So a draw used
+  twice (the correction that reuses the rejecting draw; chains drafted from the same draws) is
+  conditioned on what the first decision saw, exactly;
+- **between blocks**, :func:`law_of_program` runs a forward pass over ``(committed length, last
+  token, carried state)``, as :func:`.samples.law_of_rules` does; the carried state is what a
+  mistake takes from one block into the next (the rejected proposal the next draft starts from).
+  Each block outcome's exact probability is rounded once to float64; the rows' masses are
+  float sums in one fixed order.
+
+The programs are written from SPEC sections 4, 10 and 11 and from the catalogue's definitions
+(:mod:`.faulty`, :mod:`.faulty_tree`); ``tests/test_grading_laws.py`` checks each program's law
+against the engine's own faulty decoder (many seeded traces) and the correct programs' laws
+against the target's. The engine knows nothing of this module.
+
+Mistakes whose law is not stated (:data:`UNSTATED`), and why:
+
+- ``interleaved-draws``, ``accepted-counts-all-tests``, ``skip-draw-when-p-ge-q``,
+  ``autoregressive-skipped-draw``: they change only which of specdec's draws a decision takes,
+  never what is decided from a uniform draw: with an implementation's own random numbers their
+  output has the target's law, and outside specdec's draw stream they are not mistakes at all;
+- ``block-runs-token-wise``: token-wise verification (SPEC 4) is exact too (Leviathan et al.
+  2023, theorem 1): its output has the target's law, and samples cannot tell it from mode block
+  (only its acceptance count and its trace can);
+- ``draft-from-discarded``: the next block drafts after the rejected proposal, but each ratio
+  and residual uses the row its proposal was drawn from, and speculative sampling is exact for
+  any draft: the target's law (:data:`TARGETS_LAW` enumerates it to show this);
+- ``tree-bonus-while-a-chain-goes-on``: the bonus is drawn early, from the target's row after
+  the accepted path, and the rest discarded: the target's law (enumerated as well).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+from functools import cached_property, lru_cache
+from typing import Any
+
+from ..engine import Config
+
+ZERO, ONE = Fraction(0), Fraction(1)
+END = -1
+"""The outcome "the sample stops here" of a row (as :data:`.samples.END`)."""
+
+UNSTATED = {
+    "interleaved-draws": "it changes only the order of specdec's draws: with its own random numbers its output has "
+                         "the target's law",
+    "accepted-counts-all-tests": "it changes only the order of specdec's draws and a counter: its output has the "
+                                 "target's law",
+    "skip-draw-when-p-ge-q": "it changes only the use of specdec's draws: its output has the target's law",
+    "autoregressive-skipped-draw": "it changes only which of specdec's draws a token takes: its output has the "
+                                   "target's law",
+    "block-runs-token-wise": "token-wise verification (SPEC 4) is exact too: its output has the target's law "
+                             "(only its acceptance count and its trace tell it from mode block)",
+    "draft-from-discarded": "its proposals come from another draft row, but the ratio and the residual use the row "
+                            "each was drawn from: speculative sampling is exact for any draft, so its output has the "
+                            "target's law (only its acceptance rate and its trace show it)",
+    "tree-bonus-while-a-chain-goes-on": "it stops verifying early and draws the bonus from the target's row after the "
+                                        "accepted path: its output has the target's law (only its counters and its "
+                                        "trace show it)",
+}
+"""Catalogued mistakes whose output law is the target's (so samples cannot name them), with why."""
+
+
+# ---------------------------------------------------------------- one block, every path
+
+
+class Path:
+    """One run of a block program along a path of decisions (``path``: the option taken at each
+    decision, option 0 past its end). ``p``: the exact probability of the path so far;
+    ``taken``: the options taken; ``arity``: how many options each decision had."""
+
+    def __init__(self, path: tuple):
+        self.path, self.p = path, ONE
+        self.taken: list[int] = []
+        self.arity: list[int] = []
+
+    @staticmethod
+    def draw() -> list:
+        """A fresh uniform draw on [0, 1): its interval ``[lo, hi)``, narrowed by decisions."""
+        return [ZERO, ONE]
+
+    def _choose(self, u: list, options: list) -> Any:
+        """Take one of ``options`` (``(value, lo, hi, hi - lo)``, each a part of ``u`` of positive
+        length)."""
+        at = len(self.taken)
+        pick = self.path[at] if at < len(self.path) else 0
+        self.taken.append(pick)
+        self.arity.append(len(options))
+        value, lo, hi, share = options[pick]
+        self.p *= share if u[0] is ZERO and u[1] is ONE else share / (u[1] - u[0])  # a fresh draw has length 1
+        u[0], u[1] = lo, hi
+        return value
+
+    def below(self, u: list, threshold: Fraction) -> bool:
+        """``u < threshold``."""
+        lo, hi = u
+        options = [(True, lo, min(hi, threshold)), (False, max(lo, threshold), hi)]
+        return self._choose(u, [(v, a, b, b - a) for v, a, b in options if a < b])
+
+    def first_below(self, u: list, cuts) -> int:
+        """The first index ``i`` with ``u < cuts[i]``, or the last index when there is none (a
+        loop over cumulative sums that falls through). ``sample(d, u)`` is this with the
+        cumulative sums of ``d`` (SPEC 3)."""
+        lo, hi = u
+        if lo is ZERO and hi is ONE:  # a fresh draw (the usual case): the options of [0, 1), cached
+            return self._choose(u, _fresh_options(tuple(cuts)))
+        options, floor = [], lo
+        for i, cut in enumerate(cuts):
+            if max(floor, lo) < min(hi, cut):
+                options.append((i, max(floor, lo), min(hi, cut)))
+            floor = max(floor, cut)
+        if floor < hi:
+            options.append((len(cuts) - 1, max(floor, lo), hi))
+        return self._choose(u, [(v, a, b, b - a) for v, a, b in options])
+
+    def sample(self, u: list, row) -> int:
+        """SPEC 3: ``sample(row, u)`` (``row`` exact, summing to 1; a :class:`Row` keeps its
+        options on a fresh draw)."""
+        if u[0] is ZERO and u[1] is ONE and isinstance(row, Row):
+            return self._choose(u, row.fresh)
+        return self.first_below(u, _cumulative(row))
+
+
+class Row(tuple):
+    """An exact row (a tuple of Fractions) that keeps the options of ``sample`` on a fresh draw."""
+
+    @cached_property
+    def fresh(self) -> list:
+        """:func:`_fresh_options` of its cumulative sums."""
+        return _fresh_options(_cumulative(tuple(self)))
+
+
+@lru_cache(maxsize=4096)
+def _fresh_options(cuts: tuple) -> list:
+    """The options of :meth:`Path.first_below` on a fresh draw ``[0, 1)``."""
+    options, floor = [], ZERO
+    for i, cut in enumerate(cuts):
+        if floor < min(ONE, cut):
+            options.append((i, floor, min(ONE, cut), min(ONE, cut) - floor))
+        floor = max(floor, cut)
+    if floor < ONE:
+        options.append((len(cuts) - 1, floor, ONE, ONE - floor))
+    return options
+
+
+@lru_cache(maxsize=4096)
+def _cumulative(row: tuple) -> tuple:
+    total, cuts = ZERO, []
+    for x in row:
+        total += x
+        cuts.append(total)
+    return tuple(cuts)
+
+
+MAX_PATHS = 100_000
+"""Paths (runs of a block program) the mistakes' laws of one grade may take in all (0.03 to 0.07
+ms each on one core, measured: about 3 s at most); a config that needs more is graded without
+the laws left, saying so."""
+
+
+class TooLarge(Exception):
+    """A law that would take more than its budget of paths (:data:`MAX_PATHS`)."""
+
+
+def enumerate_block(program: Callable, *args, budget: list | None = None) -> dict:
+    """``{outcome: exact probability}`` of ``program(path, *args)`` over every path of its
+    decisions (depth first; each path re-runs the program, taking the options its prefix names).
+    ``budget``: ``[paths left]``, decremented per path; :class:`TooLarge` when it runs out."""
+    out: dict = {}
+    stack: list[tuple] = [()]
+    while stack:
+        if budget is not None:
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise TooLarge(f"the laws of this grade would take more than {MAX_PATHS} enumerated paths")
+        prefix = stack.pop()
+        run = Path(prefix)
+        outcome = program(run, *args)
+        out[outcome] = out.get(outcome, ZERO) + run.p
+        for j in range(len(prefix), len(run.arity)):
+            stack.extend(tuple(run.taken[:j]) + (alt,) for alt in range(1, run.arity[j]))
+    return out
+
+
+# ---------------------------------------------------------------- the models
+
+
+def decoding_rows(config: Config):
+    """The rows a decoder of ``config`` reads, ``.target(c)`` and ``.draft(c)`` (exact
+    :class:`~specdec_service.engine.distributions.Dist`): ``config.rows`` where the config has
+    sampling parameters (SPEC 9: p' always, q' or q as ``sampling.draft`` says), else the models'
+    own rows. Every law of the grader is a law of these rows."""
+    rows = getattr(config, "rows", None)
+    return rows if rows is not None else config.model_rows
+
+
+class Models:
+    """The exact rows of a config: ``p(c)`` and ``q(c)`` (:class:`Row`; ``c`` the last token,
+    ``None`` for the empty prefix; the rows a decoder reads, :func:`decoding_rows`), ``eos``,
+    ``limit``, ``width``, ``drafts``."""
+
+    def __init__(self, config: Config):
+        self.eos, self.limit, self.width = config.eos, config.limit, config.width
+        self.drafts = getattr(config, "drafts", 1) or 1
+        size = len(config.vocab)
+        self.size = size
+        rows = decoding_rows(config)
+        self._p = {c: _row(rows.target(c)) for c in [None, *range(size)]}
+        self._q = {c: _row(rows.draft(c)) for c in [None, *range(size)]}
+
+    def p(self, c: int | None) -> tuple:
+        """The target's row after ``c``."""
+        return self._p[c]
+
+    def q(self, c: int | None) -> tuple:
+        """The draft's row after ``c``."""
+        return self._q[c]
+
+
+def _row(dist) -> Row:
+    return Row(Fraction(w, dist.total) for w in dist.weights)
+
+
+_RESIDUALS: dict = {}
+
+
+def residual(p: tuple, q: tuple, w: Fraction = ONE) -> Row:
+    """``max(w p - q, 0)`` normalised (SPEC 4.3, 10.5, 11.2); ``ValueError`` when it is 0.
+    Memoised by the rows' identity (the memo holds them, so an identity is never reused)."""
+    key = (id(p), id(q), w)
+    hit = _RESIDUALS.get(key)
+    if hit is not None:
+        return hit[2]
+    weights = [max(w * a - b, ZERO) for a, b in zip(p, q)]
+    total = sum(weights, ZERO)
+    if not total:
+        raise ValueError("max(w p - q, 0) is 0: no correction is possible")
+    row = Row(x / total for x in weights)
+    if len(_RESIDUALS) > 100_000:
+        _RESIDUALS.clear()
+    _RESIDUALS[key] = (p, q, row)
+    return row
+
+
+def draft_chain(run: Path, m: Models, context, k: int, draws: list | None = None) -> tuple[list, list]:
+    """SPEC 4.1: up to ``k`` proposals drafted after ``context`` (stopping after a drafted EOS),
+    each ``sample(q, u)``; ``draws``: the uniforms to use (shared by several chains) instead of
+    fresh ones. Returns ``(tokens, draft rows)``."""
+    tokens, rows = [], []
+    for i in range(k):
+        q = m.q(context)
+        x = run.sample(draws[i] if draws is not None else run.draw(), q)
+        tokens.append(x)
+        rows.append(q)
+        context = x
+        if x == m.eos:
+            break
+    return tokens, rows
+
+
+# ---------------------------------------------------------------- mode speculative (SPEC 4)
+
+
+def _correction(run: Path, variant: str, p, q, u: list) -> int:
+    """SPEC 4.3's correction after a rejection by the draw ``u``, or the mistake's."""
+    if variant == "reused-rejection-draw":
+        return run.sample(u, residual(p, q))
+    if variant == "residual-not-clipped":
+        diffs = tuple(a - b for a, b in zip(p, q))
+        positive = sum((x for x in diffs if x > 0), ZERO)
+        return run.first_below(run.draw(), [c / positive for c in _cumulative(diffs)])
+    return run.sample(run.draw(), residual(p, q))
+
+
+def speculative_block(run: Path, m: Models, last, carry, k: int, bonus_room: bool, variant: str):
+    """One block of SPEC 4 after the last committed token ``last`` with ``k`` proposals
+    (``bonus_room``: ``L + k < limit``), with the mistake ``variant``'s one change:
+    ``keep-after-rejection`` / ``committed-and-discarded`` (the proposals after the rejection
+    committed after the correction), ``draft-from-discarded`` (the draft starts after the
+    previous block's rejected proposal ``carry``), ``reused-rejection-draw`` (the correction
+    sampled with the rejecting draw), ``residual-not-clipped`` (``p - q`` over its positive
+    mass, sampled by a loop that falls through to the last token). Returns ``(committed tokens,
+    carry for the next block)``."""
+    start = carry if variant == "draft-from-discarded" and carry is not None and last is not None else last
+    proposal, qs = draft_chain(run, m, start, k)
+    out: list[int] = []
+    context = last
+    for i, x in enumerate(proposal):
+        p, q = m.p(context), qs[i]
+        u = run.draw()
+        if run.below(u, p[x] / q[x]):
+            out.append(x)
+            context = x
+            continue
+        out.append(_correction(run, variant, p, q, u))
+        if variant in ("keep-after-rejection", "committed-and-discarded"):
+            out += proposal[i + 1:]
+        return tuple(out), (x if variant == "draft-from-discarded" else None)
+    if bonus_room and (not out or out[-1] != m.eos):
+        out.append(run.sample(run.draw(), m.p(context)))
+    return tuple(out), None
+
+
+# ---------------------------------------------------------------- mode block (SPEC 10)
+
+
+def _thresholds(ps, qs, tokens) -> tuple[list, list]:
+    """SPEC 10.2-10.3: the weights ``w_0..w_k`` and thresholds ``h_1..h_k``."""
+    w = [ONE]
+    for p, q, x in zip(ps, qs, tokens):
+        w.append(min(ONE, w[-1] * p[x] / q[x]))
+    h = []
+    for i in range(1, len(tokens)):
+        s = sum((max(w[i] * a - b, ZERO) for a, b in zip(ps[i], qs[i])), ZERO)
+        h.append(ONE if s + 1 - w[i] == 0 else s / (s + 1 - w[i]))
+    if tokens:
+        h.append(w[-1])
+    return w, h
+
+
+def _tau(passed: list, variant: str) -> int:
+    if variant == "block-first-failing-eta":
+        count = 0
+        while count < len(passed) and passed[count]:
+            count += 1
+        return count
+    return max((i + 1 for i, ok in enumerate(passed) if ok), default=0)
+
+
+def block_block(run: Path, m: Models, last, carry, k: int, bonus_room: bool, variant: str):
+    """One block of SPEC 10 (block verification) with the mistake ``variant``'s change:
+    ``block-first-failing-eta`` (tau = the etas passing before the first failing one),
+    ``block-unscaled-residual`` (the correction from ``max(p - q, 0)``, not scaled by
+    ``w_tau``). Returns ``(committed tokens, None)``."""
+    tokens, qs = draft_chain(run, m, last, k)
+    contexts = [last, *tokens[:-1]]
+    ps = [m.p(c) for c in contexts]
+    w, h = _thresholds(ps, qs, tokens)
+    passed = [run.below(run.draw(), hi) for hi in h]
+    tau = _tau(passed, variant)
+    out = tokens[:tau]
+    if tau == len(tokens):
+        if bonus_room and len(tokens) == k and tokens[-1] != m.eos:
+            out.append(run.sample(run.draw(), m.p(tokens[-1])))
+        return tuple(out), None
+    scale = ONE if variant == "block-unscaled-residual" else w[tau]
+    out.append(run.sample(run.draw(), residual(ps[tau], qs[tau], scale)))
+    return tuple(out), None
+
+
+# ---------------------------------------------------------------- mode tree (SPEC 11)
+
+
+class Chains:
+    """The D chains of a tree block (SPEC 11.1), drafted **lazily**: chain ``j``'s tokens are
+    drafted (each ``sample(q, u)`` after the chain's previous token, stopping after an EOS, at
+    most ``k``) only when the verification reads them. The chains are independent and each
+    token's uniform is fresh, so drafting a token when it is first read has the same law as
+    drafting every chain first, and the tokens never read are never enumerated.
+    ``eager`` drafts every chain at once (``shared``: from the same uniforms)."""
+
+    def __init__(self, run: Path, m: Models, last, k: int, eager: bool = False, shared: bool = False):
+        self.run, self.m, self.last, self.k = run, m, last, k
+        self.tokens: list[list[int]] = [[] for _ in range(m.drafts)]
+        if eager:
+            draws = [run.draw() for _ in range(k)] if shared else None
+            self.tokens = [draft_chain(run, m, last, k, draws)[0] for _ in range(m.drafts)]
+        self.done = [eager] * m.drafts
+
+    def _grow(self, j: int, n: int) -> None:
+        chain = self.tokens[j]
+        while not self.done[j] and len(chain) < n:
+            x = self.run.sample(self.run.draw(), self.m.q(chain[-1] if chain else self.last))
+            chain.append(x)
+            self.done[j] = x == self.m.eos or len(chain) >= self.k
+
+    def has(self, j: int, depth: int) -> bool:
+        """Whether chain ``j`` has a token at ``depth`` (0-based)."""
+        self._grow(j, depth + 1)
+        return len(self.tokens[j]) > depth
+
+    def at(self, j: int, depth: int) -> int:
+        """Chain ``j``'s token at ``depth``."""
+        self._grow(j, depth + 1)
+        return self.tokens[j][depth]
+
+
+def _depth(run: Path, m: Models, chains: Chains, cands: list, depth: int, context, variant: str):
+    """SPEC 11.2, one depth: ``(accepted token or None, last r, chains alive next)``."""
+    p, q = m.p(context), m.q(context)
+    r = p
+    for j in cands:
+        y = chains.at(j, depth)
+        row = q if variant == "tree-tested-against-draft-row" else r
+        if run.below(run.draw(), _threshold(row[y], q[y])):
+            alive = cands if variant == "tree-disagreeing-chains-continue" else \
+                [i for i in cands if chains.at(i, depth) == y]
+            return y, r, alive
+        if variant != "tree-residual-not-updated":
+            r = residual(r, q)
+    return None, r, []
+
+
+def _threshold(r: Fraction, q: Fraction) -> Fraction:
+    """The test ``u * q < r`` as ``u < threshold``: ``r / q``, or for ``q = 0`` (a disagreeing
+    chain's token the accepted context's draft row never gives) 2 when ``r > 0`` (always
+    accepted) and 0 otherwise (never)."""
+    if q:
+        return r / q
+    return Fraction(2) if r > 0 else ZERO
+
+
+def tree_block(run: Path, m: Models, last, carry, k: int, bonus_room: bool, variant: str):
+    """One block of SPEC 11 (D = ``m.drafts`` chains) with the mistake ``variant``'s change:
+    ``tree-residual-not-updated``, ``tree-tested-against-draft-row``,
+    ``tree-disagreeing-chains-continue``, ``tree-shared-draws`` (every chain drafted from the
+    same uniforms), ``tree-bonus-while-a-chain-goes-on`` (no candidates once the shortest chain
+    has ended). Returns ``(committed tokens, None)``."""
+    shortest = variant == "tree-bonus-while-a-chain-goes-on"
+    chains = Chains(run, m, last, k, eager=shortest or variant == "tree-shared-draws",
+                    shared=variant == "tree-shared-draws")
+    end = min(len(c) for c in chains.tokens) if shortest else k
+    out: list[int] = []
+    alive, context = list(range(m.drafts)), last
+    while True:
+        depth = len(out)
+        cands = [j for j in alive if chains.has(j, depth)] if depth < end else []
+        if not cands:
+            break
+        token, r, alive = _depth(run, m, chains, cands, depth, context, variant)
+        if token is None:
+            out.append(run.sample(run.draw(), r))
+            return tuple(out), None
+        out.append(token)
+        context = token
+        if token == m.eos:
+            return tuple(out), None
+    if bonus_room or len(out) < k:
+        out.append(run.sample(run.draw(), m.p(context)))
+    return tuple(out), None
+
+
+def _one_depth(run: Path, m: Models, context, lasts: tuple, variant: str):
+    """SPEC 11.2 at one depth of a tree block whose candidates are chains with the last tokens
+    ``lasts`` (in chain order): each candidate's token is drafted when first read (``sample(q,
+    u)`` after its chain's last token), then tested as in :func:`_depth`. Returns ``("accept",
+    y, the next depth's chains' last tokens)`` or ``("correct", c, ())``."""
+    tokens: dict = {}
+
+    def token(j: int) -> int:
+        if j not in tokens:
+            tokens[j] = run.sample(run.draw(), m.q(lasts[j]))
+        return tokens[j]
+    p, q = m.p(context), m.q(context)
+    r = p
+    for j in range(len(lasts)):
+        y = token(j)
+        row = q if variant == "tree-tested-against-draft-row" else r
+        if run.below(run.draw(), _threshold(row[y], q[y])):
+            if variant == "tree-disagreeing-chains-continue":
+                return "accept", y, tuple(token(i) for i in range(len(lasts)))
+            return "accept", y, tuple(y for i in range(len(lasts)) if token(i) == y)
+        if variant != "tree-residual-not-updated":
+            r = residual(r, q)
+    return "correct", run.sample(run.draw(), r), ()
+
+
+def tree_law(m: Models, last, k: int, bonus_room: bool, variant: str, budget: list | None = None) -> dict:
+    """The exact law ``{committed tokens: probability}`` of one tree block (SPEC 11), depth by
+    depth: given the accepted path, a depth depends only on its context and its candidates'
+    chains' last tokens (their next tokens are fresh draws after them), so each ``(depth,
+    context, last tokens)`` is enumerated once (:func:`_one_depth`) and the depths are chained by
+    a memoised recursion, not multiplied out path by path. The same law as
+    :func:`tree_block` (the correct rule and the mistakes whose draws are all fresh)."""
+    memo: dict = {}
+
+    def suffix(depth: int, context, lasts: tuple) -> dict:
+        key = (depth, context, lasts)
+        if key in memo:
+            return memo[key]
+        cands = tuple(x for x in lasts if x is None or x != m.eos) if depth < k else ()  # None: the empty prefix
+        out: dict = {}
+        if not cands:
+            if bonus_room or depth < k:
+                out = {(b,): pb for b, pb in enumerate(m.p(context)) if pb}
+            else:
+                out = {(): ONE}
+        else:
+            depth_law = enumerate_block(_one_depth, m, context, cands, variant, budget=budget)
+            for (kind, y, nxt), chance in depth_law.items():
+                if kind == "correct" or y == m.eos:
+                    out[(y,)] = out.get((y,), ZERO) + chance
+                    continue
+                for rest, more in suffix(depth + 1, y, nxt).items():
+                    out[(y, *rest)] = out.get((y, *rest), ZERO) + chance * more
+        memo[key] = out
+        return out
+    return suffix(0, last, (last,) * m.drafts)
+
+
+_EAGER = {"tree-shared-draws", "tree-bonus-while-a-chain-goes-on"}
+"""Tree variants whose chains are drafted at once (shared uniforms, the shortest chain's length):
+enumerated path by path with :func:`tree_block`."""
+
+
+def _block_law(program: Callable, m: Models, key: tuple, variant: str, budget: list) -> dict:
+    """``{(committed tokens, carry): probability}`` of one block: :func:`tree_law` for mode tree's
+    fresh-draw variants, else :func:`enumerate_block` of ``program``."""
+    if program is tree_block and variant not in _EAGER:
+        last, _, k, bonus_room = key
+        return {(tokens, None): chance for tokens, chance in tree_law(m, last, k, bonus_room, variant, budget).items()}
+    return enumerate_block(program, m, *key, variant, budget=budget)
+
+
+# ---------------------------------------------------------------- whole sessions
+
+
+PROGRAMS = {
+    "keep-after-rejection": speculative_block,
+    "committed-and-discarded": speculative_block,
+    "reused-rejection-draw": speculative_block,
+    "residual-not-clipped": speculative_block,
+    "block-first-failing-eta": block_block,
+    "block-unscaled-residual": block_block,
+    "tree-residual-not-updated": tree_block,
+    "tree-tested-against-draft-row": tree_block,
+    "tree-disagreeing-chains-continue": tree_block,
+    "tree-shared-draws": tree_block,
+}
+"""The catalogued mistakes whose law this module states, with their block program."""
+
+TARGETS_LAW = {"draft-from-discarded": speculative_block, "tree-bonus-while-a-chain-goes-on": tree_block}
+"""Mistakes of :data:`UNSTATED` written as block programs too: their enumerated law is the
+target's (``tests/test_grading_laws.py`` checks it), which is why samples cannot name them."""
+
+CORRECT = {"speculative": speculative_block, "block": block_block, "tree": tree_block}
+"""The correct block program of each mode (variant ``""``): its law is the target's."""
+
+
+def law_of_program(config: Config, program: Callable, variant: str = "", paths: int | list = MAX_PATHS) -> dict:
+    """The exact law of the output of ``program`` (a block program above, with ``variant``)
+    decoding ``config``, projected on rows: ``{(t, c): {outcome: probability > 0}}`` as
+    :func:`.samples.law_of_rules` returns it. A block's law depends on the committed length
+    only through ``k = min(width, limit - L)`` and whether a bonus fits (``L + k < limit``), so
+    each ``(last, carry, k, fits)`` is enumerated once. Raises ``ValueError`` where the
+    mistake's rule is undefined (a correction from a residual of zero mass), :class:`TooLarge`
+    past ``paths`` enumerated paths (a number, or ``[paths left]`` shared by several laws)."""
+    m = Models(config)
+    budget = paths if isinstance(paths, list) else [paths]
+    kernels: dict = {}
+    mass: dict = {}
+    start: dict = {0: {(None, None): 1.0}}
+
+    def add(row, y, x):
+        cell = mass.setdefault(row, {})
+        cell[y] = cell.get(y, 0.0) + x
+
+    while start:
+        length = min(start)
+        frontier = start.pop(length)
+        k = min(m.width, m.limit - length)
+        for (last, carry), weight in sorted(frontier.items(), key=lambda kv: (_key(kv[0][0]), _key(kv[0][1]))):
+            key = (last, carry, k, length + k < m.limit)
+            if key not in kernels:
+                kernels[key] = sorted(_block_law(program, m, key, variant, budget).items(),
+                                      key=lambda kv: (kv[0][0], _key(kv[0][1])))
+            for (tokens, nxt), chance in kernels[key]:
+                share = weight * float(chance)
+                t, prev = length, last
+                for y in tokens:
+                    add((t, prev), y, share)
+                    t, prev = t + 1, y
+                if (prev is not None and prev == m.eos) or t >= m.limit or not tokens:
+                    add((t, prev), END, share)
+                else:
+                    at = start.setdefault(t, {})
+                    at[(prev, nxt)] = at.get((prev, nxt), 0.0) + share
+    law = {}
+    for row, cell in mass.items():
+        total = sum(cell[y] for y in sorted(cell))
+        law[row] = {y: x / total for y, x in sorted(cell.items()) if x > 0}
+    return law
+
+
+def _key(c) -> int:
+    return -1 if c is None else c
+
+
+__all__ = [
+    "CORRECT", "MAX_PATHS", "PROGRAMS", "TARGETS_LAW", "UNSTATED", "Path", "Row", "TooLarge", "decoding_rows",
+    "enumerate_block", "law_of_program", "residual",
+]
