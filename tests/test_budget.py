@@ -12,7 +12,7 @@ import pytest
 from specdec_service import create_app
 from specdec_service.api.structure import MAX_NUMBER_CHARS, NUMBER_DETAIL
 from specdec_service.budget import BUDGETS, OVER_BUDGET, OverBudget, block_units, run_cost, session_units
-from specdec_service.engine import MAX_DRAWS_SLICE, MAX_LIMIT, MAX_WIDTH, parse_config, run
+from specdec_service.engine import MAX_DRAWS_SLICE, MAX_WIDTH, parse_config, run
 from specdec_service.engine.bounds import MAX_VOCAB
 from specdec_service.grading import BY_ID, CATALOGUE, faulty_run, grade_distribution, grade_many
 from specdec_service.grading.grader import GRADE_BUDGET, reference_cost, trace_cost

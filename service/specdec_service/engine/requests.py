@@ -89,7 +89,7 @@ SAMPLING: dict[str, Any] = {
                    "decimal written. Echoed in the session's config as sent (each number as float64) whenever sent.",
     "properties": {
         "temperature": {"type": "number", "minimum": 0, "maximum": MAX_TEMPERATURE,
-                        "anyOf": [{"const": 0}, {"minimum": float(MIN_TEMPERATURE)}],
+                        "anyOf": [{"const": 0}, {"type": "number", "minimum": float(MIN_TEMPERATURE)}],
                         "description": "T: 0 (a point mass at the argmax) or 0.05 to 20; each entry becomes p^(1/T), "
                                        "exact when 1/T is an integer, else the correctly rounded float64 (SPEC 9.1)."},
         "top_k": {"type": "integer", "minimum": MIN_TOP_K, "maximum": MAX_TOP_K,
