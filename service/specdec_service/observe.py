@@ -12,7 +12,7 @@ their ``after_request`` runs last and sees the final status):
   below, and the log of an unexpected error.
 - **Metrics** (:func:`metrics`, served by ``GET /metrics``, :mod:`specdec_service.api.metrics`):
   requests by method, route (the URL rule, ``/v1/grade/suites/<name>``, not the path; a path no
-  rule matches is ``unmatched``) and status; their latency; the requests in progress; refusals
+  rule matches, or whose method its rule lacks (a 405), is ``unmatched``) and status; their latency; the requests in progress; refusals
   (every ``application/problem+json`` answer) by status and RFC 9457 problem ``type``; and the
   work units a request was allowed to spend (the grading and analysis routes' budgets,
   :class:`specdec_service.budget.Meter`). Under gunicorn they are prometheus_client's
