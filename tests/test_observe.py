@@ -226,6 +226,67 @@ def test_the_exposition_is_the_prometheus_text_format():
     assert {family.name for family in text_string_to_metric_families(text)} >= {"specdec_http_requests"}
 
 
+def test_a_missing_metrics_directory_outside_gunicorn_is_made(tmp_path):
+    """PROMETHEUS_MULTIPROC_DIR naming a directory nobody made (the app under another server
+    than the package's gunicorn settings, or with a gunicorn config of one's own): the app
+    makes it and counts, where every request used to be a 500 (and, after the first, a
+    DuplicateTimeseries from the half-registered metrics)."""
+    directory = tmp_path / "not" / "made"
+    code = ("from specdec_service import create_app\n"
+            "c = create_app({'TESTING': True}).test_client()\n"
+            "print(c.get('/health').status_code, c.get('/health').status_code)\n"
+            "r = c.get('/metrics'); print(r.status_code); print(r.get_data(as_text=True))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                            env={**_env(), "PROMETHEUS_MULTIPROC_DIR": str(directory)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    first, second, text = result.stdout.split("\n", 2)
+    assert (first, second) == ("200 200", "200") and "Traceback" not in result.stderr
+    assert value(samples(text), "specdec_http_requests_total", method="GET", route="/health", status="200") == 2
+    assert directory.is_dir() and any(directory.glob("counter_*.db"))
+
+
+class _Broken:
+    """prometheus_client failing as it does on a directory it cannot write."""
+
+    def __getattr__(self, name):
+        raise PermissionError(13, "Permission denied", "/metrics-dir/counter_1.db")
+
+
+@pytest.mark.parametrize("broken", ["made", "used"])
+@pytest.mark.parametrize("method,path,kwargs,status", [
+    ("get", "/health", {}, 200),
+    ("post", "/v1/step", {"json": SEED1}, 200),
+    ("post", "/v1/analysis", {"json": {"config": {"draft": "biased", "seed": 1}}}, 200),
+    ("get", "/nowhere", {}, 404),
+    ("post", "/v1/step", {"json": {"config": {"draft": "biased", "seed": -1}}}, 422),
+    ("post", "/v1/step", {"data": "{", "content_type": "application/json"}, 400),
+])
+def test_failing_metrics_never_change_an_answer(monkeypatch, caplog, broken, method, path, kwargs, status):
+    """The kind: whatever prometheus_client raises, when the metrics are made or when a
+    request is counted, each answer is the one the service gives with working metrics (its
+    status, body and X-Request-Id), and the error log names the request; ``/metrics`` itself
+    is then a 500 problem when no metrics could be made, never an HTML page."""
+    from specdec_service import observe
+
+    app = create_app({"TESTING": True})
+    expected = getattr(app.test_client(), method)(path, **kwargs)
+    if broken == "made":
+        def failing():
+            raise PermissionError(13, "Permission denied", "/metrics-dir")
+        monkeypatch.setattr(observe, "metrics", failing)
+    else:
+        monkeypatch.setattr(observe, "metrics", lambda: _Broken())
+    answer = getattr(app.test_client(), method)(path, headers={"X-Request-Id": "count-me"}, **kwargs)
+    assert (answer.status_code, answer.get_data()) == (status, expected.get_data())
+    assert answer.headers["X-Request-Id"] == "count-me"
+    assert "metrics not recorded (request_id=count-me)" in caplog.text
+    scraped = app.test_client().get("/metrics")
+    if broken == "made":  # nothing to expose
+        assert scraped.status_code == 500 and scraped.headers["Content-Type"] == "application/problem+json"
+    else:  # what the registry holds
+        assert scraped.status_code == 200 and scraped.headers["Content-Type"].startswith("text/plain")
+
+
 # -- JSON log lines ----------------------------------------------------------------------
 
 def test_json_log_lines_one_object_per_request(capsys):
