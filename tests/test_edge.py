@@ -150,6 +150,8 @@ def assert_edge_problem(answer: bytes, status: int, cors: bool) -> dict:
     assert document == json.loads(problem(status, document["detail"]).get_data())
     assert re.fullmatch(r"[0-9a-f]{32}", headers["x-request-id"])
     assert headers.get("access-control-allow-origin") == ("*" if cors else None)
+    # a browser page reads the request id of the edge's answers as of the service's
+    assert headers.get("access-control-expose-headers") == ("X-Request-Id" if cors else None)
     assert headers["x-content-type-options"] == "nosniff"  # as on the service's own answers
     assert ("retry-after" in headers) == (status == 503)
     return document
@@ -518,6 +520,8 @@ def test_no_request_gets_html_or_reaches_gunicorns_error_pages(edge):
             continue
         status, headers, body = parse(answer)
         statuses[status] = statuses.get(status, 0) + 1
+        if "access-control-allow-origin" in headers:  # a page may read its request id (edge's or service's)
+            assert headers.get("access-control-expose-headers") == "X-Request-Id", (request[:80], answer[:300])
         if status >= 400:
             assert headers["content-type"] == PROBLEM, (request[:80], answer[:300])
             assert json.loads(body)["status"] == status, (request[:80], answer[:300])
@@ -799,6 +803,7 @@ def test_no_replica_left_is_a_502_problem(tmp_path):
         assert response.status_code == 502 and response.headers["Content-Type"] == PROBLEM
         assert response.json() == json.loads(problem(502, response.json()["detail"]).get_data())
         assert response.headers["Access-Control-Allow-Origin"] == "*"
+        assert response.headers["Access-Control-Expose-Headers"] == "X-Request-Id"
         assert re.fullmatch(r"[0-9a-f]{32}", response.headers["X-Request-Id"])
         assert response.headers["X-Content-Type-Options"] == "nosniff"
     finally:

@@ -141,3 +141,40 @@ def test_the_inspector_doc_lists_every_frame():
     text = (ROOT / "docs" / "inspector.md").read_text(encoding="utf-8")
     block = data.frames_markdown(frames_manifest())
     assert block in text, f"docs/inspector.md's list of story frames is not the manifest's ({REGENERATE})"
+
+
+def _load_make():
+    spec = importlib.util.spec_from_file_location("specdec_docs_figures_make", FIGURES / "make.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("chromium", ["/bin/false", "/bin/true", "/dev/null"])
+def test_a_browser_that_does_not_start_keeps_the_frames_and_says_so(tmp_path, monkeypatch, capsys, chromium):
+    """make.py with a chromium that exits, succeeds without a browser, or is no program: the
+    frames in story/ (the ones the docs link) are left as they were, nothing half-taken is
+    left beside them, and the command ends with one error line and status 1, not a
+    traceback. It used to delete story/ first and then fail inside Playwright."""
+    pytest.importorskip("playwright")
+    make = _load_make()
+    here = tmp_path / "figures"
+    (here / "story").mkdir(parents=True)
+    (here / "story" / "step-1.png").write_bytes(b"the committed frame")
+    monkeypatch.setattr(make, "HERE", here)
+    with pytest.raises(make.FramesFailed, match=f"chromium at {chromium} did not start"):
+        make.frames(chromium)
+    assert [path.name for path in here.iterdir()] == ["story"]
+    assert [path.name for path in (here / "story").iterdir()] == ["step-1.png"]
+    assert (here / "story" / "step-1.png").read_bytes() == b"the committed frame"
+    # the command: figures drawn (here none), then the frames' failure as one line
+    monkeypatch.setattr(make, "figures", lambda: [])
+    find_spec = importlib.util.find_spec  # matplotlib (the docs extra) may be absent here
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: find_spec("json") if name == "matplotlib" else find_spec(name, *args))
+    with pytest.raises(SystemExit) as ended:
+        make.main(["--chromium", chromium])
+    assert ended.value.code == 1
+    err = capsys.readouterr().err
+    assert re.match(rf"\S+: error: chromium at {chromium} did not start", err) and err.count("\n") == 1, err
+    assert "Traceback" not in err and (here / "story" / "step-1.png").read_bytes() == b"the committed frame"

@@ -20,9 +20,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import SEED1, free_port, start_gunicorn, stop, wait_for_health
 from specdec_service import create_app
-from specdec_service.budget import OVER_BUDGET, block_units
+from specdec_service.budget import BUDGETS, OVER_BUDGET, block_units
 from specdec_service.engine.analysis import analysis_cost, parse_analysis
-from specdec_service.observe import REQUEST_ID_FORM, exposition
+from specdec_service.observe import METHODS, REQUEST_ID_FORM, exposition
 
 ROOT = Path(__file__).resolve().parents[1]
 HEX32 = re.compile(r"[0-9a-f]{32}")
@@ -124,6 +124,7 @@ def test_requests_are_counted_by_route_pattern_and_status(client):
     client.post("/v1/step", json=SEED1)
     client.post("/v1/step", json={"config": {"draft": "biased", "seed": -1}})
     client.get("/nowhere/at/all")
+    client.delete("/health")  # a path without that method: no rule took it
     after = scrape(client)
 
     def delta(name, **labels):
@@ -135,9 +136,51 @@ def test_requests_are_counted_by_route_pattern_and_status(client):
     assert delta("specdec_http_requests_total", method="POST", route="/v1/step", status="200") == 1
     assert delta("specdec_http_requests_total", method="POST", route="/v1/step", status="422") == 1
     assert delta("specdec_http_requests_total", method="GET", route="unmatched", status="404") == 1
+    assert delta("specdec_http_requests_total", method="DELETE", route="unmatched", status="405") == 1  # docs/deploy.md
     assert delta("specdec_http_request_duration_seconds_count", method="POST", route="/v1/step") == 2
     assert delta("specdec_http_request_duration_seconds_bucket", method="POST", route="/v1/step", le="+Inf") == 2
     assert not any("no-such-suite" in str(key) or "/nowhere" in str(key) for key in after)  # paths are no labels
+
+
+ODD_METHODS = ("FOO", "PROPFIND", "get", "TRACE", "CONNECT", "M" * 20)
+ODD_SEGMENTS = ("x", "no-such-thing", "a" * 300, "%00", "..%2F..", "caf%C3%A9", "1e3", "")
+
+
+def test_labels_stay_few_whatever_the_caller_sends(client):
+    """The kind of a label explosion, walked: every route rule of the app with each of
+    its variables filled by odd values, unknown paths under and beside each, with every
+    method the metrics name and odd ones; whatever answered (200, 3xx, 404, 405, 413...),
+    the labels hold only the app's rule patterns (or ``unmatched``), the named methods
+    (or ``other``), the problem types the service writes, the budgets' units, and the
+    statuses sent."""
+    rules = {rule.rule for rule in APP.url_map.iter_rules()}
+    paths = {"/", "/nowhere", "/v1", "/v1/", "/v1//step"}
+    for rule in rules:
+        for segment in ODD_SEGMENTS:
+            filled = re.sub(r"<[^>]+>", segment, rule)
+            paths |= {filled, filled + "/", filled + "/" + segment, rule}  # a rule's pattern as a path too
+    before = scrape(client)  # (the registry is the process's: other tests' apps add to it)
+    statuses = set()
+    for path in sorted(p for p in paths if not p.startswith("//")):  # "//x" is a host to the test client
+        for method in sorted(METHODS | set(ODD_METHODS)):
+            response = client.open(path, method=method, data="{}", content_type="application/json")
+            statuses.add(str(response.status_code))
+    found = scrape(client)
+    types = {"about:blank"} | {f"tag:specdec,2026:problem/{name}" for name in
+                               ("invalid-input", "malformed-json", "over-budget", "session-done", "structure-bound")}
+    allowed = {"route": rules | {"unmatched"}, "method": set(METHODS) | {"other"}, "type": types,
+               "unit": {budget.unit for budget in BUDGETS.values()}}
+    assert len(found) > len(before)
+    for (name, labels), _ in found.items():
+        if not name.startswith("specdec_") or (name, labels) in before:
+            continue
+        for label, label_value in labels:
+            if label in allowed:
+                assert label_value in allowed[label], (name, label, label_value)
+            elif label == "status":
+                assert label_value in statuses, (name, label_value)
+            else:
+                assert label == "le", (name, label)
 
 
 def test_refusals_are_counted_by_problem_type(client):
@@ -181,6 +224,67 @@ def test_the_exposition_is_the_prometheus_text_format():
                        ("specdec_work_units_total", "counter")):
         assert f"# TYPE {name} {kind}\n" in text
     assert {family.name for family in text_string_to_metric_families(text)} >= {"specdec_http_requests"}
+
+
+def test_a_missing_metrics_directory_outside_gunicorn_is_made(tmp_path):
+    """PROMETHEUS_MULTIPROC_DIR naming a directory nobody made (the app under another server
+    than the package's gunicorn settings, or with a gunicorn config of one's own): the app
+    makes it and counts, where every request used to be a 500 (and, after the first, a
+    DuplicateTimeseries from the half-registered metrics)."""
+    directory = tmp_path / "not" / "made"
+    code = ("from specdec_service import create_app\n"
+            "c = create_app({'TESTING': True}).test_client()\n"
+            "print(c.get('/health').status_code, c.get('/health').status_code)\n"
+            "r = c.get('/metrics'); print(r.status_code); print(r.get_data(as_text=True))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                            env={**_env(), "PROMETHEUS_MULTIPROC_DIR": str(directory)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    first, second, text = result.stdout.split("\n", 2)
+    assert (first, second) == ("200 200", "200") and "Traceback" not in result.stderr
+    assert value(samples(text), "specdec_http_requests_total", method="GET", route="/health", status="200") == 2
+    assert directory.is_dir() and any(directory.glob("counter_*.db"))
+
+
+class _Broken:
+    """prometheus_client failing as it does on a directory it cannot write."""
+
+    def __getattr__(self, name):
+        raise PermissionError(13, "Permission denied", "/metrics-dir/counter_1.db")
+
+
+@pytest.mark.parametrize("broken", ["made", "used"])
+@pytest.mark.parametrize("method,path,kwargs,status", [
+    ("get", "/health", {}, 200),
+    ("post", "/v1/step", {"json": SEED1}, 200),
+    ("post", "/v1/analysis", {"json": {"config": {"draft": "biased", "seed": 1}}}, 200),
+    ("get", "/nowhere", {}, 404),
+    ("post", "/v1/step", {"json": {"config": {"draft": "biased", "seed": -1}}}, 422),
+    ("post", "/v1/step", {"data": "{", "content_type": "application/json"}, 400),
+])
+def test_failing_metrics_never_change_an_answer(monkeypatch, caplog, broken, method, path, kwargs, status):
+    """The kind: whatever prometheus_client raises, when the metrics are made or when a
+    request is counted, each answer is the one the service gives with working metrics (its
+    status, body and X-Request-Id), and the error log names the request; ``/metrics`` itself
+    is then a 500 problem when no metrics could be made, never an HTML page."""
+    from specdec_service import observe
+
+    app = create_app({"TESTING": True})
+    expected = getattr(app.test_client(), method)(path, **kwargs)
+    if broken == "made":
+        def failing():
+            raise PermissionError(13, "Permission denied", "/metrics-dir")
+        monkeypatch.setattr(observe, "metrics", failing)
+    else:
+        monkeypatch.setattr(observe, "metrics", lambda: _Broken())
+    answer = getattr(app.test_client(), method)(path, headers={"X-Request-Id": "count-me"}, **kwargs)
+    assert (answer.status_code, answer.get_data()) == (status, expected.get_data())
+    assert answer.headers["X-Request-Id"] == "count-me"
+    assert "metrics not recorded (request_id=count-me)" in caplog.text
+    scraped = app.test_client().get("/metrics")
+    if broken == "made":  # nothing to expose
+        assert scraped.status_code == 500 and scraped.headers["Content-Type"] == "application/problem+json"
+    else:  # what the registry holds
+        assert scraped.status_code == 200 and scraped.headers["Content-Type"].startswith("text/plain")
 
 
 # -- JSON log lines ----------------------------------------------------------------------

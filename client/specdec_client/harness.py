@@ -153,27 +153,73 @@ class RunResult:
     overflow: bool = False
 
 
-def run_program(command: str, stdin: bytes, timeout: float, cwd: Optional[str] = None) -> RunResult:
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL ``proc`` and every process of its session (POSIX), or ``proc`` alone."""
+    try:
+        if os.name == "posix":
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class Running:
+    """The programs :func:`run_program` is running for one grading: :meth:`stop` kills them and
+    every one started after it, so an interrupted grading (Ctrl-C) leaves none behind. (Each
+    program runs in a session of its own, so the terminal's SIGINT does not reach it.)"""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._procs: set[subprocess.Popen[bytes]] = set()
+        self._stopped = False
+
+    def add(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._procs.add(proc)
+            stopped = self._stopped
+        if stopped:
+            _kill_group(proc)
+
+    def discard(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._procs.discard(proc)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            procs = list(self._procs)
+        for proc in procs:
+            _kill_group(proc)
+
+
+def run_program(command: str, stdin: bytes, timeout: float, cwd: Optional[str] = None,
+                running: Optional[Running] = None) -> RunResult:
     """Run the shell ``command`` with ``stdin`` on its standard input, for at most ``timeout``
-    seconds (then it and every process it started are killed). Never raises for anything the
+    seconds (then it and every process it started are killed). ``running``, when given, holds
+    the program while it runs (:meth:`Running.stop` kills it). Never raises for anything the
     program does; raises ``OSError`` only if no shell can be started."""
     started = time.monotonic()
     posix = os.name == "posix"
     proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, cwd=cwd, start_new_session=posix)
+    if running is not None:
+        running.add(proc)
+    try:
+        return _collect(proc, stdin, timeout, started)
+    finally:
+        if running is not None:
+            running.discard(proc)
+
+
+def _collect(proc: subprocess.Popen[bytes], stdin: bytes, timeout: float, started: float) -> RunResult:
     stdin_pipe, stdout_pipe, stderr_pipe = _pipes(proc)
     out = bytearray()
     err: deque[bytes] = deque(maxlen=64)  # the last chunks of stderr
     overflow = threading.Event()
 
     def kill() -> None:
-        try:
-            if posix:
-                os.killpg(proc.pid, signal.SIGKILL)
-            else:
-                proc.kill()
-        except (ProcessLookupError, PermissionError):
-            pass
+        _kill_group(proc)
 
     def feed() -> None:
         try:
@@ -442,11 +488,14 @@ def grade_program(client: Any, command: str, *, suite: str = "standard", timeout
     tests = [ProgramTest(c["id"], c["config"], list(c.get("exercises", [])), command, suite)
              for c in client.suite(suite)["configs"]]
 
+    running = Running()
+
     def one(test: ProgramTest) -> None:
         stdin = (json.dumps(test.config) + "\n").encode("utf-8")
-        check_output(test, run_program(command, stdin, timeout, cwd), timeout)
+        check_output(test, run_program(command, stdin, timeout, cwd, running), timeout)
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
         futures = [pool.submit(one, test) for test in tests]
         if progress is not None:
             progress("run", 0, len(tests))
@@ -454,6 +503,11 @@ def grade_program(client: Any, command: str, *, suite: str = "standard", timeout
             future.result()
             if progress is not None:
                 progress("run", done, len(tests))
+    except BaseException:  # Ctrl-C or an error: no further run, and the running ones killed
+        pool.shutdown(wait=False, cancel_futures=True)
+        running.stop()
+        raise
+    pool.shutdown()
     grade_traces(client, [t for t in tests if t.problem is None], progress)
     return tests
 

@@ -28,6 +28,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -200,21 +201,45 @@ def _step_frame(browser, base: str, n: int, path: Path) -> list[dict]:
         context.close()
 
 
+class FramesFailed(Exception):
+    """The browser could not take the frames (the frames already in ``story/`` are kept)."""
+
+
 def frames(chromium: str) -> list[Path]:
-    """Every step of story.js in chromium: ``story/step-<n>.png`` and ``story/frames.json``."""
+    """Every step of story.js in chromium: ``story/step-<n>.png`` and ``story/frames.json``.
+    They are taken into a new directory that replaces ``story/`` only once every frame and the
+    manifest are written, so a run that fails leaves the committed frames as they were. Raises
+    :class:`FramesFailed` when chromium does not start."""
+    out = HERE / "story"
+    new = Path(tempfile.mkdtemp(prefix=".story-", dir=HERE))
+    try:
+        written = _take_frames(chromium, new)
+    except BaseException:
+        shutil.rmtree(new, ignore_errors=True)
+        raise
+    new.chmod(0o755)
+    if out.exists():
+        shutil.rmtree(out)
+    new.rename(out)
+    return [out / path.name if path.parent == new else path for path in written]
+
+
+def _take_frames(chromium: str, out: Path) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
     steps_source, steps = data.story_steps((ROOT / data.STORY_JS).read_text(encoding="utf-8"))
-    out = HERE / "story"
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir()
     client = data.app_client()
     base, server = serve_app()
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=[
-                "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
+            try:
+                browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=[
+                    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                    "--disable-background-networking"])
+            except Exception as error:
+                first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                raise FramesFailed(f"chromium at {chromium} did not start ({first}): pass --chromium, "
+                                   "or use --no-frames") from error
             try:
                 for step in steps:
                     png = out / f"step-{step['n']}.png"
@@ -255,7 +280,10 @@ def main(argv=None) -> int:
                          + ("" if module == "matplotlib" else ", or use --no-frames"))
     written = figures()
     if not args.no_frames:
-        written += frames(args.chromium)
+        try:
+            written += frames(args.chromium)
+        except FramesFailed as error:
+            parser.exit(1, f"{parser.prog}: error: {error}\n")
     for path in written:
         print(path.relative_to(ROOT))
     return 0

@@ -12,7 +12,7 @@ their ``after_request`` runs last and sees the final status):
   below, and the log of an unexpected error.
 - **Metrics** (:func:`metrics`, served by ``GET /metrics``, :mod:`specdec_service.api.metrics`):
   requests by method, route (the URL rule, ``/v1/grade/suites/<name>``, not the path; a path no
-  rule matches is ``unmatched``) and status; their latency; the requests in progress; refusals
+  rule matches, or whose method its rule lacks (a 405), is ``unmatched``) and status; their latency; the requests in progress; refusals
   (every ``application/problem+json`` answer) by status and RFC 9457 problem ``type``; and the
   work units a request was allowed to spend (the grading and analysis routes' budgets,
   :class:`specdec_service.budget.Meter`). Under gunicorn they are prometheus_client's
@@ -87,25 +87,38 @@ class Metrics:
     """The service's Prometheus metrics (prometheus_client objects; names in ``docs/deploy.md``)."""
 
     def __init__(self) -> None:
-        from prometheus_client import Counter, Gauge, Histogram
+        """All or nothing: when one metric cannot be made (in multiprocess mode, a directory that
+        cannot be written), those made before it are unregistered again, so that the next attempt
+        meets the same error rather than a registry that already holds half of them."""
+        from prometheus_client import REGISTRY, Counter, Gauge, Histogram
 
-        self.requests = Counter("specdec_http_requests", "HTTP requests answered, by method, route and status.",
-                                ["method", "route", "status"])
-        self.latency = Histogram("specdec_http_request_duration_seconds",
-                                 "Seconds from the request's arrival at the app to its answer, by method and route.",
-                                 ["method", "route"], buckets=LATENCY_BUCKETS)
-        self.in_progress = Gauge("specdec_http_requests_in_progress", "Requests being served.",
-                                 multiprocess_mode="livesum")
-        self.problems = Counter("specdec_problems", "Refusals and errors (RFC 9457 problem documents), by status "
-                                "and problem type.", ["status", "type"])
-        self.work_units = Counter("specdec_work_units", "Work units the requests were allowed to spend (their "
-                                  "route's budget: grading and analysis), by method, route and unit.",
-                                  ["method", "route", "unit"])
+        try:
+            self.requests = Counter("specdec_http_requests", "HTTP requests answered, by method, route and status.",
+                                    ["method", "route", "status"])
+            self.latency = Histogram("specdec_http_request_duration_seconds",
+                                     "Seconds from the request's arrival at the app to its answer, by method and "
+                                     "route.", ["method", "route"], buckets=LATENCY_BUCKETS)
+            self.in_progress = Gauge("specdec_http_requests_in_progress", "Requests being served.",
+                                     multiprocess_mode="livesum")
+            self.problems = Counter("specdec_problems", "Refusals and errors (RFC 9457 problem documents), by "
+                                    "status and problem type.", ["status", "type"])
+            self.work_units = Counter("specdec_work_units", "Work units the requests were allowed to spend (their "
+                                      "route's budget: grading and analysis), by method, route and unit.",
+                                      ["method", "route", "unit"])
+        except Exception:
+            for made in list(vars(self).values()):
+                REGISTRY.unregister(made)
+            raise
 
 
 @lru_cache(maxsize=None)
 def metrics() -> Metrics:
-    """The process's :class:`Metrics`, made (and prometheus_client imported) on first use."""
+    """The process's :class:`Metrics`, made (and prometheus_client imported) on first use. In
+    multiprocess mode the directory is made if it is missing (gunicorn's ``on_starting`` makes it;
+    under another server nothing else does). Raises ``OSError`` when it cannot be made or written."""
+    directory = multiprocess_dir()
+    if directory is not None:
+        os.makedirs(directory, exist_ok=True)
     return Metrics()
 
 
@@ -134,7 +147,17 @@ def _begin() -> None:
     g.request_start = time.perf_counter()
     g.request_meter = Meter()
     g.request_meter_token = METER.set(g.request_meter)
-    metrics().in_progress.inc()
+    try:
+        metrics().in_progress.inc()
+        g.request_in_progress = True
+    except Exception:
+        _not_counted()
+
+
+def _not_counted() -> None:
+    """Metrics are bookkeeping: when prometheus_client fails (e.g. a metrics directory that cannot
+    be written), the request is still answered as it would be, and the error log says why."""
+    current_app.logger.exception("metrics not recorded (request_id=%s)", g.get("request_id", "-"))
 
 
 def _problem_type(response: Response) -> Optional[str]:
@@ -188,14 +211,17 @@ def _finish(response: Response) -> Response:
     method = request.method if request.method in METHODS else "other"
     route, status = _route(), response.status_code
     problem = _problem_type(response)
-    found = metrics()
-    found.requests.labels(method, route, str(status)).inc()
-    found.latency.labels(method, route).observe(duration)
-    if problem is not None:
-        found.problems.labels(str(status), problem).inc()
     meter: Meter = g.request_meter
-    if meter.units is not None:
-        found.work_units.labels(method, route, meter.unit).inc(meter.units)
+    try:
+        found = metrics()
+        found.requests.labels(method, route, str(status)).inc()
+        found.latency.labels(method, route).observe(duration)
+        if problem is not None:
+            found.problems.labels(str(status), problem).inc()
+        if meter.units is not None:
+            found.work_units.labels(method, route, meter.unit).inc(meter.units)
+    except Exception:
+        _not_counted()
     if current_app.config.get("LOG_FORMAT") == "json":
         _write_line(log_record(status, duration, problem))
     return response
@@ -208,6 +234,7 @@ def _end(_error: Optional[BaseException]) -> None:
             METER.reset(token)
         except ValueError:  # torn down in another context than the request began in
             METER.set(None)
+    if g.pop("request_in_progress", False):
         metrics().in_progress.dec()
 
 
