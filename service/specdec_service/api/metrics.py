@@ -15,7 +15,7 @@ blueprint = ApiBlueprint("operations", __name__, tag="operations",
     "GET", "/metrics", summary="Metrics (Prometheus)", operation_id="getMetrics",
     description="The service's metrics in the Prometheus text exposition format (version 0.0.4): "
                 "`specdec_http_requests_total` by `method`, `route` (the route's path pattern, e.g. "
-                "`/v1/grade/suites/<name>`; `unmatched` for a path no route serves) and `status`; the latency "
+                "`/v1/grade/suites/<name>`; `unmatched` for a path no route serves or a method its route does not take) and `status`; the latency "
                 "histogram `specdec_http_request_duration_seconds` by `method` and `route`; "
                 "`specdec_http_requests_in_progress`; `specdec_problems_total` (every problem answer) by `status` and "
                 "problem `type`; `specdec_work_units_total` (the budget units spent by the grading and analysis "
