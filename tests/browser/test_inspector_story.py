@@ -381,6 +381,13 @@ def test_projector_mode_large_text_and_one_screen_per_step(browser, live_url, ar
             assert ins.page.evaluate(SMALL_TEXT) == [], (n, ins.page.evaluate(SMALL_TEXT))
             height = ins.page.evaluate("document.documentElement.scrollHeight")
             assert height <= 720, (n, height)
+            if n == 10:  # six labeled rows (raw and processed): their names wrap so every number, C's too, is in the card
+                scroll = ins.page.locator("#verification li.verify:last-child .table-scroll")
+                right = scroll.evaluate("e => e.getBoundingClientRect().right")
+                nums = scroll.locator("tbody td:last-child .num")
+                expect(nums).to_have_count(6)
+                rights = [x.evaluate("e => e.getBoundingClientRect().right") for x in nums.all()]
+                assert all(r <= right + 0.5 for r in rights), (n, right, rights)
             path = ins.screenshot(f"story-projector-{n}")
             if n == 2 and os.environ.get("SPECDEC_KEY_FRAME") == "1":  # the README's key frame, on request
                 shutil.copyfile(path, ROOT / "docs" / "img" / "inspector-story.png")
