@@ -32,9 +32,16 @@ TARGET_ROW, BIASED_ROW, RESIDUAL = "[0.50, 0.30, 0.20]", "[0.80, 0.15, 0.05]", "
 
 
 def fmt(x: float) -> str:
-    """The page's rounding (render.js ``fmt``): at most 4 decimals, trailing zeros dropped."""
+    """The page's rounding (render.js ``fmt``): at most 4 decimals, trailing zeros dropped; a
+    nonzero value that would round to 0 keeps 2 significant digits (below 1e-6: "< 0.000001")."""
     text = f"{x:.4f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
+    if text not in ("-0", "0", ""):
+        return text
+    if x == 0:
+        return "0"
+    if abs(x) < 1e-6:
+        return "< 0.000001" if x > 0 else "> -0.000001"
+    return f"{float(f'{x:.1e}'):.12f}".rstrip("0")
 
 
 def signed(x: float) -> str:
@@ -94,6 +101,10 @@ def story_steps(live_url: str) -> list[dict]:
     tokenwise = post(live_url, "/v1/step", {"config": {"draft": "biased", "width": 2, "seed": 4}})["block"]
     tree = post(live_url, "/v1/step", {"config": TREE_EXAMPLE})["block"]
     chain1_alone = post(live_url, "/v1/step", {"config": {**TREE_EXAMPLE, "mode": "speculative", "drafts": 1}})["block"]
+    sampled = post(live_url, "/v1/step", {"config": SAMPLING_STEP})["block"]
+    sampled_raw = post(live_url, "/v1/step", {"config": {**SAMPLING_STEP, "sampling": {**SAMPLING, "draft": "raw"}}})["block"]
+    alpha = {d: post(live_url, "/v1/analysis", {"config": {**SAMPLING_STEP, "sampling": {**SAMPLING, "draft": d}}})["contexts"][0]
+             for d in ("processed", "raw")}
     # the explainer's example: seed 2's first proposal is rejected at the empty prefix
     first = seed2["verification"][0]
     assert (first["context"], first["accepted"], first["p"], first["q"]) == (None, False, [0.5, 0.3, 0.2], [0.8, 0.15, 0.05])
@@ -115,6 +126,15 @@ def story_steps(live_url: str) -> list[dict]:
     assert tree["verification"][1]["r_exact"] == ["0", "1/2", "1/2"] and tree["verification"][0]["ratio_exact"] == "5/8"
     assert (tree["committed"], tree["bonus"]["token"], tree["next_position"]) == (["B", "A", "A"], "A", 8)
     assert chain1_alone["proposal"]["tokens"] == ["A", "A"] and chain1_alone["committed"] == ["C"]
+    # SPEC 9's worked example: p' = [25/34, 9/34, 0], q' = [1, 0, 0] at the empty prefix; alpha 25/34 processed, 301/340 raw
+    assert (alpha["processed"]["context"], alpha["processed"]["alpha_exact"], alpha["raw"]["alpha_exact"]) == (None, "25/34", "301/340")
+    assert alpha["processed"]["q"] == [1.0, 0.0, 0.0] and alpha["raw"]["q"] == [0.8, 0.15, 0.05]
+    v, raw = sampled["verification"][0], sampled_raw["verification"][0]
+    assert [fmt(x) for x in v["p"]] == [fmt(25 / 34), fmt(9 / 34), "0"] == [fmt(x) for x in alpha["processed"]["p"]]
+    assert (v["token"], v["accepted"], v["ratio"], sampled["committed"]) == ("A", False, alpha["processed"]["alpha"], ["B"])
+    assert sampled["correction"]["distribution"] == [0.0, 1.0, 0.0]
+    # the same seed drafting from the raw q: the same A and the same draw u, kept (ratio p'/q = 0.7353/0.8)
+    assert (raw["token"], raw["draw"], raw["accepted"], sampled_raw["committed"]) == ("A", v["draw"], True, ["A", "B"])
     return [
         {"action": "Verify", "verdict": "verification-summary", "block": aligned, "output": aligned["committed"],
          "texts": ["C B A A", "bonus"]},
@@ -138,6 +158,13 @@ def story_steps(live_url: str) -> list[dict]:
          "texts": ["Committed B A A", "u 0.6439 \u2265 r/q = 0.5/0.8 = 0.625", "r becomes [0, 0.50, 0.50]",
                    "0.2307 < 0.5/0.15", "0.3737 < 0.55/0.8", "commits only the correction C",
                    fmt(tree["verification"][0]["draw"]["u"]), fmt(tree["verification"][1]["draw"]["u"])]},
+        {"action": "Verify", "verdict": "verification-summary", "block": sampled, "output": sampled["committed"], "sampling": True,
+         "before": [f"p\u2032 = [{fmt(v['p'][0])}, {fmt(v['p'][1])}, 0]", "q\u2032 = [1, 0, 0]", "proposed A",
+                    f"p\u2032/q\u2032 = {fmt(v['ratio'])}"],
+         "texts": [f"u {fmt(v['draw']['u'])} is not below {fmt(v['ratio'])}", f"correction {sampled['correction']['token']}",
+                   f"p\u2032/q = {fmt(v['p'][0])}/{fmt(raw['q_token'])} = {fmt(raw['ratio'])} and is kept",
+                   f"{alpha['raw']['alpha_exact']} = {fmt(alpha['raw']['alpha'])}, not "
+                   f"{alpha['processed']['alpha_exact']} = {fmt(alpha['processed']['alpha'])}"]},
     ]
 
 
@@ -146,18 +173,23 @@ def pq_rows(page) -> dict[str, list[str]]:
     table = page.locator("#verification li.verify:last-child table.pq")
     expect(table).to_be_visible()
     rows = {}
-    for name in ("target p", "draft q", "p \u2212 q", "correction"):
+    for name in ("target p", "draft q", "p \u2212 q", "correction", "target p (raw)", "target p\u2032 (processed)",
+                 "draft q (raw)", "draft q\u2032 (processed)", "p\u2032 \u2212 q\u2032"):
         row = table.get_by_role("row").filter(has=page.get_by_role("rowheader", name=name, exact=True))
         if row.count():
             rows[name] = row.locator("td .num").all_inner_texts()
     return rows
 
 
-STEPS = 9
+STEPS = 10
 """The story's steps (story.js STEPS)."""
 
 TREE_EXAMPLE = {"draft": "biased", "width": 2, "seed": 16, "mode": "tree", "drafts": 2}
 """SPEC 11's worked example (story step 9)."""
+
+SAMPLING = {"temperature": 0.5, "top_k": 2, "top_p": 0.8}
+SAMPLING_STEP = {"draft": "biased", "width": 1, "seed": 1, "sampling": SAMPLING}
+"""SPEC 9's worked example (story step 10): width 1, seed 1, the processed draft's A rejected."""
 
 
 def check_step(ins: Inspector, n: int, expected: dict, phone: bool) -> None:
@@ -165,6 +197,8 @@ def check_step(ins: Inspector, n: int, expected: dict, phone: bool) -> None:
     story = page.locator("#story-region")
     expect(page.locator("#story-count")).to_contain_text(f"Step {n} of {STEPS}")
     assert f"story={n}" in page.url
+    for needle in expected.get("before", []):  # the numbers the step's words give before its action
+        expect(page.locator("#story-text")).to_contain_text(needle)
     story.get_by_role("button", name=expected["action"], exact=True).click()
     ins.wait_idle()
 
@@ -188,6 +222,11 @@ def check_step(ins: Inspector, n: int, expected: dict, phone: bool) -> None:
     if block:
         v = block["verification"][-1]  # the decisive proposal: the rejected one (a rejection ends the block) or the last
         rows = pq_rows(page)
+        if expected.get("sampling"):  # SPEC 9: the processed rows the service used, the models' raw rows above them
+            rows = {"target p": rows["target p\u2032 (processed)"], "draft q": rows["draft q\u2032 (processed)"],
+                    "p \u2212 q": rows["p\u2032 \u2212 q\u2032"], "correction": rows["correction"],
+                    "raw": [rows["target p (raw)"], rows["draft q (raw)"]]}
+            assert rows["raw"] == [["0.5", "0.3", "0.2"], ["0.8", "0.15", "0.05"]], n
         assert rows["target p"] == [fmt(x) for x in v["p"]], n
         assert rows["draft q"] == [fmt(x) for x in v["q"]], n
         if block["mode"] == "block":  # block verification (SPEC 10): weights, thresholds, draws, tau
@@ -285,11 +324,11 @@ def test_guided_story_walk(browser, live_url, artefacts_dir, screen):
                 ins.press("Next")
         expect(ins.button("Next")).to_be_disabled()
 
-        ins.page.go_back()  # to step 9 as it began, then 8 after Verify, 8 as it began, 7 after Analyse, 7 as it began, 6 after Analyse
+        ins.page.go_back()  # to step 10 as it began, then 9 after Verify, 9 as it began, 8 after Verify, ..., 7 as it began, 6 after Analyse
         ins.wait_idle()
         expect(ins.page.locator("#story-count")).to_contain_text(f"Step {STEPS} of {STEPS}")
         expect(ins.page.locator("#verification-summary")).to_have_text("Drafted, not verified yet: press Verify to commit.")
-        for _ in range(5):
+        for _ in range(7):
             ins.page.go_back()
             ins.wait_idle()
         expect(ins.page.locator("#story-count")).to_contain_text(f"Step 6 of {STEPS}")
@@ -342,6 +381,13 @@ def test_projector_mode_large_text_and_one_screen_per_step(browser, live_url, ar
             assert ins.page.evaluate(SMALL_TEXT) == [], (n, ins.page.evaluate(SMALL_TEXT))
             height = ins.page.evaluate("document.documentElement.scrollHeight")
             assert height <= 720, (n, height)
+            if n == 10:  # six labeled rows (raw and processed): their names wrap so every number, C's too, is in the card
+                scroll = ins.page.locator("#verification li.verify:last-child .table-scroll")
+                right = scroll.evaluate("e => e.getBoundingClientRect().right")
+                nums = scroll.locator("tbody td:last-child .num")
+                expect(nums).to_have_count(6)
+                rights = [x.evaluate("e => e.getBoundingClientRect().right") for x in nums.all()]
+                assert all(r <= right + 0.5 for r in rights), (n, right, rights)
             path = ins.screenshot(f"story-projector-{n}")
             if n == 2 and os.environ.get("SPECDEC_KEY_FRAME") == "1":  # the README's key frame, on request
                 shutil.copyfile(path, ROOT / "docs" / "img" / "inspector-story.png")
@@ -367,7 +413,8 @@ def test_projector_mode_large_text_and_one_screen_per_step(browser, live_url, ar
 @pytest.mark.parametrize("fragment", ["story=3", "story=3&seed=5", "story=3&draft=biased&seed=1&blocks=0",
                                       "story=6", "story=2&blocks=5", "story=8", "story=8&seed=1&mode=speculative",
                                       "story=9", "story=9&drafts=3&mode=tree&draft=biased&width=2&seed=16",
-                                      "story=9&mode=speculative&draft=biased&width=2&seed=16"])
+                                      "story=9&mode=speculative&draft=biased&width=2&seed=16",
+                                      "story=10", "story=10&draft_rows=raw&temperature=0.5&top_k=2&top_p=0.8&draft=biased&width=1&seed=1"])
 def test_a_shortened_or_edited_story_link_sets_the_step_up(inspector, fragment):
     """A story link whose settings are not the step's (typed short, or a seed edited) would show
     the step's words over another session, and its Verify would do nothing: the step is set up
@@ -378,7 +425,8 @@ def test_a_shortened_or_edited_story_link_sets_the_step_up(inspector, fragment):
              6: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 1",
              2: "draft biased \u00b7 speculative \u00b7 width 3 \u00b7 seed 2",
              8: "draft biased \u00b7 block \u00b7 width 2 \u00b7 seed 4",
-             9: "draft biased \u00b7 tree \u00b7 2 drafts \u00b7 width 2 \u00b7 seed 16"}[n]
+             9: "draft biased \u00b7 tree \u00b7 2 drafts \u00b7 width 2 \u00b7 seed 16",
+             10: "draft biased \u00b7 speculative \u00b7 width 1 \u00b7 seed 1 \u00b7 limit 8 \u00b7 T 0.5 \u00b7 top-k 2 \u00b7 top-p 0.8"}[n]
     expect(ins.page.locator("#story-count")).to_contain_text(f"Step {n} of {STEPS}")
     expect(ins.page.locator("#story-setup")).to_contain_text(setup)
     assert "draft=biased" in ins.page.url and f"story={n}" in ins.page.url
@@ -389,6 +437,11 @@ def test_a_shortened_or_edited_story_link_sets_the_step_up(inspector, fragment):
     elif n == 9:  # SPEC 11's worked example: A rejected, B accepted, A accepted, bonus A
         expect(ins.page.locator("#status")).to_contain_text(
             "depth 1: A (chain 1) rejected, B (chain 2) accepted; depth 2: A (chain 2) accepted; bonus A. Committed B A A.")
+    elif n == 10:  # SPEC 9's worked example, the processed draft (a link asking for raw draft rows is set back)
+        expect(ins.page.locator("#story-setup")).not_to_contain_text("draft rows")
+        assert pq_rows(ins.page)["draft q\u2032 (processed)"] == ["1", "0", "0"]
+        assert pq_rows(ins.page)["correction"] == ["0", "1", "0"]
+        assert ins.output() == ["B"]
     elif n == 3:
         expect(ins.page.locator("#correction")).to_contain_text("0.75")
         assert pq_rows(ins.page)["correction"] == ["0", "0.75", "0.25"]
@@ -497,3 +550,20 @@ def test_the_p_q_table_fits_its_card_at_1280(browser, live_url, artefacts_dir, p
         ins.assert_no_console_errors()
     finally:
         context.close()
+
+
+def test_a_small_nonzero_draw_is_not_shown_as_zero(inspector, live_url):
+    """Step 9's bonus draw is u = 0.0000303 (draw #7): rounded to 4 decimals it read "u 0", as if the
+    draw were exactly 0. A nonzero value the 4 decimals would hide keeps 2 significant digits
+    ("0.00003") wherever a number is shown (the bonus line, the draw stream), its float64 in the tooltip."""
+    bonus = post(live_url, "/v1/step", {"config": TREE_EXAMPLE})["block"]["bonus"]["draw"]
+    assert (bonus["position"], f"{bonus['u']:.4f}", fmt(bonus["u"])) == (7, "0.0000", "0.00003")
+    ins = inspector.open("story=9")
+    ins.page.locator("#btn-story-action").click()
+    ins.wait_idle()
+    line = ins.page.locator("#bonus .bonus")
+    expect(line).to_contain_text("u 0.00003 (draw #7)")
+    expect(line.locator(".num")).to_have_attribute("title", str(bonus["u"]).replace("3.0334921236496726e-05", "0.000030334921236496726"))
+    cells = ins.page.locator("#draws tr").filter(has_text="bonus (A)").locator("td")  # the draw stream (folded in the story)
+    assert [c.text_content() for c in cells.all()][:2] == ["#7", "0.00003"]
+    ins.assert_no_console_errors()

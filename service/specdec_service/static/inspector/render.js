@@ -20,10 +20,19 @@ export function el(tag, props = {}, ...children) {
   return node;
 }
 
-/** A probability or draw for people: at most 4 decimals, trailing zeros dropped (0.4443592 -> "0.4444"). */
+/**
+ * A probability or draw for people: at most 4 decimals, trailing zeros dropped (0.4443592 -> "0.4444").
+ * A nonzero value those 4 decimals would show as 0 keeps 2 significant digits instead (the bonus draw
+ * 0.0000303349 -> "0.00003", never "0"); below 0.000001 it is "< 0.000001" (or "> -0.000001").
+ * The exact float64 stays in the number's tooltip (`num`).
+ */
 export function fmt(x) {
   if (x === null || x === undefined) return "none";
-  return String(Number(Number(x).toFixed(4)));
+  const value = Number(x);
+  const rounded = Number(value.toFixed(4));
+  if (rounded !== 0 || value === 0 || !Number.isFinite(value)) return String(rounded === 0 ? 0 : rounded);
+  if (Math.abs(value) < 1e-6) return value > 0 ? "< 0.000001" : "> -0.000001";
+  return String(Number(value.toPrecision(2)));
 }
 
 /** A number with its full float64 value as a tooltip. */

@@ -105,8 +105,6 @@ export const STEPS = [
       + "under-proposed. So the output has the target's distribution (total variation 0), while drawing the "
       + "correction from p instead is off (total variation 0.244 over three tokens).",
   },
-  // When sampling parameters (SPEC section 9) land, they get their step here, in the explainer's
-  // order, drawn in the same visual language (their rows as labeled rows of the p/q table).
   {
     id: "block",
     section: "Block verification",
@@ -137,6 +135,22 @@ export const STEPS = [
     after: "Chain 1's A is rejected (u 0.6439 ≥ r/q = 0.5/0.8 = 0.625), and r becomes [0, 0.50, 0.50]. Chain 2's B is tested "
       + "against that r: 0.2307 < 0.5/0.15, accepted. After B, chain 2's A is accepted (0.3737 < 0.55/0.8) and the bonus A "
       + "follows: B A A from one target pass. Chain 1 alone, token-wise, commits only the correction C with the same seed.",
+  },
+  {
+    id: "sampling",
+    section: "Sampling parameters",
+    title: "Sampling parameters: the ratio uses the row drafted from",
+    settings: { draft: "biased", width: "1", seed: "1", temperature: "0.5", top_k: "2", top_p: "0.8" },
+    view: { proposal: true },
+    action: "Verify",
+    show: ["proposal", "verification", "correction", "output"],
+    before: "Servers change both models' rows before verifying: here temperature 0.5, top-k 2, top-p 0.8. At the empty "
+      + "prefix the target's [0.50, 0.30, 0.20] becomes p\u2032 = [0.7353, 0.2647, 0] and the draft's [0.80, 0.15, 0.05] "
+      + "becomes q\u2032 = [1, 0, 0], so the draft proposed A. Press Verify: A is kept if u is below p\u2032/q\u2032 = 0.7353.",
+    after: "u 0.7458 is not below 0.7353: A is rejected, correction B. The output follows p\u2032 with either draft row "
+      + "if the ratio uses the row drafted from. From the raw q (draft rows raw) the same A has p\u2032/q = 0.7353/0.8 = 0.9191 "
+      + "and is kept: proposals here are accepted with probability 301/340 = 0.8853, not 25/34 = 0.7353. Mixing the rows "
+      + "(a raw target, or a raw q for a proposal drawn from q\u2032) breaks the output.",
   },
 ];
 
