@@ -75,6 +75,9 @@ def test_the_worked_example_shows_processed_rows_beside_raw_ones(inspector, live
     assert found["draft q (raw)"] == RAW_Q
     assert found["draft q\u2032 (processed)"] == [fmt(x) for x in first["q"]] == ["1", "0", "0"]
     assert found["p\u2032 \u2212 q\u2032"] == ["\u22120.2647", "+0.2647", "0"]  # the difference of the rows used: 25/34 - 1, 9/34 - 0
+    assert block["correction"] is not None  # the second proposal is rejected: the note names the rows used
+    expect(page.locator("#verification .pq-note")).to_have_text(
+        "correction = the positive part of p\u2032 \u2212 q\u2032, rescaled to sum 1")
     expect(page.locator("#verification .verdict").first).to_have_text(
         "\u2713 accepted" if first["accepted"] else "\u2717 rejected")
     assert ins.output() == block["committed"]

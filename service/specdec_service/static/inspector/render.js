@@ -179,17 +179,17 @@ function pqCell(value, { signed = false } = {}) {
  */
 export function pqTable(vocab, v, correction) {
   const diff = v.p.map((p, i) => p - v.q[i]);
+  // with sampling parameters the difference is of the rows used: p′ and q′ (or the raw q drafted from)
+  const diffName = !rawRows ? "p \u2212 q" : rawRows.draftRaw ? "p\u2032 \u2212 q" : "p\u2032 \u2212 q\u2032";
   const rows = modelRows(v.p, v.q, v.context, (x) => pqCell(x));
   if (v.ratio !== null) {
-    // with sampling parameters the difference is of the rows used: p′ and q′ (or the raw q drafted from)
-    const diffName = !rawRows ? "p \u2212 q" : rawRows.draftRaw ? "p\u2032 \u2212 q" : "p\u2032 \u2212 q\u2032";
     rows.push(el("tr", { className: "row-diff" }, el("th", { scope: "row" }, diffName), diff.map((x) => pqCell(x, { signed: true }))));
     if (correction) {
       rows.push(el("tr", { className: "row-correction" }, el("th", { scope: "row" }, "correction"),
         correction.distribution.map((x) => pqCell(x))));
     }
   }
-  const note = correction ? el("p", { className: "hint pq-note" }, "correction = the positive part of p \u2212 q, rescaled to sum 1") : null;
+  const note = correction ? el("p", { className: "hint pq-note" }, `correction = the positive part of ${diffName}, rescaled to sum 1`) : null;
   return el("div", { className: "table-scroll", tabindex: "0", role: "group", "aria-label": `p and q ${v.context === null ? "at the empty prefix" : `after ${v.context}`} (scrolls sideways)` },
     el("table", { className: "pq" },
       el("caption", {}, `The two models' rows ${v.context === null ? "at the empty prefix" : `after ${v.context}`}`),
