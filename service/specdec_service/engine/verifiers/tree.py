@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional, Sequence
 
-from ..distributions import Dist, accepts, residual, sample, to_float
+from ..distributions import Dist, accepts, exact_string, residual, sample, to_float
 from ..draws import Stream
 from ..state import Counters
 from .tokenwise import SampledBonus, Verdict
@@ -45,7 +45,7 @@ from .tokenwise import SampledBonus, Verdict
 
 def exact_strings(row: Dist) -> list[str]:
     """Each probability of ``row`` as its exact value written as a string: ``"1/2"``, ``"0"``."""
-    return [str(Fraction(w, row.total)) for w in row.weights]
+    return [exact_string(Fraction(w, row.total)) for w in row.weights]
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ class TreeVerifier:
                 "context": None if context is None else vocab[context], "token": vocab[y],
                 "p": p.to_json(), "q": q.to_json(), "r": row.to_json(), "r_exact": exact_strings(row),
                 "r_token": row.floats[y], "q_token": q.floats[y],
-                "ratio": None if ratio is None else to_float(ratio), "ratio_exact": None if ratio is None else str(ratio),
+                "ratio": None if ratio is None else to_float(ratio), "ratio_exact": None if ratio is None else exact_string(ratio),
                 "draw": d.to_json(), "accepted": ok, "alive": [a + 1 for a in alive],
             })
             if ok:
