@@ -108,7 +108,9 @@ def completes(*words: str) -> Callable[..., list[str]]:
 
 def add_config_options(parser: argparse.ArgumentParser, *, seed: bool = True) -> None:
     """The session settings as options: ``--draft`` (required), ``--seed`` (required
-    when ``seed``), ``--target``, ``--mode``, ``--drafts``, ``--width``, ``--limit``, ``--eos``."""
+    when ``seed``), ``--target``, ``--mode``, ``--drafts``, ``--width``, ``--limit``, ``--eos``, and
+    the sampling parameters (SPEC 9) ``--temperature``, ``--top-k``, ``--top-p``, ``--min-p``,
+    ``--draft-rows``."""
     draft = parser.add_argument("--draft", required=True,
                                 help="draft model: aligned, biased, or @FILE.json with a custom table {vocab, start, next}")
     setattr(draft, "completer", completes("aligned", "biased"))  # the built-in drafts (SPEC section 1)
@@ -123,6 +125,12 @@ def add_config_options(parser: argparse.ArgumentParser, *, seed: bool = True) ->
     parser.add_argument("--width", type=int, help="draft width, proposals per block, 1-16 (default: 3)")
     parser.add_argument("--limit", type=int, help="output length, 1-256 (default: 8)")
     parser.add_argument("--eos", help="end-of-sequence token (default: none)")
+    parser.add_argument("--temperature", type=float, help="sampling temperature, 0 or 0.05-20 (SPEC 9; default: none)")
+    parser.add_argument("--top-k", type=int, help="keep the k most probable tokens, 1-64 (SPEC 9)")
+    parser.add_argument("--top-p", type=float, help="nucleus: keep tokens while the mass before them is below p, 0 < p <= 1 (SPEC 9)")
+    parser.add_argument("--min-p", type=float, help="keep tokens of at least min_p times the row's largest, 0-1 (SPEC 9)")
+    parser.add_argument("--draft-rows", choices=("processed", "raw"),
+                        help="draft from the processed rows (default) or the raw ones (SPEC 9)")
 
 
 def config_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -132,7 +140,15 @@ def config_settings(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, key, None)
         if value is not None:
             settings[key] = model_arg(value) if key == "target" else value
+    sampling = {key: getattr(args, option) for key, option in SAMPLING_OPTIONS if getattr(args, option, None) is not None}
+    if sampling:
+        settings["sampling"] = sampling
     return settings
+
+
+SAMPLING_OPTIONS = (("temperature", "temperature"), ("top_k", "top_k"), ("top_p", "top_p"), ("min_p", "min_p"),
+                    ("draft", "draft_rows"))
+"""The ``sampling`` fields (SPEC 9) and the options that set them (``--draft-rows`` sets ``draft``)."""
 
 
 def cmd_run(args: argparse.Namespace, client: Client) -> int:
