@@ -44,7 +44,7 @@ from fractions import Fraction
 from math import lcm
 from typing import Any, Optional, Sequence
 
-from .distributions import Dist, residual, to_float
+from .distributions import Dist, exact_string, residual, to_float
 from .bounds import MAX_DEPTH, MAX_DRAFT_COST, MIN_DEPTH  # noqa: F401  (re-exported)
 from .errors import Fault, InvalidInput
 from .models import digits_fault, exact_number
@@ -65,8 +65,9 @@ Row = tuple[Fraction, ...]
 
 
 def exact(value: Fraction) -> str:
-    """``"n/d"`` in lowest terms, or ``"n"`` when the denominator is 1."""
-    return str(value)
+    """``"n/d"`` in lowest terms, or ``"n"`` when the denominator is 1 (any size:
+    :func:`.distributions.exact_string`)."""
+    return exact_string(value)
 
 
 def row_of(dist: Dist) -> Row:

@@ -37,7 +37,7 @@ from typing import Optional, Sequence
 
 from .analysis import ZERO, ONE, contexts_of, row_of
 from .bounds import MAX_DRAFTS, MIN_DRAFTS
-from .distributions import to_float
+from .distributions import exact_string, to_float
 from .state import COUNTER_NAMES, Config
 from .verifiers.tree import TreeVerifier
 
@@ -286,7 +286,7 @@ def analyze_tree(config: Config, depth: int, widths: Sequence[int], draft_cost: 
         "expected": _counters_json(counters, draft_cost),
         "leviathan": None,
         "draft_cost": to_float(draft_cost),
-        "draft_cost_exact": str(draft_cost),
+        "draft_cost_exact": exact_string(draft_cost),
         "sweep": sweep,
         "best_width": best[0],
         "output": {"depth": depth, "distribution": target_json if tv == 0 else _distribution_json(mine, vocab),

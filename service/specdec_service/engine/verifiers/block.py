@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import NamedTuple, Optional, Sequence
 
-from ..distributions import Dist, sample, to_float
+from ..distributions import Dist, exact_string, sample, to_float
 from ..draws import Draw, Stream
 from .tokenwise import Decisions, TokenWise, Verdict
 
@@ -110,8 +110,9 @@ def passes(d: Draw, h: Fraction) -> bool:
 
 
 def exact(value: Fraction) -> str:
-    """An exact value as published beside its float64: ``"4/9"``, ``"1"``, ``"0"``."""
-    return str(value)
+    """An exact value as published beside its float64: ``"4/9"``, ``"1"``, ``"0"`` (any size:
+    :func:`~..distributions.exact_string`)."""
+    return exact_string(value)
 
 
 # ---------------------------------------------------------------- the parts

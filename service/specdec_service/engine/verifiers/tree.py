@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional, Sequence
 
-from ..distributions import Dist, accepts, residual, sample, to_float
+from ..distributions import Dist, accepts, exact_string, residual, sample, to_float
 from ..draws import Stream
 from ..state import Counters
 from .tokenwise import SampledBonus, Verdict
@@ -45,7 +45,7 @@ from .tokenwise import SampledBonus, Verdict
 
 def exact_strings(row: Dist) -> list[str]:
     """Each probability of ``row`` as its exact value written as a string: ``"1/2"``, ``"0"``."""
-    return [str(Fraction(w, row.total)) for w in row.weights]
+    return [exact_string(Fraction(w, row.total)) for w in row.weights]
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,15 @@ class TreeVerifier:
         """SPEC 11.2: the chains alive at the next depth: the candidates' chains whose token at
         ``depth`` is the accepted ``token``."""
         return [j for j in tested if chains[j].tokens[depth] == token]
+
+    @staticmethod
+    def ratio(row: Dist, q: Dist, y: int) -> Optional[Fraction]:
+        """r(y)/q(y) exactly for the record; ``None`` when q(y) = 0. A correct tree never tests such
+        a token (each candidate was drawn from this q); a decoder that lets a chain go on after
+        another token (the catalogued mistake ``tree-disagreeing-chains-continue``) does, and its
+        test ``u * q(y) < r(y)`` then accepts iff r(y) > 0."""
+        qy = q.probability(y)
+        return row.probability(y) / qy if qy else None
 
     # -- the verification
 
@@ -120,13 +129,13 @@ class TreeVerifier:
             ok = accepts(d, row, q, y)
             left.remove(j)
             alive = self.going_on(chains, tested, depth, y) if ok else left
-            ratio = row.probability(y) / q.probability(y)
+            ratio = self.ratio(row, q, y)
             records.append({
                 "depth": depth + 1, "chain": j + 1,
                 "context": None if context is None else vocab[context], "token": vocab[y],
                 "p": p.to_json(), "q": q.to_json(), "r": row.to_json(), "r_exact": exact_strings(row),
                 "r_token": row.floats[y], "q_token": q.floats[y],
-                "ratio": to_float(ratio), "ratio_exact": str(ratio),
+                "ratio": None if ratio is None else to_float(ratio), "ratio_exact": None if ratio is None else exact_string(ratio),
                 "draw": d.to_json(), "accepted": ok, "alive": [a + 1 for a in alive],
             })
             if ok:
@@ -177,7 +186,8 @@ class TreeVerifier:
         r, left, accept = p, Fraction(1), []
         for y in candidates:
             row = self.test_row(r, p, q)
-            a = min(Fraction(1), row.probability(y) / q.probability(y))
+            ratio = self.ratio(row, q, y)
+            a = (Fraction(1) if row.probability(y) else Fraction(0)) if ratio is None else min(Fraction(1), ratio)
             accept.append(left * a)
             left *= 1 - a
             if left == 0:
