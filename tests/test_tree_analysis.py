@@ -80,6 +80,32 @@ def test_a_request_over_the_budget_is_refused_with_its_cost(client):
     assert body["cost"] > body["budget"] == 1_000_000 and "drafts" in body["detail"]
 
 
+LONG_ROWS = {"vocab": ["a", "b"], "start": [0.123456789012345, 0.876543210987655],
+             "next": {"a": [0.234567890123456, 0.765432109876544], "b": [0.345678901234567, 0.654321098765433]}}
+"""15-digit rows: at temperature 0.05 (SPEC 9: p^20 exactly) the step denominator has 2,881 bits."""
+
+
+@pytest.mark.parametrize("limit, temperature", [(8, 0.05), (16, 0.05), (64, 0.05), (16, 0.5)])
+def test_long_exact_rows_weigh_in_the_cost(client, limit, temperature):
+    """The tree analysis's exact fractions grow with the rows' size: on two tokens, D = 2, width 2,
+    these took 4.4 s (limit 8) to 126 s (limit 64) of CPU while the estimate said 0.05-0.2 s.
+    Their cost now counts the bits (tree_cost), so they are refused before any work."""
+    config = {"target": LONG_ROWS, "draft": {**LONG_ROWS, "start": [0.5, 0.5]}, "seed": 1, "mode": "tree",
+              "drafts": 2, "width": 2, "limit": limit, "sampling": {"temperature": temperature}}
+    response = client.post("/v1/analysis", json={"config": config})
+    assert response.status_code == 422
+    body = response.get_json()
+    assert body["cost"] > body["budget"] == 1_000_000
+
+
+def test_the_toys_cost_does_not_change_with_the_bits_term():
+    """The toy's rows have a 9-bit step denominator: the growth factor is 1 (toy, D = 8, width 8,
+    limit 256, depth 3, widths 1-8: 10,027,008 units, as before the bits term)."""
+    from specdec_service.engine.tree_analysis import tree_cost
+    config = parse_config({**BIASED, "drafts": 8, "width": 8, "limit": 256, "seed": 1})
+    assert tree_cost(config, 3, list(range(1, 9))) == 10_027_008
+
+
 # ------------------------------------------------------------------ the law of one depth (SpecInfer)
 
 from fractions import Fraction  # noqa: E402

@@ -231,13 +231,21 @@ def tree_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
     - expectations and sweeps: ``(V + 1) V^2 D_max^3 k^2 (1 + limit / 8) / 4`` with D_max = 8
       (the sweep over D) and k the largest width swept, at most the limit: the recursion's
       states times their work, the exact fractions growing with the session's length;
-    - the output distribution (this config and the target): ``24 D^3 V (V / 1.5)^depth``.
+    - the output distribution (this config and the target): ``24 D^3 V (V / 1.5)^depth``;
+    - both times ``1 + max(0, bits - 64) / 32 * (1 + limit / 32)``, ``bits`` the size of the
+      rows' common step denominator (:func:`.analysis.step_denominator`): long exact rows (15-digit
+      custom rows, or SPEC 9's p^20 at temperature 0.05: 2,881 bits) make every operation cost
+      more (measured on 2 tokens, D = 2, width 2: 87x at limit 8 and 83x at limit 16 for 2,881
+      bits, 6x for 289 bits; the factor gives 113x, 135x and 11x). The toy's 9 bits weigh 1.
     """
+    from .analysis import step_denominator  # noqa: PLC0415  (analysis imports this module lazily)
     size = len(config.vocab)
     k = min(max([config.width, *widths]), config.limit)
     sessions = (size + 1) * size ** 2 * MAX_DRAFTS ** 3 * k ** 2 * (1 + config.limit / 8) / 4
     output = 24 * config.drafts ** 3 * size * (size / 1.5) ** depth
-    return int(sessions + output)
+    bits = step_denominator(config).bit_length()
+    growth = 1 + max(0, bits - 64) / 32 * (1 + config.limit / 32)
+    return int((sessions + output) * growth)
 
 
 def analyze_tree(config: Config, depth: int, widths: Sequence[int], draft_cost: Fraction) -> dict:
