@@ -11,7 +11,8 @@ import pytest
 
 from specdec_service import create_app
 from specdec_service.api.structure import MAX_NUMBER_CHARS, NUMBER_DETAIL
-from specdec_service.budget import BUDGETS, OVER_BUDGET, OverBudget, block_units, run_cost, session_units
+from specdec_service.budget import (BUDGETS, OVER_BUDGET, RUN_SIZE, RUN_TRACE_CHARS, OverBudget, block_units, exact_chars,
+                                    run_cost, run_size, run_trace_chars, session_units)
 from specdec_service.engine import MAX_DRAWS_SLICE, MAX_WIDTH, parse_config, run
 from specdec_service.engine.bounds import MAX_VOCAB
 from specdec_service.grading import BY_ID, CATALOGUE, faulty_run, grade_distribution, grade_many
@@ -294,3 +295,64 @@ def test_a_run_over_its_budget_is_refused_before_decoding(client):
     body = response.get_json()
     assert body["type"] == OVER_BUDGET and body["cost"] == run_cost(parse_config(config)) > body["budget"]
     assert body["errors"][0]["pointer"] == "#/config" and "POST /v1/step" in body["detail"]
+
+
+def decimal_model(size: int, digits: int, seed: int) -> dict:
+    """A custom model over ``size`` labels whose rows are random decimals of ``digits`` digits."""
+    rng = __import__("random").Random(seed)
+
+    def row():
+        cuts = sorted(rng.sample(range(1, 10**digits), size - 1))
+        return [(b - a) / 10**digits for a, b in zip([0] + cuts, cuts + [10**digits])]
+    vocab = [f"t{i}" for i in range(size)]
+    return {"vocab": vocab, "start": row(), "next": {label: row() for label in vocab}}
+
+
+def test_exact_chars_follow_the_formula():
+    # a ratio of two row entries: numerator and denominator of about 2 * bits bits each
+    assert [exact_chars(b) for b in (1, 20, 50, 940)] == [4, 27, 63, 1134]
+    assert run_trace_chars("speculative", 16, 1, 64, 256, 20) == 256 * (16 + 64) * 27
+    assert run_trace_chars("block", 16, 1, 64, 256, 20) == 256 * (16 * 17 + 64) * 27
+    assert run_trace_chars("tree", 16, 8, 64, 256, 20) == 256 * (16 + 4 * 8 * 64) * 27
+
+
+@pytest.mark.parametrize("mode,digits,limit", [("block", 15, 48), ("block", 12, 56), ("tree", 15, 16),
+                                               ("tree", 12, 12), ("tree", 15, 256)])
+def test_a_run_of_long_rows_at_low_temperature_is_refused_for_its_size(client, mode, digits, limit):
+    # issue 19 (tester): 64-label rows of 15-digit decimals at temperature 0.05 (entries p^20, SPEC 9):
+    # the exact strings (block's weight_exact / threshold_exact, tree's r_exact rows) grow with
+    # bits x entries; tree answered 147 MB, block 54 MB. Refused before any decoding, naming #/config
+    config = {"target": decimal_model(64, digits, 1), "draft": decimal_model(64, digits, 2), "width": 16,
+              "limit": limit, "seed": 0, "mode": mode, "sampling": {"temperature": 0.05}}
+    if mode == "tree":
+        config["drafts"] = 8
+    size = run_size(parse_config(config))
+    assert size > RUN_SIZE.limit == RUN_TRACE_CHARS
+    if limit < 256:  # within the work budget: the size bound refuses it
+        assert run_cost(parse_config(config)) <= BUDGETS["POST /v1/runs"].limit
+    response = client.post("/v1/runs", json={"config": config})
+    assert response.status_code == 422, response.get_json()
+    body = response.get_json()
+    assert body["type"] == OVER_BUDGET
+    if limit < 256:
+        assert body["unit"] == "trace characters" and body["cost"] == size
+    assert body["errors"][0]["pointer"] == "#/config" and "POST /v1/step" in body["detail"]
+
+
+@pytest.mark.parametrize("config", [
+    {"draft": "biased", "seed": 0, "width": 16, "limit": 256, "mode": "tree", "drafts": 8,
+     "sampling": {"temperature": 0.05}},
+    {"draft": "biased", "seed": 0, "width": 16, "limit": 256, "mode": "block", "sampling": {"temperature": 0.05}},
+    {"draft": "aligned", "seed": 0, "width": 16, "limit": 256, "mode": "tree", "drafts": 8},
+    {"target": one_hot_model(64, 1), "draft": one_hot_model(64, 2), "width": 16, "limit": 256, "seed": 0,
+     "mode": "tree", "drafts": 8},
+    {"target": decimal_model(64, 6, 1), "draft": decimal_model(64, 6, 2), "width": 16, "limit": 256, "seed": 0,
+     "mode": "tree", "drafts": 8},
+    {"target": decimal_model(64, 6, 1), "draft": decimal_model(64, 6, 2), "width": 16, "limit": 256, "seed": 0,
+     "mode": "block"},
+    {"target": decimal_model(64, 15, 1), "draft": decimal_model(64, 15, 2), "width": 16, "limit": 8, "seed": 0,
+     "mode": "block", "sampling": {"temperature": 0.05}},
+], ids=["toy-tree-T0.05", "toy-block-T0.05", "aligned-tree", "one-hot-64-tree", "6-digit-64-tree",
+        "6-digit-64-block", "15-digit-block-T0.05-limit-8"])
+def test_built_in_and_ordinary_custom_runs_fit_the_size_bound(config):
+    assert run_size(parse_config(config)) <= RUN_SIZE.limit

@@ -84,3 +84,24 @@ def test_the_exact_depth_law_of_a_token_the_draft_never_gives(target, accept):
     p = Dist.of_weights(target)
     q = Dist.of_weights([1, 0, 0])
     assert DisagreeingChainsContinue().depth_law(p, q, [1])[0] == [accept]
+
+
+def test_a_trace_with_the_null_ratio_of_that_mistake_is_graded_and_diagnosed():
+    # issue 19: only the faulty tree decoder records a null ratio (q(y) = 0, engine.verifiers.tree);
+    # the grader's relaxed schema (GradeTraceIn) admits it, so the very trace of that mistake gets
+    # its diagnosis (exactly) instead of a 422, in process and over HTTP
+    from specdec_service import create_app
+    http = create_app({"TESTING": True}).test_client()
+    with_nulls = 0
+    for seed in range(3):
+        trace = _disagreeing(seed)
+        nulls = [v for b in trace["blocks"] for v in b["verification"] if v["ratio"] is None]
+        with_nulls += bool(nulls)
+        assert all(v["ratio_exact"] is None for v in nulls)
+        report = grade(trace)
+        assert not report["passed"]
+        assert [(d["id"], d["exact"]) for d in report["diagnosis"]] == [("tree-disagreeing-chains-continue", True)]
+        response = http.post("/v1/grade", json=trace)
+        assert response.status_code == 200, response.get_json()
+        assert [d["id"] for d in response.get_json()["diagnosis"]] == ["tree-disagreeing-chains-continue"]
+    assert with_nulls >= 2  # seeds 0 and 1 test a token of draft probability 0

@@ -177,9 +177,8 @@ def run_cost(config) -> int:
     denominator read off the rows the run reads (``Config.rows``: processed with ``sampling``, so
     the processing is done by then, at most about 0.7 s for two 64-token models), and the entries
     processed (the target's rows, and the draft's unless ``draft`` is ``"raw"``)."""
-    rows, size = config.rows, len(config.vocab)
-    contexts = [None, *range(size)]
-    bits = max(max(rows.target(c).total.bit_length(), rows.draft(c).total.bit_length()) for c in contexts)
+    size = len(config.vocab)
+    bits = rows_bits(config)
     sampling = config.sampling
     entries, powers = 0, False
     if sampling is not None and not sampling.empty:
@@ -196,6 +195,77 @@ fits (toy, width 16, limit 256, mode tree with 8 drafts at temperature 0.05: 15,
 one-hot models, width 16, limit 256, mode tree with 8 drafts, 13,578,240 units, 0.71 s); refused, for example: mode block
 over two 64-token models of 6-digit rows at temperature 0.05 (50,709,760 units; it took 2.6 s). A
 run over it is refused before any decoding: take it block by block with ``POST /v1/step``."""
+
+
+def exact_chars(bits: int) -> int:
+    """The characters of one exact ratio of two row entries written as a string (``"n/d"``):
+    numerator and denominator each of about ``2 * bits`` bits (``bits`` the size of the rows'
+    largest denominator), ``ceil(4 * bits * log10 2) + 2`` (log10 2 taken as 1233 / 4096)."""
+    return -(-4 * bits * 1233 // 4096) + 2
+
+
+def run_trace_chars(mode: str, width: int, drafts: int, vocab: int, limit: int, row_bits: int) -> int:
+    """An upper estimate of the characters of the exact strings in a ``POST /v1/runs`` trace
+    (``*_exact``: SPEC 9-11 keep them exact, so they grow with the rows' bits times their number),
+    for at most ``limit`` blocks, each string :func:`exact_chars` long on average:
+
+    * mode ``speculative``: ``width`` ratios and a correction row of ``vocab`` entries a block;
+    * mode ``block``: the weight and the threshold of position k are products of k ratios (SPEC
+      10): ``width * (width + 1)`` ratio lengths a block, plus the correction row;
+    * mode ``tree``: a run tests at most ``drafts`` children for each token it commits and
+      ``drafts`` more at each block's end (at most ``2 * drafts * limit``), each test recording a
+      residual row ``r_exact`` of ``vocab`` entries that grows with the rejections before it
+      (counted twice a ratio on average): ``width + 4 * drafts * vocab`` ratio lengths a block.
+
+    Measured (two 64-token models of random 15-digit rows processed at temperature 0.05, bits
+    940, width 16; docs/service.md): the estimate is 2-3 times the whole response's bytes."""
+    if mode == "block":
+        per_block = width * (width + 1) + vocab
+    elif mode == "tree":
+        per_block = width + 4 * drafts * vocab
+    else:
+        per_block = width + vocab
+    return limit * per_block * exact_chars(row_bits)
+
+
+def rows_bits(config) -> int:
+    """The bits of the largest denominator of the rows a parsed config's run reads
+    (``Config.rows``: processed with ``sampling``)."""
+    rows = config.rows
+    return max(max(rows.target(c).total.bit_length(), rows.draft(c).total.bit_length())
+               for c in [None, *range(len(config.vocab))])
+
+
+def run_size(config) -> int:
+    """:func:`run_trace_chars` of a parsed config (``engine.state.Config``)."""
+    return run_trace_chars(config.mode, config.width, config.drafts, len(config.vocab), config.limit,
+                           rows_bits(config))
+
+
+RUN_TRACE_CHARS = 16_000_000
+"""The bound of a ``POST /v1/runs`` trace's exact strings in :func:`run_trace_chars` characters
+(:data:`RUN_SIZE`), checked after the work budget and before any decoding. Measured with the
+Flask test client (1 December 2026, load 8-10; estimate / real response bytes / CPU): the toy in
+mode tree with 8 drafts, width 16, limit 256 at temperature 0.05, 2,867,200 / 4.2 MB / 0.14 s
+(every built-in run fits; the rest of such a trace, tokens and draws, is not counted); two
+64-token models of random 6-digit rows without sampling in mode tree with 8 drafts, limit 256:
+14,266,368 (fits); of 15-digit rows processed at temperature 0.05 (940 bits), width 16: mode tree
+with 8 drafts, limit 8 / 32: 18,724,608 / 6.2 MB / 0.41 s and 74,898,432 / 25 MB / 1.1 s, mode
+block, limit 32 / 64: 12,192,768 / 5.7 MB / 1.4 s and 24,385,536 (refused; issue 19's tester saw
+147 MB and 54 MB answers of such runs); of 15-digit rows without sampling in mode tree, limit 256:
+33,288,192 / 19 MB / 0.29 s (refused; fits up to limit 123). The largest runs both bounds accept
+(64-token random 15-digit rows at temperature 0.05, width 16): mode block, limit 42, 1.99 s and
+8.3 MB; with a 15-digit entry of order 1e-25 in every row (1533 bits), limit 25, 1.76 s, 4.9 MB;
+mode tree with 8 drafts, limit 6 / 4: 0.21 s, 4.4 MB / 0.26 s, 3.8 MB."""
+
+RUN_SIZE = Budget("POST /v1/runs", "trace characters", RUN_TRACE_CHARS,
+                  "limit * (width + vocabulary) in mode speculative, limit * (width * (width + 1) + vocabulary) in "
+                  "mode block, limit * (width + 4 * drafts * vocabulary) in mode tree, each times the length of "
+                  "one exact ratio, 2 + 4 * (bits of the rows' largest denominator) * log10 2",
+                  "take the session block by block with POST /v1/step, or shorten the rows' decimals")
+"""The size bound of ``POST /v1/runs`` (not in :data:`BUDGETS`: a second check on the same route,
+:func:`run_size`, made when the work budget (:func:`run_cost`) passes and before any decoding; a
+refusal is the same 422 problem, unit ``"trace characters"``, naming ``#/config``)."""
 
 
 GRADE_CHECK_RUNS = 2

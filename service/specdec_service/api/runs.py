@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..budget import BUDGETS, run_cost
+from ..budget import BUDGETS, RUN_SIZE, OverBudget, run_cost, run_size
 from ..engine import parse_config, run
 from ..engine.state import parse_run
 from .bodies import read_json
@@ -29,7 +29,11 @@ _BUDGET = BUDGETS["POST /v1/runs"]
     links={"grade": link("POST", "/v1/grade", "Grade the trace: the service's own trace passes.", "$response.body")})
 def runs():
     """``{"config": {...}}`` in, the ``specdec-trace/1`` trace out (at most
-    ``limit`` <= 256 blocks)."""
+    ``limit`` <= 256 blocks). Refused (422) over the work budget (``budget.run_cost``) or, within
+    it, over the size bound of the trace's exact strings (``budget.run_size``)."""
     config = read_json(parse_run)
-    _BUDGET.check(run_cost(config), pointer="#/config")
+    cost = run_cost(config)
+    if cost <= _BUDGET.limit and (size := run_size(config)) > RUN_SIZE.limit:  # the trace's exact strings
+        raise OverBudget(RUN_SIZE, size, pointer="#/config")
+    _BUDGET.check(cost, pointer="#/config")
     return json_response(run(config))

@@ -6,7 +6,9 @@ student computed is a failed check rather than a malformed document:
 
 - a probability may be any number (an unclipped residual has negative entries, an
   unnormalised one does not sum to 1);
-- an acceptance ratio may be any number or null;
+- an acceptance ratio may be any number or null (a tree test's ``ratio`` and ``ratio_exact``
+  too: a faulty tree decoder tests a token of draft probability 0, whose ratio is undefined and
+  recorded null, ``engine.verifiers.tree``);
 - a token list may hold one token more than the engine's limit (a bonus past the limit);
 - a draw's ``u`` may be any number and its ``hex`` any string of at most :data:`MAX_HEX`
   characters (a wrong conversion or formatting of the 64-bit value);
@@ -45,6 +47,9 @@ def grading_schema() -> dict:
     defs = schema["$defs"]
     defs["probability"] = {"type": "number", "description": "Any number: a wrong probability is graded, not refused."}
     defs["verification_step"]["properties"]["ratio"] = {"oneOf": [{"type": "number"}, {"type": "null"}]}
+    tree_test = defs["tree_test"]["properties"]
+    tree_test["ratio"] = {"oneOf": [{"type": "number"}, {"type": "null"}]}
+    tree_test["ratio_exact"] = {"oneOf": [tree_test["ratio_exact"], {"type": "null"}]}
     block_step = defs["block_verification_step"]["properties"]
     block_step["ratio"] = block_step["weight"] = block_step["threshold"] = {"type": "number"}
     defs["block_correction"]["properties"]["weight"] = {"type": "number"}
@@ -66,7 +71,7 @@ def grading_schema() -> dict:
     schema["description"] = (
         "A `specdec-trace/1` trace written by a student's implementation: the `Trace` format read so that a wrong "
         "value is graded (a failed check), not refused: a probability may be any number, an acceptance ratio any "
-        "number or null, a token list may hold one token past the limit, a draw's `u` may be any number and its "
+        "number or null (a tree test's `ratio_exact` a fraction string or null), a token list may hold one token past the limit, a draw's `u` may be any number and its "
         f"`hex` any string of at most {MAX_HEX} characters, and an index any integer from 0 (docs/grading.md). The "
         "config must also be a valid session config (its cross-field rules as for `ConfigIn`).")
     return schema
