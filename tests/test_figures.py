@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+from concurrent.futures import ThreadPoolExecutor
 import json
 import re
 from pathlib import Path
@@ -150,6 +151,17 @@ def _load_make():
     return module
 
 
+def _frames_fail(make, chromium):
+    with pytest.raises(make.FramesFailed, match=f"chromium at {chromium} did not start"):
+        make.frames(chromium)
+
+
+def _exit_code(make, chromium):
+    with pytest.raises(SystemExit) as ended:
+        make.main(["--chromium", chromium])
+    return ended.value.code
+
+
 @pytest.mark.parametrize("chromium", ["/bin/false", "/bin/true", "/dev/null"])
 def test_a_browser_that_does_not_start_keeps_the_frames_and_says_so(tmp_path, monkeypatch, capsys, chromium):
     """make.py with a chromium that exits, succeeds without a browser, or is no program: the
@@ -162,8 +174,10 @@ def test_a_browser_that_does_not_start_keeps_the_frames_and_says_so(tmp_path, mo
     (here / "story").mkdir(parents=True)
     (here / "story" / "step-1.png").write_bytes(b"the committed frame")
     monkeypatch.setattr(make, "HERE", here)
-    with pytest.raises(make.FramesFailed, match=f"chromium at {chromium} did not start"):
-        make.frames(chromium)
+    # in a thread of its own: Playwright's sync API refuses a thread with a running asyncio loop,
+    # which pytest-playwright's fixtures leave in the main thread after a browser test
+    with ThreadPoolExecutor(1) as thread:
+        thread.submit(_frames_fail, make, chromium).result()
     assert [path.name for path in here.iterdir()] == ["story"]
     assert [path.name for path in (here / "story").iterdir()] == ["step-1.png"]
     assert (here / "story" / "step-1.png").read_bytes() == b"the committed frame"
@@ -172,9 +186,8 @@ def test_a_browser_that_does_not_start_keeps_the_frames_and_says_so(tmp_path, mo
     find_spec = importlib.util.find_spec  # matplotlib (the docs extra) may be absent here
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *args: find_spec("json") if name == "matplotlib" else find_spec(name, *args))
-    with pytest.raises(SystemExit) as ended:
-        make.main(["--chromium", chromium])
-    assert ended.value.code == 1
+    with ThreadPoolExecutor(1) as thread:
+        assert thread.submit(_exit_code, make, chromium).result() == 1
     err = capsys.readouterr().err
     assert re.match(rf"\S+: error: chromium at {chromium} did not start", err) and err.count("\n") == 1, err
     assert "Traceback" not in err and (here / "story" / "step-1.png").read_bytes() == b"the committed frame"
