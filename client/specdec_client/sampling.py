@@ -22,9 +22,12 @@ Pure SDK code (requests only, through the client).
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
+import numbers
 import random
+import sys
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
@@ -72,18 +75,34 @@ class SampleTest:
     samples: list[Any] = field(default_factory=list)
     problem: Optional[str] = None
     report: Optional[dict[str, Any]] = None
+    requested: Optional[int] = None
+    """The samples asked for (``N``); ``None`` for samples read from a file."""
+    source: str = "program"
+    """Where the samples came from: ``"program"`` (its standard input is shown), ``"function"``
+    (the call is shown) or ``"file"`` (the config is shown)."""
 
     @property
     def passed(self) -> bool:
         """Collected and graded as passed."""
         return self.problem is None and self.report is not None and bool(self.report["passed"])
 
+    def _input(self) -> str:
+        """What the sampler was given, whole, so that the instructor can run it again: the JSON
+        line on a program's standard input, the function's arguments, or a file's config."""
+        config = json.dumps(self.config, separators=(",", ":"))
+        if self.source == "file":
+            return f"Graded against the config: {config}"
+        if self.source == "function":
+            return (f"Called {self.requested} times with the models of the config {config}, "
+                    f"and rng = random.Random({self.seed}) (one for the config)")
+        line = json.dumps({"config": self.config, "samples": self.requested, "seed": self.seed}, separators=(",", ":"))
+        return f"Input on standard input: {line}"
+
     def message(self) -> str:
         """The failure in plain text (empty when passed)."""
         if self.passed:
             return ""
-        head = f"Config {self.id}\nInput on standard input: " + json.dumps(
-            {"config": self.config, "samples": len(self.samples) or None, "seed": self.seed})[:300]
+        head = f"Config {self.id}\n" + self._input()
         if self.problem is not None:
             return f"{head}\nFailed: {self.problem}"
         assert self.report is not None
@@ -128,22 +147,25 @@ def read_lines(stdout: bytes, count: int) -> tuple[list[Any], Optional[str]]:
     except UnicodeDecodeError:
         return [], "its output is not UTF-8"
     lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) != count:
-        return [], f"it printed {len(lines)} lines, not {count} (one JSON list of labels per sample)"
     samples = []
     for i, line in enumerate(lines, 1):
         try:
-            value = json.loads(line)
+            value: Any = json.loads(line)
         except ValueError:
-            return [], f"line {i} is not JSON: {line[:80]!r}"
+            value = read_lines  # a marker: not JSON at all
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
-            return [], f"line {i} is not a JSON list of token labels: {line[:80]!r}"
+            what = "not JSON" if value is read_lines else "not a JSON list of token labels"
+            return [], (f"line {i} of {len(lines)} is {what}: {line[:80]!r} (print only the samples on "
+                        f"standard output, one JSON list of labels a line; messages go to standard error)")
         samples.append(value)
+    if len(lines) != count:
+        return [], f"it printed {len(lines)} lines, not {count} (one JSON list of labels per sample)"
     return samples, None
 
 
 def run_sampler_program(test: SampleTest, command: str, count: int, timeout: float, cwd: Optional[str] = None) -> None:
     """Run ``command`` for ``test`` and fill its ``samples`` or its ``problem``."""
+    test.source, test.requested = "program", count
     stdin = (json.dumps({"config": test.config, "samples": count, "seed": test.seed}) + "\n").encode("utf-8")
     result = run_program(command, stdin, timeout, cwd)
     if result.timed_out:
@@ -215,28 +237,81 @@ def sampler_arguments(fn: Callable[..., Any], config: Mapping[str, Any]) -> tupl
                     f"sampling=None) or **kwargs to grade this config (not graded as another mode)")
 
 
+def signature_problem(fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> Optional[str]:
+    """A sentence when ``fn`` cannot be called with the keyword arguments ``kwargs`` (a wrong
+    signature: a missing or renamed parameter, a required one the harness does not give), or
+    ``None`` (also when the signature cannot be read)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    try:
+        signature.bind(**kwargs)
+    except TypeError as error:
+        name = getattr(fn, "__name__", "the function")
+        return (f"the function cannot be called as {name}({', '.join(f'{k}=' for k in kwargs)}): {error}; "
+                f"its signature is {name}{signature} (docs/grading.md, \"The command and the SDK\")")
+    return None
+
+
+def _student_frame(error: BaseException) -> str:
+    """``file:line`` of the deepest frame outside this module (the student's code when it is
+    in the traceback)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    outside = [f for f in frames if f.filename != __file__] or frames
+    return f"{outside[-1].filename}:{outside[-1].lineno}"
+
+
 def call_sampler(test: SampleTest, fn: Callable[..., Any], count: int, target: ModelView, draft: ModelView) -> None:
     """Call ``fn`` ``count`` times for ``test`` (one seeded ``random.Random`` for the config)
     with :func:`sampler_arguments`, and fill its ``samples`` or its ``problem`` (a setting the
-    function cannot receive, or the exception with its last frame)."""
+    function cannot receive, a signature it cannot be called with, or the exception with the
+    student's frame). What the function prints goes to standard error, so that the command's
+    own output (``--json``) stays whole."""
+    test.source, test.requested = "function", count
     kwargs, test.problem = sampler_arguments(fn, test.config)
     if test.problem is not None:
         return
     rng = random.Random(test.seed)
+    kwargs = {"target": target, "draft": draft, "rng": rng, **kwargs}
+    test.problem = signature_problem(fn, kwargs)
+    if test.problem is not None:
+        return
     try:
-        for _ in range(count):
-            out = fn(target=target, draft=draft, rng=rng, **kwargs)
-            test.samples.append([str(x) for x in out])
+        with contextlib.redirect_stdout(sys.stderr):
+            for _ in range(count):
+                out = fn(**kwargs)
+                sample, test.problem = returned_labels(out)
+                if test.problem is not None:
+                    test.samples = []
+                    return
+                test.samples.append(sample)
     except Exception as error:  # a student's function: any exception fails its config only
-        frame = traceback.extract_tb(error.__traceback__)[-1]
         test.samples = []
-        test.problem = (f"the function raised {type(error).__name__}: {error} "
-                        f"({frame.filename}:{frame.lineno})")
+        test.problem = f"the function raised {type(error).__name__}: {error} ({_student_frame(error)})"
+
+
+def returned_labels(out: Any) -> tuple[list[str], Optional[str]]:
+    """A function's return value as a session's labels: ``(labels, None)`` for a list (any
+    iterable but a string) of strings, else ``([], problem)`` saying what it returned (token ids
+    get a hint to return ``target.vocab[i]``)."""
+    shown = repr(out)[:80]
+    if isinstance(out, (str, bytes)) or not hasattr(out, "__iter__"):
+        return [], f"the function returned {type(out).__name__} {shown}, not a list of token labels"
+    items = list(out)
+    if all(isinstance(x, str) for x in items):
+        return [str(x) for x in items], None
+    if all(isinstance(x, numbers.Integral) for x in items):
+        return [], (f"the function returned token ids {shown}, not labels: return the labels, "
+                    f"[target.vocab[i] for i in ids]")
+    return [], f"the function returned {shown}, not a list of token labels (strings)"
 
 
 def grade_collected(client: Any, tests: Sequence[SampleTest], progress: Optional[Progress] = None) -> None:
     """Grade every test whose samples were collected (one ``POST /v1/grade/samples`` each); a
-    refused request (422) becomes the test's ``problem``."""
+    refused request (422) becomes the test's ``problem`` when it is the samples that are wrong.
+    Raises :class:`~specdec_client.errors.InvalidInput` when every field the service names is
+    in the config: the caller's config, not the sampler, is wrong (``specdec grade`` exits 4)."""
     from .errors import InvalidInput
 
     todo = [t for t in tests if t.problem is None]
@@ -246,6 +321,9 @@ def grade_collected(client: Any, tests: Sequence[SampleTest], progress: Optional
         try:
             test.report = client.grade_samples(test.config, test.samples)
         except InvalidInput as error:
+            pointers = [e.pointer or "" for e in error.errors]
+            if pointers and all(p == "#/config" or p.startswith("#/config/") for p in pointers):
+                raise
             test.problem = f"the service refused the samples: {error}"
         if progress is not None:
             progress("samples", done, len(todo))
@@ -261,7 +339,8 @@ def grade_sampler(client: Any, *, fn: Optional[Callable[..., Any]] = None, comma
     modes, e.g. ``["speculative", "autoregressive"]`` for a sampler of SPEC 4 alone) from a
     Python function ``fn`` or a shell ``command`` (exactly one) and grade them. Config ``i``
     gets the seed ``seed + i``. Raises ``ValueError`` for bad arguments (a mode outside
-    :data:`SAMPLE_MODES`, or no config left), the client's errors when the service fails."""
+    :data:`SAMPLE_MODES`, or no config left), the client's errors when the service fails, and
+    :class:`~specdec_client.errors.InvalidInput` when it refuses a config of ``configs``."""
     if (fn is None) == (command is None):
         raise ValueError("give exactly one of fn and command")
     if not 1 <= samples <= MAX_SAMPLES:

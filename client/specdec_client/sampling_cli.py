@@ -49,7 +49,10 @@ def _config(text: str) -> dict[str, Any]:
     if text.startswith("@"):
         with open(text[1:], encoding="utf-8") as f:
             text = f.read()
-    value = json.loads(text)
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise ValueError(f"--config is not JSON ({error}): {text[:80]!r}") from None
     if not isinstance(value, dict):
         raise ValueError("--config must be a JSON object")
     return value
@@ -60,7 +63,7 @@ def _from_file(args: argparse.Namespace, client: Any) -> list[SampleTest]:
     with open(args.samples_from, "rb") as f:
         data = f.read()
     count = len([line for line in data.splitlines() if line.strip()])
-    test = SampleTest(os.path.basename(args.samples_from), config, 0)
+    test = SampleTest(os.path.basename(args.samples_from), config, 0, source="file")
     test.samples, test.problem = read_lines(data, count)
     grade_collected(client, [test])
     return [test]
