@@ -175,3 +175,32 @@ def test_a_tuple_or_any_iterable_of_labels_is_taken(tmp_path, capsys):
     source = "def fn(target, draft, width, limit, eos, rng):\n    return tuple(_decode(target, limit, rng))\n"
     status, tests, _ = grade_function(tmp_path, source, "fn", capsys)
     assert status == 0 and tests[0]["samples"] == 200
+
+
+def test_an_endless_loop_fails_its_config_and_does_not_hang_the_grader(tmp_path, capsys):
+    """The classic: after a rejection nothing is appended, ``while len(out) < limit`` never ends.
+    One call may take ``--timeout`` seconds (here 1); the function's own ``except Exception``
+    does not swallow the stop; the next config is graded."""
+    source = ("def fn(target, draft, width, limit, eos, rng):\n"
+              "    out = []\n"
+              "    while len(out) < limit:\n"
+              "        try:\n"
+              "            if width:\n"
+              "                continue  # forgot to append after the rejection\n"
+              "            out.append(target.vocab[0])\n"
+              "        except Exception:\n"
+              "            pass\n"
+              "    return _decode(target, limit, rng)\n")
+    student = tmp_path / "student.py"
+    student.write_text(GOOD_BODY + source)
+    auto = {**CONFIG, "mode": "autoregressive"}
+    status = main(["grade", "--python", f"{student}:fn", "--samples", "50", "--timeout", "1", "--json",
+                   "--config", json.dumps(CONFIG), "--url", BASE])
+    tests = json.loads(capsys.readouterr().out)
+    assert status == 1
+    problem = tests[0]["problem"]
+    assert problem.startswith("call 1 of the function ran longer than 1 s and was stopped (at ")
+    assert f"{student}:" in problem and problem.endswith("an endless loop? (--timeout sets the limit of one call)")
+    assert main(["grade", "--python", f"{student}:fn", "--samples", "50", "--timeout", "1",
+                 "--config", json.dumps(auto), "--url", BASE]) == 0  # graded: the alarm was disarmed
+    assert "ran longer" not in capsys.readouterr().out

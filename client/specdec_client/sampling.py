@@ -27,10 +27,12 @@ import inspect
 import json
 import numbers
 import random
+import signal
 import sys
+import threading
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from .harness import MAX_TIMEOUT, _stderr_tail, run_program
 from .progress import Progress
@@ -262,12 +264,42 @@ def _student_frame(error: BaseException) -> str:
     return f"{outside[-1].filename}:{outside[-1].lineno}"
 
 
-def call_sampler(test: SampleTest, fn: Callable[..., Any], count: int, target: ModelView, draft: ModelView) -> None:
+class CallTimeout(BaseException):
+    """Raised in the student's function when one call runs past its time limit (a
+    ``BaseException``, so that the function's own ``except Exception`` does not swallow it)."""
+
+
+@contextlib.contextmanager
+def call_deadline(seconds: Optional[float]) -> Iterator[Callable[[float], None]]:
+    """An ``arm(seconds)`` function that raises :class:`CallTimeout` in the running code after
+    that many seconds of wall time (``arm(0)`` disarms), by ``SIGALRM``; a no-op where there is
+    none (Windows) or off the main thread, or when ``seconds`` is ``None``."""
+    usable = (seconds is not None and hasattr(signal, "setitimer")
+              and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield lambda _: None
+        return
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise CallTimeout()
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    try:
+        def arm(after: float) -> None:
+            signal.setitimer(signal.ITIMER_REAL, after)
+        yield arm
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def call_sampler(test: SampleTest, fn: Callable[..., Any], count: int, target: ModelView, draft: ModelView,
+                 timeout: Optional[float] = None) -> None:
     """Call ``fn`` ``count`` times for ``test`` (one seeded ``random.Random`` for the config)
     with :func:`sampler_arguments`, and fill its ``samples`` or its ``problem`` (a setting the
     function cannot receive, a signature it cannot be called with, or the exception with the
-    student's frame). What the function prints goes to standard error, so that the command's
-    own output (``--json``) stays whole."""
+    student's frame, or a call that ran longer than ``timeout`` seconds: an endless loop fails its
+    config instead of hanging the grader). What the function prints goes to standard error, so
+    that the command's own output (``--json``) stays whole."""
     test.source, test.requested = "function", count
     kwargs, test.problem = sampler_arguments(fn, test.config)
     if test.problem is not None:
@@ -277,15 +309,22 @@ def call_sampler(test: SampleTest, fn: Callable[..., Any], count: int, target: M
     test.problem = signature_problem(fn, kwargs)
     if test.problem is not None:
         return
+    call = 0
     try:
-        with contextlib.redirect_stdout(sys.stderr):
-            for _ in range(count):
+        with contextlib.redirect_stdout(sys.stderr), call_deadline(timeout) as arm:
+            for call in range(1, count + 1):
+                arm(timeout or 0)
                 out = fn(**kwargs)
+                arm(0)
                 sample, test.problem = returned_labels(out)
                 if test.problem is not None:
                     test.samples = []
                     return
                 test.samples.append(sample)
+    except CallTimeout as error:
+        test.samples = []
+        test.problem = (f"call {call} of the function ran longer than {timeout:g} s and was stopped (at "
+                        f"{_student_frame(error)}): an endless loop? (--timeout sets the limit of one call)")
     except Exception as error:  # a student's function: any exception fails its config only
         test.samples = []
         test.problem = f"the function raised {type(error).__name__}: {error} ({_student_frame(error)})"
@@ -338,7 +377,8 @@ def grade_sampler(client: Any, *, fn: Optional[Callable[..., Any]] = None, comma
     any configs instead of a suite's; ``modes``, when given, keeps only the configs of those
     modes, e.g. ``["speculative", "autoregressive"]`` for a sampler of SPEC 4 alone) from a
     Python function ``fn`` or a shell ``command`` (exactly one) and grade them. Config ``i``
-    gets the seed ``seed + i``. Raises ``ValueError`` for bad arguments (a mode outside
+    gets the seed ``seed + i``. ``timeout`` (seconds) limits each run of ``command``, or each
+    call of ``fn`` (an endless loop fails its config; by ``SIGALRM``, on the main thread). Raises ``ValueError`` for bad arguments (a mode outside
     :data:`SAMPLE_MODES`, or no config left), the client's errors when the service fails, and
     :class:`~specdec_client.errors.InvalidInput` when it refuses a config of ``configs``."""
     if (fn is None) == (command is None):
@@ -360,7 +400,7 @@ def grade_sampler(client: Any, *, fn: Optional[Callable[..., Any]] = None, comma
         progress("run", 0, len(tests))
     for done, test in enumerate(tests, 1):
         if fn is not None:
-            call_sampler(test, fn, samples, *models_of(client, test.config))
+            call_sampler(test, fn, samples, *models_of(client, test.config), timeout=timeout)
         else:
             assert command is not None
             run_sampler_program(test, command, samples, timeout, cwd)
