@@ -204,3 +204,31 @@ def test_an_endless_loop_fails_its_config_and_does_not_hang_the_grader(tmp_path,
     assert main(["grade", "--python", f"{student}:fn", "--samples", "50", "--timeout", "1",
                  "--config", json.dumps(auto), "--url", BASE]) == 0  # graded: the alarm was disarmed
     assert "ran longer" not in capsys.readouterr().out
+
+
+def test_sys_exit_in_the_function_fails_its_config_only(tmp_path, capsys):
+    """``sys.exit`` (or ``exit()``) in the student's function is its failure, not the grader's
+    end: before, the grader stopped with the student's message, nothing graded, no JSON."""
+    source = "def fn(target, draft, width, limit, eos, rng):\n    raise SystemExit('bad state')\n"
+    status, tests, _ = grade_function(tmp_path, source, "fn", capsys)
+    assert status == 1
+    assert tests[0]["problem"].startswith("the function raised SystemExit: bad state (")
+    assert f"{tmp_path / 'student.py'}:" in tests[0]["problem"]
+
+
+@pytest.mark.parametrize("top_level, status, said", [
+    ("print('loading the student module')\n", 0, None),                      # prints: stderr, JSON whole
+    ("import sys\nsys.exit('usage: student.py N')\n", 2, "raised SystemExit: usage: student.py N"),
+    ("raise RuntimeError('no GPU')\n", 2, "raised RuntimeError: no GPU"),
+])
+def test_the_students_module_at_import(tmp_path, capsys, top_level, status, said):
+    student = tmp_path / "student.py"
+    student.write_text(top_level + GOOD_BODY + "def fn(target, draft, width, limit, eos, rng):\n"
+                       "    return _decode(target, limit, rng)\n")
+    assert main(["grade", "--python", f"{student}:fn", "--samples", "200", "--config", json.dumps(CONFIG),
+                 "--json", "--url", BASE]) == status
+    captured = capsys.readouterr()
+    if said is None:
+        assert json.loads(captured.out)[0]["passed"] and "loading the student module" in captured.err
+    else:
+        assert captured.out == "" and f"specdec grade: error: importing {student} {said}" in captured.err

@@ -325,7 +325,7 @@ def call_sampler(test: SampleTest, fn: Callable[..., Any], count: int, target: M
         test.samples = []
         test.problem = (f"call {call} of the function ran longer than {timeout:g} s and was stopped (at "
                         f"{_student_frame(error)}): an endless loop? (--timeout sets the limit of one call)")
-    except Exception as error:  # a student's function: any exception fails its config only
+    except (Exception, SystemExit) as error:  # a student's function: any exception (sys.exit too) fails its config only
         test.samples = []
         test.problem = f"the function raised {type(error).__name__}: {error} ({_student_frame(error)})"
 

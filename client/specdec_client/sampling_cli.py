@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
@@ -35,8 +36,9 @@ def load_function(spec: str) -> Callable[..., Any]:
     module = importlib.util.module_from_spec(module_spec)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
-        module_spec.loader.exec_module(module)
-    except Exception as error:  # a student's module: report, do not crash
+        with contextlib.redirect_stdout(sys.stderr):  # what it prints must not mix with --json
+            module_spec.loader.exec_module(module)
+    except (Exception, SystemExit) as error:  # a student's module (sys.exit too): report, do not crash
         raise ValueError(f"importing {path} raised {type(error).__name__}: {error}") from None
     fn: Any = getattr(module, name, None)
     if not callable(fn):
