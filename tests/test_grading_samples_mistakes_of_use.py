@@ -232,3 +232,16 @@ def test_the_students_module_at_import(tmp_path, capsys, top_level, status, said
         assert json.loads(captured.out)[0]["passed"] and "loading the student module" in captured.err
     else:
         assert captured.out == "" and f"specdec grade: error: importing {student} {said}" in captured.err
+
+
+def test_a_samples_file_with_other_lines_or_none(tmp_path, capsys):
+    """A file is told about its lines (not about standard output); an empty one is a usage error."""
+    lines = tmp_path / "samples.jsonl"
+    lines.write_text("# collected on Monday\n" + '["A","B","C"]\n' * 20)
+    assert main(["grade", "--samples-from", str(lines), "--config", json.dumps(CONFIG), "--url", BASE]) == 1
+    out = capsys.readouterr().out
+    assert ("Failed: line 1 of 21 is not JSON: '# collected on Monday' (each line of the file must be one JSON "
+            "list of labels: one whole session's output)") in out
+    lines.write_text("\n\n")
+    assert main(["grade", "--samples-from", str(lines), "--config", json.dumps(CONFIG), "--url", BASE]) == 2
+    assert f"specdec grade: error: {lines} holds no samples (one JSON list of labels a line)" in capsys.readouterr().err

@@ -141,7 +141,13 @@ def sample_configs(client: Any, suite: str = "standard") -> list[tuple[str, dict
     return list(seen.values())
 
 
-def read_lines(stdout: bytes, count: int) -> tuple[list[Any], Optional[str]]:
+PROGRAM_HINT = "print only the samples on standard output, one JSON list of labels a line; messages go to standard error"
+"""What a program whose output has other lines is told."""
+FILE_HINT = "each line of the file must be one JSON list of labels: one whole session's output"
+"""What a ``--samples-from`` file with other lines is told."""
+
+
+def read_lines(stdout: bytes, count: int, hint: str = PROGRAM_HINT) -> tuple[list[Any], Optional[str]]:
     """``count`` lines of JSON lists of labels from a program's output: ``(samples, None)`` or
     ``([], problem)`` for junk or a wrong number of lines."""
     try:
@@ -157,8 +163,7 @@ def read_lines(stdout: bytes, count: int) -> tuple[list[Any], Optional[str]]:
             value = read_lines  # a marker: not JSON at all
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
             what = "not JSON" if value is read_lines else "not a JSON list of token labels"
-            return [], (f"line {i} of {len(lines)} is {what}: {line[:80]!r} (print only the samples on "
-                        f"standard output, one JSON list of labels a line; messages go to standard error)")
+            return [], f"line {i} of {len(lines)} is {what}: {line[:80]!r} ({hint})"
         samples.append(value)
     if len(lines) != count:
         return [], f"it printed {len(lines)} lines, not {count} (one JSON list of labels per sample)"

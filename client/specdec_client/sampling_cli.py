@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any, Callable, Optional
 
-from .sampling import SampleTest, gradescope_sample_results, grade_collected, grade_sampler, read_lines
+from .sampling import FILE_HINT, SampleTest, gradescope_sample_results, grade_collected, grade_sampler, read_lines
 
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 
@@ -65,8 +65,10 @@ def _from_file(args: argparse.Namespace, client: Any) -> list[SampleTest]:
     with open(args.samples_from, "rb") as f:
         data = f.read()
     count = len([line for line in data.splitlines() if line.strip()])
+    if count == 0:
+        raise ValueError(f"{args.samples_from} holds no samples (one JSON list of labels a line)")
     test = SampleTest(os.path.basename(args.samples_from), config, 0, source="file")
-    test.samples, test.problem = read_lines(data, count)
+    test.samples, test.problem = read_lines(data, count, FILE_HINT)
     grade_collected(client, [test])
     return [test]
 
