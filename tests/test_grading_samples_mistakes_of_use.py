@@ -245,3 +245,24 @@ def test_a_samples_file_with_other_lines_or_none(tmp_path, capsys):
     lines.write_text("\n\n")
     assert main(["grade", "--samples-from", str(lines), "--config", json.dumps(CONFIG), "--url", BASE]) == 2
     assert f"specdec grade: error: {lines} holds no samples (one JSON list of labels a line)" in capsys.readouterr().err
+
+
+def test_jobs_runs_programs_at_once_and_is_refused_for_a_function(tmp_path, capsys):
+    """``--jobs`` was silently ignored with ``--samples``: it now runs that many programs at once
+    (each config still gets its own seed and its own result), and is a usage error with
+    ``--python`` (a function is called in this process)."""
+    program = tmp_path / "sd.py"
+    program.write_text("import json, sys\njob = json.load(sys.stdin)\n"
+                       "print(json.dumps({'seed': job['seed']}) if job['config']['mode'] == 'block' else '')\n")
+    assert main(["grade", "--exec", f"{sys.executable} {program}", "--samples", "1", "--jobs", "3", "--json",
+                 "--url", BASE]) == 1
+    tests = json.loads(capsys.readouterr().out)
+    assert [t["seed"] for t in tests] == list(range(len(tests)))  # suite order, seeds 0, 1, ...
+    for t in tests:
+        expected = ("line 1 of 1 is not a JSON list of token labels: '{\"seed\": " + str(t["seed"]) + "}'"
+                    if t["config"]["mode"] == "block" else "it printed 0 lines, not 1")
+        assert t["problem"].startswith(expected), t["problem"]
+    student = tmp_path / "student.py"
+    student.write_text(GOOD_BODY + "def fn(target, draft, width, limit, eos, rng):\n    return _decode(target, limit, rng)\n")
+    assert main(["grade", "--python", f"{student}:fn", "--samples", "10", "--jobs", "2", "--url", BASE]) == 2
+    assert "a Python function is called in this process, one call at a time" in capsys.readouterr().err

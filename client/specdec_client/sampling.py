@@ -22,6 +22,7 @@ Pure SDK code (requests only, through the client).
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import inspect
 import json
@@ -34,7 +35,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
-from .harness import MAX_TIMEOUT, _stderr_tail, run_program
+from .harness import MAX_TIMEOUT, Running, _stderr_tail, run_program
 from .progress import Progress
 
 DEFAULT_SAMPLES = 2000
@@ -170,11 +171,13 @@ def read_lines(stdout: bytes, count: int, hint: str = PROGRAM_HINT) -> tuple[lis
     return samples, None
 
 
-def run_sampler_program(test: SampleTest, command: str, count: int, timeout: float, cwd: Optional[str] = None) -> None:
-    """Run ``command`` for ``test`` and fill its ``samples`` or its ``problem``."""
+def run_sampler_program(test: SampleTest, command: str, count: int, timeout: float, cwd: Optional[str] = None,
+                        running: Optional[Running] = None) -> None:
+    """Run ``command`` for ``test`` and fill its ``samples`` or its ``problem`` (``running``: the
+    programs under way, killed on Ctrl-C)."""
     test.source, test.requested = "program", count
     stdin = (json.dumps({"config": test.config, "samples": count, "seed": test.seed}) + "\n").encode("utf-8")
-    result = run_program(command, stdin, timeout, cwd)
+    result = run_program(command, stdin, timeout, cwd, running)
     if result.timed_out:
         test.problem = f"the program ran longer than {timeout:g} s and was stopped"
     elif result.overflow:
@@ -377,12 +380,13 @@ def grade_sampler(client: Any, *, fn: Optional[Callable[..., Any]] = None, comma
                   suite: str = "standard", samples: int = DEFAULT_SAMPLES, seed: int = 0, timeout: float = 60.0,
                   cwd: Optional[str] = None, progress: Optional[Progress] = None,
                   configs: Optional[Sequence[tuple[str, Mapping[str, Any]]]] = None,
-                  modes: Optional[Sequence[str]] = None) -> list[SampleTest]:
+                  modes: Optional[Sequence[str]] = None, jobs: int = 1) -> list[SampleTest]:
     """Collect ``samples`` sessions per config of ``suite`` (or of ``configs``, ``[(id, config)]``,
     any configs instead of a suite's; ``modes``, when given, keeps only the configs of those
     modes, e.g. ``["speculative", "autoregressive"]`` for a sampler of SPEC 4 alone) from a
     Python function ``fn`` or a shell ``command`` (exactly one) and grade them. Config ``i``
-    gets the seed ``seed + i``. ``timeout`` (seconds) limits each run of ``command``, or each
+    gets the seed ``seed + i``. ``jobs`` (1-64) runs of ``command`` at once (a function is
+    called in this process, one call at a time: ``jobs`` must be 1). ``timeout`` (seconds) limits each run of ``command``, or each
     call of ``fn`` (an endless loop fails its config; by ``SIGALRM``, on the main thread). Raises ``ValueError`` for bad arguments (a mode outside
     :data:`SAMPLE_MODES`, or no config left), the client's errors when the service fails, and
     :class:`~specdec_client.errors.InvalidInput` when it refuses a config of ``configs``."""
@@ -390,6 +394,11 @@ def grade_sampler(client: Any, *, fn: Optional[Callable[..., Any]] = None, comma
         raise ValueError("give exactly one of fn and command")
     if not 1 <= samples <= MAX_SAMPLES:
         raise ValueError(f"samples must be 1 to {MAX_SAMPLES}, got {samples}")
+    if not 1 <= jobs <= 64:
+        raise ValueError(f"jobs must be 1 to 64, got {jobs}")
+    if fn is not None and jobs != 1:
+        raise ValueError("jobs runs programs at once; a Python function is called in this process, one call at a "
+                         "time (use --exec for parallel runs)")
     if not 0 < timeout <= MAX_TIMEOUT:
         raise ValueError(f"timeout must be above 0 and at most {MAX_TIMEOUT:g} seconds, got {timeout}")
     chosen = sample_configs(client, suite) if configs is None else [(i, dict(c)) for i, c in configs]
@@ -403,14 +412,26 @@ def grade_sampler(client: Any, *, fn: Optional[Callable[..., Any]] = None, comma
     tests = [SampleTest(i, c, seed + n) for n, (i, c) in enumerate(chosen)]
     if progress is not None:
         progress("run", 0, len(tests))
-    for done, test in enumerate(tests, 1):
-        if fn is not None:
+    if fn is not None:
+        for done, test in enumerate(tests, 1):
             call_sampler(test, fn, samples, *models_of(client, test.config), timeout=timeout)
-        else:
-            assert command is not None
-            run_sampler_program(test, command, samples, timeout, cwd)
-        if progress is not None:
-            progress("run", done, len(tests))
+            if progress is not None:
+                progress("run", done, len(tests))
+    else:
+        assert command is not None
+        running = Running()
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+        try:
+            runs = [pool.submit(run_sampler_program, test, command, samples, timeout, cwd, running) for test in tests]
+            for done, run in enumerate(concurrent.futures.as_completed(runs), 1):
+                run.result()
+                if progress is not None:
+                    progress("run", done, len(tests))
+        except BaseException:  # Ctrl-C or an error: no further run, and the running ones killed (as --exec)
+            pool.shutdown(wait=False, cancel_futures=True)
+            running.stop()
+            raise
+        pool.shutdown()
     grade_collected(client, tests, progress)
     return tests
 

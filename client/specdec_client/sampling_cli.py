@@ -99,7 +99,8 @@ def _collect(args: argparse.Namespace, client: Any) -> tuple[Optional[list[Sampl
     with progress_bars(args) as bars:
         try:
             return grade_sampler(client, fn=fn, command=args.command, suite=args.suite, samples=args.samples,
-                                 timeout=timeout, progress=bars, configs=configs, modes=modes), None
+                                 timeout=timeout, progress=bars, configs=configs, modes=modes,
+                                 jobs=getattr(args, "jobs", 1)), None
         except ValueError as error:
             return None, str(error)
 
