@@ -244,7 +244,9 @@ def sampler_arguments(fn: Callable[..., Any], config: Mapping[str, Any]) -> tupl
         + (" and sampling parameters" if values["sampling"] else "")
     return kwargs, (f"the config has {what}, but the function takes no {' or '.join(repr(m) for m in missing)} "
                     f"parameter, so it cannot be told; add keyword parameters (mode=\"speculative\", drafts=1, "
-                    f"sampling=None) or **kwargs to grade this config (not graded as another mode)")
+                    f"sampling=None) or **kwargs to grade this config (not graded as another mode)"
+                    + ("; for an exercise without it, grade only the modes it implements: --modes "
+                       "speculative,autoregressive (Client.grade_sampler(modes=[...]))" if "mode" in missing else ""))
 
 
 def signature_problem(fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> Optional[str]:
