@@ -53,6 +53,8 @@ def test_a_config_the_function_cannot_receive_fails_with_a_sentence(config, miss
     _, problem = sampler_arguments(old_style, config)
     assert problem is not None and f"takes no {missing} parameter" in problem
     assert f"mode {config['mode']!r}" in problem and "not graded as another mode" in problem
+    hint = "grade only the modes it implements: --modes speculative,autoregressive"
+    assert (hint in problem) == ("mode" in missing)  # not for sampling parameters: --modes keeps them
 
 
 def test_a_correct_function_for_every_mode_passes_the_standard_suite(service):  # noqa: F811

@@ -65,6 +65,35 @@ def test_the_adapters_logic_in_numpy():
     _check(*_modules("adapter_numpy", "student_numpy"), 2000)
 
 
+def test_the_adapter_file_is_the_docs_block_verbatim():
+    """docs/grading.md's adapter block is adapter.py line for line (its first line, a comment,
+    aside): what the instructor copies is what the tests run."""
+    doc = (Path(__file__).parents[1] / "docs" / "grading.md").read_text(encoding="utf-8")
+    block = doc.split("1. **The adapter**", 1)[1].split("   ```python\n", 1)[1].split("   ```\n", 1)[0]
+    lines = [line[3:] if line.startswith("   ") else line for line in block.splitlines()]
+    assert lines == (EXERCISE / "adapter.py").read_text(encoding="utf-8").splitlines()[1:]
+
+
+def test_the_docs_adapter_verbatim_over_numpy_torch():
+    """adapter.py and student.py themselves (not their numpy twins), with ``torch`` standing for
+    numpy_torch.py (the few calls they make) while they load; N = 2000, seed 7: the correct
+    exercise passes, the correction from p is named resample-from-p. The real ``torch`` is put
+    back (or left absent) afterwards."""
+    sys.path.insert(0, str(EXERCISE))
+    saved = sys.modules.get("torch")
+    try:
+        import numpy_torch
+        sys.modules["torch"] = numpy_torch
+        modules = _modules("adapter", "student")
+    finally:
+        sys.path.remove(str(EXERCISE))
+        if saved is None:
+            sys.modules.pop("torch", None)
+        else:
+            sys.modules["torch"] = saved
+    _check(*modules, 2000)
+
+
 def test_the_pytorch_adapter_of_the_docs():
     """N = 500 (torch's per-call overhead: about 10 s of CPU): the correct exercise passes, the
     correction sampled from p is named (resample-from-p is caught from N = 500, docs/grading.md)."""

@@ -22,14 +22,20 @@ Pure SDK code (requests only, through the client).
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import inspect
 import json
+import numbers
 import random
+import signal
+import sys
+import threading
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
-from .harness import MAX_TIMEOUT, _stderr_tail, run_program
+from .harness import MAX_TIMEOUT, Running, _stderr_tail, run_program
 from .progress import Progress
 
 DEFAULT_SAMPLES = 2000
@@ -72,18 +78,34 @@ class SampleTest:
     samples: list[Any] = field(default_factory=list)
     problem: Optional[str] = None
     report: Optional[dict[str, Any]] = None
+    requested: Optional[int] = None
+    """The samples asked for (``N``); ``None`` for samples read from a file."""
+    source: str = "program"
+    """Where the samples came from: ``"program"`` (its standard input is shown), ``"function"``
+    (the call is shown) or ``"file"`` (the config is shown)."""
 
     @property
     def passed(self) -> bool:
         """Collected and graded as passed."""
         return self.problem is None and self.report is not None and bool(self.report["passed"])
 
+    def _input(self) -> str:
+        """What the sampler was given, whole, so that the instructor can run it again: the JSON
+        line on a program's standard input, the function's arguments, or a file's config."""
+        config = json.dumps(self.config, separators=(",", ":"))
+        if self.source == "file":
+            return f"Graded against the config: {config}"
+        if self.source == "function":
+            return (f"Called {self.requested} times with the models of the config {config}, "
+                    f"and rng = random.Random({self.seed}) (one for the config)")
+        line = json.dumps({"config": self.config, "samples": self.requested, "seed": self.seed}, separators=(",", ":"))
+        return f"Input on standard input: {line}"
+
     def message(self) -> str:
         """The failure in plain text (empty when passed)."""
         if self.passed:
             return ""
-        head = f"Config {self.id}\nInput on standard input: " + json.dumps(
-            {"config": self.config, "samples": len(self.samples) or None, "seed": self.seed})[:300]
+        head = f"Config {self.id}\n" + self._input()
         if self.problem is not None:
             return f"{head}\nFailed: {self.problem}"
         assert self.report is not None
@@ -120,7 +142,13 @@ def sample_configs(client: Any, suite: str = "standard") -> list[tuple[str, dict
     return list(seen.values())
 
 
-def read_lines(stdout: bytes, count: int) -> tuple[list[Any], Optional[str]]:
+PROGRAM_HINT = "print only the samples on standard output, one JSON list of labels a line; messages go to standard error"
+"""What a program whose output has other lines is told."""
+FILE_HINT = "each line of the file must be one JSON list of labels: one whole session's output"
+"""What a ``--samples-from`` file with other lines is told."""
+
+
+def read_lines(stdout: bytes, count: int, hint: str = PROGRAM_HINT) -> tuple[list[Any], Optional[str]]:
     """``count`` lines of JSON lists of labels from a program's output: ``(samples, None)`` or
     ``([], problem)`` for junk or a wrong number of lines."""
     try:
@@ -128,24 +156,28 @@ def read_lines(stdout: bytes, count: int) -> tuple[list[Any], Optional[str]]:
     except UnicodeDecodeError:
         return [], "its output is not UTF-8"
     lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) != count:
-        return [], f"it printed {len(lines)} lines, not {count} (one JSON list of labels per sample)"
     samples = []
     for i, line in enumerate(lines, 1):
         try:
-            value = json.loads(line)
+            value: Any = json.loads(line)
         except ValueError:
-            return [], f"line {i} is not JSON: {line[:80]!r}"
+            value = read_lines  # a marker: not JSON at all
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
-            return [], f"line {i} is not a JSON list of token labels: {line[:80]!r}"
+            what = "not JSON" if value is read_lines else "not a JSON list of token labels"
+            return [], f"line {i} of {len(lines)} is {what}: {line[:80]!r} ({hint})"
         samples.append(value)
+    if len(lines) != count:
+        return [], f"it printed {len(lines)} lines, not {count} (one JSON list of labels per sample)"
     return samples, None
 
 
-def run_sampler_program(test: SampleTest, command: str, count: int, timeout: float, cwd: Optional[str] = None) -> None:
-    """Run ``command`` for ``test`` and fill its ``samples`` or its ``problem``."""
+def run_sampler_program(test: SampleTest, command: str, count: int, timeout: float, cwd: Optional[str] = None,
+                        running: Optional[Running] = None) -> None:
+    """Run ``command`` for ``test`` and fill its ``samples`` or its ``problem`` (``running``: the
+    programs under way, killed on Ctrl-C)."""
+    test.source, test.requested = "program", count
     stdin = (json.dumps({"config": test.config, "samples": count, "seed": test.seed}) + "\n").encode("utf-8")
-    result = run_program(command, stdin, timeout, cwd)
+    result = run_program(command, stdin, timeout, cwd, running)
     if result.timed_out:
         test.problem = f"the program ran longer than {timeout:g} s and was stopped"
     elif result.overflow:
@@ -212,31 +244,123 @@ def sampler_arguments(fn: Callable[..., Any], config: Mapping[str, Any]) -> tupl
         + (" and sampling parameters" if values["sampling"] else "")
     return kwargs, (f"the config has {what}, but the function takes no {' or '.join(repr(m) for m in missing)} "
                     f"parameter, so it cannot be told; add keyword parameters (mode=\"speculative\", drafts=1, "
-                    f"sampling=None) or **kwargs to grade this config (not graded as another mode)")
+                    f"sampling=None) or **kwargs to grade this config (not graded as another mode)"
+                    + ("; for an exercise without it, grade only the modes it implements: --modes "
+                       "speculative,autoregressive (Client.grade_sampler(modes=[...]))" if "mode" in missing else ""))
 
 
-def call_sampler(test: SampleTest, fn: Callable[..., Any], count: int, target: ModelView, draft: ModelView) -> None:
+def signature_problem(fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> Optional[str]:
+    """A sentence when ``fn`` cannot be called with the keyword arguments ``kwargs`` (a wrong
+    signature: a missing or renamed parameter, a required one the harness does not give), or
+    ``None`` (also when the signature cannot be read)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    try:
+        signature.bind(**kwargs)
+    except TypeError as error:
+        name = getattr(fn, "__name__", "the function")
+        return (f"the function cannot be called as {name}({', '.join(f'{k}=' for k in kwargs)}): {error}; "
+                f"its signature is {name}{signature} (docs/grading.md, \"The command and the SDK\")")
+    return None
+
+
+def _student_frame(error: BaseException) -> str:
+    """``file:line`` of the deepest frame outside this module (the student's code when it is
+    in the traceback)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    outside = [f for f in frames if f.filename != __file__] or frames
+    return f"{outside[-1].filename}:{outside[-1].lineno}"
+
+
+class CallTimeout(BaseException):
+    """Raised in the student's function when one call runs past its time limit (a
+    ``BaseException``, so that the function's own ``except Exception`` does not swallow it)."""
+
+
+@contextlib.contextmanager
+def call_deadline(seconds: Optional[float]) -> Iterator[Callable[[float], None]]:
+    """An ``arm(seconds)`` function that raises :class:`CallTimeout` in the running code after
+    that many seconds of wall time (``arm(0)`` disarms), by ``SIGALRM``; a no-op where there is
+    none (Windows) or off the main thread, or when ``seconds`` is ``None``."""
+    usable = (seconds is not None and hasattr(signal, "setitimer")
+              and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield lambda _: None
+        return
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise CallTimeout()
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    try:
+        def arm(after: float) -> None:
+            signal.setitimer(signal.ITIMER_REAL, after)
+        yield arm
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def call_sampler(test: SampleTest, fn: Callable[..., Any], count: int, target: ModelView, draft: ModelView,
+                 timeout: Optional[float] = None) -> None:
     """Call ``fn`` ``count`` times for ``test`` (one seeded ``random.Random`` for the config)
     with :func:`sampler_arguments`, and fill its ``samples`` or its ``problem`` (a setting the
-    function cannot receive, or the exception with its last frame)."""
+    function cannot receive, a signature it cannot be called with, or the exception with the
+    student's frame, or a call that ran longer than ``timeout`` seconds: an endless loop fails its
+    config instead of hanging the grader). What the function prints goes to standard error, so
+    that the command's own output (``--json``) stays whole."""
+    test.source, test.requested = "function", count
     kwargs, test.problem = sampler_arguments(fn, test.config)
     if test.problem is not None:
         return
     rng = random.Random(test.seed)
+    kwargs = {"target": target, "draft": draft, "rng": rng, **kwargs}
+    test.problem = signature_problem(fn, kwargs)
+    if test.problem is not None:
+        return
+    call = 0
     try:
-        for _ in range(count):
-            out = fn(target=target, draft=draft, rng=rng, **kwargs)
-            test.samples.append([str(x) for x in out])
-    except Exception as error:  # a student's function: any exception fails its config only
-        frame = traceback.extract_tb(error.__traceback__)[-1]
+        with contextlib.redirect_stdout(sys.stderr), call_deadline(timeout) as arm:
+            for call in range(1, count + 1):
+                arm(timeout or 0)
+                out = fn(**kwargs)
+                arm(0)
+                sample, test.problem = returned_labels(out)
+                if test.problem is not None:
+                    test.samples = []
+                    return
+                test.samples.append(sample)
+    except CallTimeout as error:
         test.samples = []
-        test.problem = (f"the function raised {type(error).__name__}: {error} "
-                        f"({frame.filename}:{frame.lineno})")
+        test.problem = (f"call {call} of the function ran longer than {timeout:g} s and was stopped (at "
+                        f"{_student_frame(error)}): an endless loop? (--timeout sets the limit of one call)")
+    except (Exception, SystemExit) as error:  # a student's function: any exception (sys.exit too) fails its config only
+        test.samples = []
+        test.problem = f"the function raised {type(error).__name__}: {error} ({_student_frame(error)})"
+
+
+def returned_labels(out: Any) -> tuple[list[str], Optional[str]]:
+    """A function's return value as a session's labels: ``(labels, None)`` for a list (any
+    iterable but a string) of strings, else ``([], problem)`` saying what it returned (token ids
+    get a hint to return ``target.vocab[i]``)."""
+    shown = repr(out)[:80]
+    if isinstance(out, (str, bytes)) or not hasattr(out, "__iter__"):
+        return [], f"the function returned {type(out).__name__} {shown}, not a list of token labels"
+    items = list(out)
+    if all(isinstance(x, str) for x in items):
+        return [str(x) for x in items], None
+    if all(isinstance(x, numbers.Integral) for x in items):
+        return [], (f"the function returned token ids {shown}, not labels: return the labels, "
+                    f"[target.vocab[i] for i in ids]")
+    return [], f"the function returned {shown}, not a list of token labels (strings)"
 
 
 def grade_collected(client: Any, tests: Sequence[SampleTest], progress: Optional[Progress] = None) -> None:
     """Grade every test whose samples were collected (one ``POST /v1/grade/samples`` each); a
-    refused request (422) becomes the test's ``problem``."""
+    refused request (422) becomes the test's ``problem`` when it is the samples that are wrong.
+    Raises :class:`~specdec_client.errors.InvalidInput` when every field the service names is
+    in the config: the caller's config, not the sampler, is wrong (``specdec grade`` exits 4)."""
     from .errors import InvalidInput
 
     todo = [t for t in tests if t.problem is None]
@@ -246,6 +370,9 @@ def grade_collected(client: Any, tests: Sequence[SampleTest], progress: Optional
         try:
             test.report = client.grade_samples(test.config, test.samples)
         except InvalidInput as error:
+            pointers = [e.pointer or "" for e in error.errors]
+            if pointers and all(p == "#/config" or p.startswith("#/config/") for p in pointers):
+                raise
             test.problem = f"the service refused the samples: {error}"
         if progress is not None:
             progress("samples", done, len(todo))
@@ -255,17 +382,25 @@ def grade_sampler(client: Any, *, fn: Optional[Callable[..., Any]] = None, comma
                   suite: str = "standard", samples: int = DEFAULT_SAMPLES, seed: int = 0, timeout: float = 60.0,
                   cwd: Optional[str] = None, progress: Optional[Progress] = None,
                   configs: Optional[Sequence[tuple[str, Mapping[str, Any]]]] = None,
-                  modes: Optional[Sequence[str]] = None) -> list[SampleTest]:
+                  modes: Optional[Sequence[str]] = None, jobs: int = 1) -> list[SampleTest]:
     """Collect ``samples`` sessions per config of ``suite`` (or of ``configs``, ``[(id, config)]``,
     any configs instead of a suite's; ``modes``, when given, keeps only the configs of those
     modes, e.g. ``["speculative", "autoregressive"]`` for a sampler of SPEC 4 alone) from a
     Python function ``fn`` or a shell ``command`` (exactly one) and grade them. Config ``i``
-    gets the seed ``seed + i``. Raises ``ValueError`` for bad arguments (a mode outside
-    :data:`SAMPLE_MODES`, or no config left), the client's errors when the service fails."""
+    gets the seed ``seed + i``. ``jobs`` (1-64) runs of ``command`` at once (a function is
+    called in this process, one call at a time: ``jobs`` must be 1). ``timeout`` (seconds) limits each run of ``command``, or each
+    call of ``fn`` (an endless loop fails its config; by ``SIGALRM``, on the main thread). Raises ``ValueError`` for bad arguments (a mode outside
+    :data:`SAMPLE_MODES`, or no config left), the client's errors when the service fails, and
+    :class:`~specdec_client.errors.InvalidInput` when it refuses a config of ``configs``."""
     if (fn is None) == (command is None):
         raise ValueError("give exactly one of fn and command")
     if not 1 <= samples <= MAX_SAMPLES:
         raise ValueError(f"samples must be 1 to {MAX_SAMPLES}, got {samples}")
+    if not 1 <= jobs <= 64:
+        raise ValueError(f"jobs must be 1 to 64, got {jobs}")
+    if fn is not None and jobs != 1:
+        raise ValueError("jobs runs programs at once; a Python function is called in this process, one call at a "
+                         "time (use --exec for parallel runs)")
     if not 0 < timeout <= MAX_TIMEOUT:
         raise ValueError(f"timeout must be above 0 and at most {MAX_TIMEOUT:g} seconds, got {timeout}")
     chosen = sample_configs(client, suite) if configs is None else [(i, dict(c)) for i, c in configs]
@@ -279,14 +414,26 @@ def grade_sampler(client: Any, *, fn: Optional[Callable[..., Any]] = None, comma
     tests = [SampleTest(i, c, seed + n) for n, (i, c) in enumerate(chosen)]
     if progress is not None:
         progress("run", 0, len(tests))
-    for done, test in enumerate(tests, 1):
-        if fn is not None:
-            call_sampler(test, fn, samples, *models_of(client, test.config))
-        else:
-            assert command is not None
-            run_sampler_program(test, command, samples, timeout, cwd)
-        if progress is not None:
-            progress("run", done, len(tests))
+    if fn is not None:
+        for done, test in enumerate(tests, 1):
+            call_sampler(test, fn, samples, *models_of(client, test.config), timeout=timeout)
+            if progress is not None:
+                progress("run", done, len(tests))
+    else:
+        assert command is not None
+        running = Running()
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+        try:
+            runs = [pool.submit(run_sampler_program, test, command, samples, timeout, cwd, running) for test in tests]
+            for done, run in enumerate(concurrent.futures.as_completed(runs), 1):
+                run.result()
+                if progress is not None:
+                    progress("run", done, len(tests))
+        except BaseException:  # Ctrl-C or an error: no further run, and the running ones killed (as --exec)
+            pool.shutdown(wait=False, cancel_futures=True)
+            running.stop()
+            raise
+        pool.shutdown()
     grade_collected(client, tests, progress)
     return tests
 

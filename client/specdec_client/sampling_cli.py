@@ -6,13 +6,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
 import sys
 from typing import Any, Callable, Optional
 
-from .sampling import SampleTest, gradescope_sample_results, grade_collected, grade_sampler, read_lines
+from .sampling import FILE_HINT, SampleTest, gradescope_sample_results, grade_collected, grade_sampler, read_lines
 
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 
@@ -35,8 +36,9 @@ def load_function(spec: str) -> Callable[..., Any]:
     module = importlib.util.module_from_spec(module_spec)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
-        module_spec.loader.exec_module(module)
-    except Exception as error:  # a student's module: report, do not crash
+        with contextlib.redirect_stdout(sys.stderr):  # what it prints must not mix with --json
+            module_spec.loader.exec_module(module)
+    except (Exception, SystemExit) as error:  # a student's module (sys.exit too): report, do not crash
         raise ValueError(f"importing {path} raised {type(error).__name__}: {error}") from None
     fn: Any = getattr(module, name, None)
     if not callable(fn):
@@ -49,7 +51,10 @@ def _config(text: str) -> dict[str, Any]:
     if text.startswith("@"):
         with open(text[1:], encoding="utf-8") as f:
             text = f.read()
-    value = json.loads(text)
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise ValueError(f"--config is not JSON ({error}): {text[:80]!r}") from None
     if not isinstance(value, dict):
         raise ValueError("--config must be a JSON object")
     return value
@@ -60,8 +65,10 @@ def _from_file(args: argparse.Namespace, client: Any) -> list[SampleTest]:
     with open(args.samples_from, "rb") as f:
         data = f.read()
     count = len([line for line in data.splitlines() if line.strip()])
-    test = SampleTest(os.path.basename(args.samples_from), config, 0)
-    test.samples, test.problem = read_lines(data, count)
+    if count == 0:
+        raise ValueError(f"{args.samples_from} holds no samples (one JSON list of labels a line)")
+    test = SampleTest(os.path.basename(args.samples_from), config, 0, source="file")
+    test.samples, test.problem = read_lines(data, count, FILE_HINT)
     grade_collected(client, [test])
     return [test]
 
@@ -92,7 +99,8 @@ def _collect(args: argparse.Namespace, client: Any) -> tuple[Optional[list[Sampl
     with progress_bars(args) as bars:
         try:
             return grade_sampler(client, fn=fn, command=args.command, suite=args.suite, samples=args.samples,
-                                 timeout=timeout, progress=bars, configs=configs, modes=modes), None
+                                 timeout=timeout, progress=bars, configs=configs, modes=modes,
+                                 jobs=getattr(args, "jobs", 1)), None
         except ValueError as error:
             return None, str(error)
 

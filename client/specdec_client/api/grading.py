@@ -60,7 +60,7 @@ class GradingApi(ApiGroup):
                       samples: int = DEFAULT_SAMPLES, seed: int = 0, timeout: float = 60.0, cwd: Optional[str] = None,
                       progress: Optional[Progress] = None,
                       configs: Optional[list[tuple[str, Mapping[str, Any]]]] = None,
-                      modes: Optional[list[str]] = None) -> list[SampleTest]:
+                      modes: Optional[list[str]] = None, jobs: int = 1) -> list[SampleTest]:
         """Grade a sampler by its samples on every config of ``suite`` with an output law: the
         Python function ``fn`` (called ``samples`` times per config as ``fn(target=, draft=,
         width=, limit=, eos=, rng=)``, plus ``mode=``, ``drafts=``, ``sampling=`` when it takes
@@ -69,10 +69,11 @@ class GradingApi(ApiGroup):
         one JSON list of labels per line on stdout). A
         :class:`~specdec_client.sampling.SampleTest` per config (``passed``, ``problem``,
         ``report``, ``message()``); ``configs`` (``[(id, config)]``) grades those configs instead
-        of the suite's, ``modes`` keeps only the configs of those modes; see
+        of the suite's, ``modes`` keeps only the configs of those modes, ``jobs`` runs that many
+        programs at once (``command`` only); see
         :func:`specdec_client.sampling.grade_sampler`."""
         return grade_sampler(self, fn=fn, command=command, suite=suite, samples=samples, seed=seed, timeout=timeout,
-                             cwd=cwd, progress=progress, configs=configs, modes=modes)
+                             cwd=cwd, progress=progress, configs=configs, modes=modes, jobs=jobs)
 
     def suites(self) -> list[SuiteSummary]:
         """``GET /v1/grade/suites``: the assignment suites (``name``, ``description``, ``count``)."""
