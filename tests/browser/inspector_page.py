@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import requests
+
 from playwright.sync_api import Page, expect
 
 VENDOR = Path(__file__).resolve().parent / "vendor"
@@ -119,3 +121,22 @@ def serious_axe_violations(page: Page) -> list[tuple]:
     assert result["testEngine"]["version"] == AXE_VERSION
     return [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
             for v in result["violations"] if v["impact"] in ("serious", "critical")]
+
+
+def fmt(x: float) -> str:
+    """The page's rounding (render.js ``fmt``): at most 4 decimals, trailing zeros dropped; a
+    nonzero value that would round to 0 keeps 2 significant digits (below 1e-6: "< 0.000001")."""
+    text = f"{x:.4f}".rstrip("0").rstrip(".")
+    if text not in ("-0", "0", ""):
+        return text
+    if x == 0:
+        return "0"
+    if abs(x) < 1e-6:
+        return "< 0.000001" if x > 0 else "> -0.000001"
+    return f"{float(f'{x:.1e}'):.12f}".rstrip("0")
+
+
+def post(live_url: str, path: str, body: dict) -> dict:
+    response = requests.post(f"{live_url}{path}", json=body, timeout=60)
+    assert response.status_code == 200, response.text
+    return response.json()

@@ -14,16 +14,10 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
-from browser.inspector_page import Inspector, serious_axe_violations
+from browser.inspector_page import Inspector, fmt, serious_axe_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 COUNTER_NAMES = ("target_passes", "draft_steps", "accepted", "rejected", "discarded", "bonus_tokens", "committed", "draws")
-
-
-def fmt(x: float) -> str:
-    """The page's rounding (render.js ``fmt``): at most 4 decimals, trailing zeros dropped."""
-    text = f"{x:.4f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
 
 
 def analysis(live_url: str, config: dict, draft_cost: str, widths=range(1, 9)) -> dict:

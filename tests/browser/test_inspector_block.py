@@ -11,22 +11,11 @@ from __future__ import annotations
 import re
 
 import pytest
-import requests
 from playwright.sync_api import expect
 
+from browser.inspector_page import fmt, post
+
 pytestmark = [pytest.mark.browser, pytest.mark.server]
-
-
-def post(live_url: str, path: str, body: dict) -> dict:
-    response = requests.post(f"{live_url}{path}", json=body, timeout=60)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def fmt(x: float) -> str:
-    """The page's rounding (render.js ``fmt``): at most 4 decimals, trailing zeros dropped."""
-    text = f"{x:.4f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
 
 
 def test_mode_block_is_a_setting_and_a_free_session_steps_to_its_end(inspector, live_url):

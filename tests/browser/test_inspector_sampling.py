@@ -12,10 +12,9 @@ import json
 import re
 
 import pytest
-import requests
 from playwright.sync_api import expect
 
-from browser.inspector_page import Inspector, serious_axe_violations
+from browser.inspector_page import Inspector, fmt, post, serious_axe_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -24,18 +23,6 @@ SAMPLING = {"temperature": 0.5, "top_k": 2, "top_p": 0.8}
 LINK = "draft=biased&seed=1&temperature=0.5&top_k=2&top_p=0.8"
 RAW_P, RAW_Q = ["0.5", "0.3", "0.2"], ["0.8", "0.15", "0.05"]
 """The toy's and the biased draft's start rows (SPEC 1), as the page writes them."""
-
-
-def post(live_url: str, path: str, body: dict) -> dict:
-    response = requests.post(f"{live_url}{path}", json=body, timeout=60)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def fmt(x: float) -> str:
-    """The page's rounding (render.js ``fmt``): at most 4 decimals, trailing zeros dropped."""
-    text = f"{x:.4f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
 
 
 def rows(scope, page) -> dict[str, list[str]]:

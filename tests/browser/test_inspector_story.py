@@ -18,10 +18,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-import requests
 from playwright.sync_api import expect
 
-from browser.inspector_page import Inspector, serious_axe_violations
+from browser.inspector_page import Inspector, fmt, post, serious_axe_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -31,28 +30,9 @@ ROOT = Path(__file__).resolve().parents[2]
 TARGET_ROW, BIASED_ROW, RESIDUAL = "[0.50, 0.30, 0.20]", "[0.80, 0.15, 0.05]", "[0, 0.50, 0.50]"
 
 
-def fmt(x: float) -> str:
-    """The page's rounding (render.js ``fmt``): at most 4 decimals, trailing zeros dropped; a
-    nonzero value that would round to 0 keeps 2 significant digits (below 1e-6: "< 0.000001")."""
-    text = f"{x:.4f}".rstrip("0").rstrip(".")
-    if text not in ("-0", "0", ""):
-        return text
-    if x == 0:
-        return "0"
-    if abs(x) < 1e-6:
-        return "< 0.000001" if x > 0 else "> -0.000001"
-    return f"{float(f'{x:.1e}'):.12f}".rstrip("0")
-
-
 def signed(x: float) -> str:
     """The page's p - q cell: +0.15, \u22120.3, 0."""
     return f"+{fmt(x)}" if x > 0 else f"\u2212{fmt(-x)}" if x < 0 else "0"
-
-
-def post(live_url: str, path: str, body: dict) -> dict:
-    response = requests.post(f"{live_url}{path}", json=body, timeout=60)
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 OVERFLOW = """() => {

@@ -13,10 +13,9 @@ import json
 import re
 
 import pytest
-import requests
 from playwright.sync_api import expect
 
-from browser.inspector_page import Inspector, serious_axe_violations
+from browser.inspector_page import Inspector, fmt, post, serious_axe_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -25,18 +24,6 @@ EXAMPLE = {"draft": "biased", "width": 2, "seed": 16, "mode": "tree", "drafts": 
 EXAMPLE_LINK = "draft=biased&width=2&seed=16&mode=tree&drafts=2"
 CORRECTION = {"draft": "biased", "width": 3, "seed": 0, "mode": "tree", "drafts": 3}
 """A block whose third depth rejects its one candidate: the correction comes from the last r."""
-
-
-def post(live_url: str, path: str, body: dict) -> dict:
-    response = requests.post(f"{live_url}{path}", json=body, timeout=60)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def fmt(x: float) -> str:
-    """The page's rounding (render.js ``fmt``): at most 4 decimals, trailing zeros dropped."""
-    text = f"{x:.4f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
 
 
 def exact(value: float, fraction: str) -> str:
