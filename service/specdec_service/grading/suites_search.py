@@ -120,7 +120,7 @@ def candidates() -> dict[str, dict]:
 
     def add(name: str, mode: str, width: int, seed: int, limit: int, drafts: int = 0, sampling: str = "") -> None:
         target, draft, eos, _ = (BLOCK_MODELS if mode == "block" else MODELS)[name]
-        more = {"drafts": drafts} if drafts else {"sampling": SAMPLING_POOL[sampling]} if sampling else {}
+        more: dict[str, object] = {"drafts": drafts} if drafts else {"sampling": SAMPLING_POOL[sampling]} if sampling else {}
         config = parse_config({"target": target, "draft": draft, "mode": mode, "width": width,
                                "seed": seed, "limit": limit, "eos": eos, **more}).to_json()
         pool[pool_key(name, mode, width, seed, limit, drafts, sampling)] = json.loads(json.dumps(config))
