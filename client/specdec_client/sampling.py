@@ -378,6 +378,66 @@ def grade_collected(client: Any, tests: Sequence[SampleTest], progress: Optional
             progress("samples", done, len(todo))
 
 
+def _check_arguments(fn: Optional[Callable[..., Any]], command: Optional[str], samples: int, jobs: int,
+                     timeout: float) -> None:
+    """:func:`grade_sampler`'s argument checks: ``ValueError`` naming the bad one."""
+    if (fn is None) == (command is None):
+        raise ValueError("give exactly one of fn and command")
+    if not 1 <= samples <= MAX_SAMPLES:
+        raise ValueError(f"samples must be 1 to {MAX_SAMPLES}, got {samples}")
+    if not 1 <= jobs <= 64:
+        raise ValueError(f"jobs must be 1 to 64, got {jobs}")
+    if fn is not None and jobs != 1:
+        raise ValueError("jobs runs programs at once; a Python function is called in this process, one call at a "
+                         "time (use --exec for parallel runs)")
+    if not 0 < timeout <= MAX_TIMEOUT:
+        raise ValueError(f"timeout must be above 0 and at most {MAX_TIMEOUT:g} seconds, got {timeout}")
+
+
+def _chosen_configs(client: Any, suite: str, configs: Optional[Sequence[tuple[str, Mapping[str, Any]]]],
+                    modes: Optional[Sequence[str]]) -> list[tuple[str, dict[str, Any]]]:
+    """The ``[(id, config)]`` :func:`grade_sampler` grades: ``configs`` or the suite's sample
+    configs, kept to ``modes`` when given (``ValueError`` for an unknown mode or none left)."""
+    chosen = sample_configs(client, suite) if configs is None else [(i, dict(c)) for i, c in configs]
+    if modes is None:
+        return chosen
+    unknown = sorted(set(modes) - set(SAMPLE_MODES))
+    if unknown:
+        raise ValueError(f"modes must be among {', '.join(SAMPLE_MODES)}, not {', '.join(unknown)}")
+    chosen = [(i, c) for i, c in chosen if c.get("mode", "speculative") in modes]
+    if not chosen:
+        raise ValueError(f"no config of mode {', '.join(modes)} to grade")
+    return chosen
+
+
+def _collect_from_function(client: Any, tests: Sequence[SampleTest], fn: Callable[..., Any], samples: int,
+                           timeout: float, progress: Optional[Progress]) -> None:
+    """Call ``fn`` ``samples`` times per config, in this process, one config after another."""
+    for done, test in enumerate(tests, 1):
+        call_sampler(test, fn, samples, *models_of(client, test.config), timeout=timeout)
+        if progress is not None:
+            progress("run", done, len(tests))
+
+
+def _collect_from_program(tests: Sequence[SampleTest], command: str, samples: int, timeout: float,
+                          cwd: Optional[str], jobs: int, progress: Optional[Progress]) -> None:
+    """Run ``command`` once per config, ``jobs`` at a time; on Ctrl-C or an error no further run
+    starts and the running ones are killed (as ``--exec`` does)."""
+    running = Running()
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+    try:
+        runs = [pool.submit(run_sampler_program, test, command, samples, timeout, cwd, running) for test in tests]
+        for done, run in enumerate(concurrent.futures.as_completed(runs), 1):
+            run.result()
+            if progress is not None:
+                progress("run", done, len(tests))
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        running.stop()
+        raise
+    pool.shutdown()
+
+
 def grade_sampler(client: Any, *, fn: Optional[Callable[..., Any]] = None, command: Optional[str] = None,
                   suite: str = "standard", samples: int = DEFAULT_SAMPLES, seed: int = 0, timeout: float = 60.0,
                   cwd: Optional[str] = None, progress: Optional[Progress] = None,
@@ -392,48 +452,16 @@ def grade_sampler(client: Any, *, fn: Optional[Callable[..., Any]] = None, comma
     call of ``fn`` (an endless loop fails its config; by ``SIGALRM``, on the main thread). Raises ``ValueError`` for bad arguments (a mode outside
     :data:`SAMPLE_MODES`, or no config left), the client's errors when the service fails, and
     :class:`~specdec_client.errors.InvalidInput` when it refuses a config of ``configs``."""
-    if (fn is None) == (command is None):
-        raise ValueError("give exactly one of fn and command")
-    if not 1 <= samples <= MAX_SAMPLES:
-        raise ValueError(f"samples must be 1 to {MAX_SAMPLES}, got {samples}")
-    if not 1 <= jobs <= 64:
-        raise ValueError(f"jobs must be 1 to 64, got {jobs}")
-    if fn is not None and jobs != 1:
-        raise ValueError("jobs runs programs at once; a Python function is called in this process, one call at a "
-                         "time (use --exec for parallel runs)")
-    if not 0 < timeout <= MAX_TIMEOUT:
-        raise ValueError(f"timeout must be above 0 and at most {MAX_TIMEOUT:g} seconds, got {timeout}")
-    chosen = sample_configs(client, suite) if configs is None else [(i, dict(c)) for i, c in configs]
-    if modes is not None:
-        unknown = sorted(set(modes) - set(SAMPLE_MODES))
-        if unknown:
-            raise ValueError(f"modes must be among {', '.join(SAMPLE_MODES)}, not {', '.join(unknown)}")
-        chosen = [(i, c) for i, c in chosen if c.get("mode", "speculative") in modes]
-        if not chosen:
-            raise ValueError(f"no config of mode {', '.join(modes)} to grade")
+    _check_arguments(fn, command, samples, jobs, timeout)
+    chosen = _chosen_configs(client, suite, configs, modes)
     tests = [SampleTest(i, c, seed + n) for n, (i, c) in enumerate(chosen)]
     if progress is not None:
         progress("run", 0, len(tests))
     if fn is not None:
-        for done, test in enumerate(tests, 1):
-            call_sampler(test, fn, samples, *models_of(client, test.config), timeout=timeout)
-            if progress is not None:
-                progress("run", done, len(tests))
+        _collect_from_function(client, tests, fn, samples, timeout, progress)
     else:
         assert command is not None
-        running = Running()
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
-        try:
-            runs = [pool.submit(run_sampler_program, test, command, samples, timeout, cwd, running) for test in tests]
-            for done, run in enumerate(concurrent.futures.as_completed(runs), 1):
-                run.result()
-                if progress is not None:
-                    progress("run", done, len(tests))
-        except BaseException:  # Ctrl-C or an error: no further run, and the running ones killed (as --exec)
-            pool.shutdown(wait=False, cancel_futures=True)
-            running.stop()
-            raise
-        pool.shutdown()
+        _collect_from_program(tests, command, samples, timeout, cwd, jobs, progress)
     grade_collected(client, tests, progress)
     return tests
 
