@@ -35,6 +35,7 @@ from .analysis import (
     Analysis, ContextAnalysis, Expected, Leviathan, NaiveOutput, OutputComparison, SweepPoint,
 )
 from .session import Session
+from .tables import TableModel
 from .types import (
     Block, BlockCorrection, BlockVerificationStep, Bonus, Config, Correction, Counters, DraftStep, Draw, Health,
     ModelInfo, Proposal, Sampling, State, StepResult, TargetSample, Trace, TRACE_FORMAT, TreeTest, VerificationStep,
@@ -49,6 +50,7 @@ __all__ = [
     "DEFAULT_URL", "Divergence", "DraftStep", "Draw", "FieldError", "Health", "InvalidInput", "InvalidRequestBody", "InvalidResponse",
     "InvalidSettings", "MISSING", "MethodNotAllowed", "ModelInfo", "NotFound", "PayloadTooLarge", "Proposal",
     "ReplayReport", "RequestTimedOut", "Sampling", "ServerError", "Session", "SessionDone", "SpecdecError", "State", "StepResult",
+    "TableModel",
     "TRACE_FORMAT", "TargetSample", "Trace", "TraceFormatError", "TreeTest", "UnsupportedMediaType", "VerificationStep",
     "diff", "load_trace", "make_retry", "replay", "save_trace",
 ]

@@ -37,6 +37,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from .harness import MAX_TIMEOUT, Running, _stderr_tail, run_program
 from .progress import Progress
+from .tables import TableModel
 
 DEFAULT_SAMPLES = 2000
 """Samples per config by default: every catalogued mistake that changes the output law fails
@@ -48,12 +49,20 @@ MAX_SAMPLES = 200_000
 class ModelView:
     """A bigram table as a model object for a student's function: ``vocab`` (labels, in order)
     and ``model(prefix)`` -> the row after ``prefix`` (a list of labels; the start row for
-    ``[]``) as floats in vocabulary order, summing to 1 (SPEC section 1)."""
+    ``[]``) as floats in vocabulary order, summing to 1 (SPEC section 1); ``model.table()`` is
+    the same model over token ids (:class:`~specdec_client.TableModel`, with the config's EOS)."""
 
-    def __init__(self, table: Mapping[str, Any]):
+    def __init__(self, table: Mapping[str, Any], eos: Optional[str] = None):
         self.vocab = list(table["vocab"])
+        self._table = table
+        self._eos = eos
         self._start = self._normalised(table["start"])
         self._next = {label: self._normalised(row) for label, row in table["next"].items()}
+
+    def table(self) -> TableModel:
+        """This model over token ids, for HF-style code: ``probs(prefix_ids)``, ``ids``,
+        ``labels``, ``eos_id`` (:class:`~specdec_client.TableModel`)."""
+        return TableModel.from_table(self._table, self._eos)
 
     @staticmethod
     def _normalised(row: Sequence[float]) -> list[float]:
@@ -196,7 +205,7 @@ def models_of(client: Any, config: Mapping[str, Any]) -> tuple[ModelView, ModelV
     builtin = {m.name: {"vocab": m.vocab, "start": m.start, "next": m.next} for m in client.models()}
 
     def view(value: Any) -> ModelView:
-        return ModelView(builtin[value] if isinstance(value, str) else value)
+        return ModelView(builtin[value] if isinstance(value, str) else value, config.get("eos"))
     target = view(config.get("target", "toy"))
     return target, view(config["draft"]) if "draft" in config else target
 
