@@ -324,10 +324,10 @@ def test_every_fault_is_listed(client):
 
 
 @pytest.mark.parametrize("query, parameter, says", [
-    ("seed=1&count=4097", "count", "less than or equal to 4096"),
-    ("seed=1&count=0", "count", "greater than or equal to 1"),
-    ("count=3", "seed", "Missing data"),
-    ("seed=x", "seed", "Not a valid integer"),
+    ("seed=1&count=4097", "count", "must be an integer from 1 to 4096"),
+    ("seed=1&count=0", "count", "must be an integer from 1 to 4096"),
+    ("count=3", "seed", "is required"),
+    ("seed=x", "seed", "must be an integer from 0 to 2^53-1, written with the ASCII digits 0-9 only"),
     ("seed=1_0", "seed", "ASCII digits 0-9 only"),  # int() reads 10
     ("seed=%2B1", "seed", "ASCII digits 0-9 only"),  # +1
     ("seed=%201", "seed", "ASCII digits 0-9 only"),  # " 1"
@@ -340,11 +340,11 @@ def test_every_fault_is_listed(client):
     ("seed=-", "seed", "ASCII digits 0-9 only"),
     ("seed=--1", "seed", "ASCII digits 0-9 only"),
     pytest.param("seed=" + "9" * 5000, "seed", "ASCII digits 0-9 only", id="seed-of-5000-digits"),
-    ("seed=-1", "seed", "greater than or equal to 0"),
-    ("seed=1&position=-3", "position", "greater than or equal to 0"),
+    ("seed=-1", "seed", "must be an integer from 0 to 2^53-1"),
+    ("seed=1&position=-3", "position", "must be an integer from 0 to 2^53-1"),
     ("seed=1&position=9007199254740991&count=2", "position", "must not exceed 2^53-1"),
     ("seed=1&seed=2", "seed", "more than once"),
-    ("seed=1&size=2", "size", "Unknown field"),
+    ("seed=1&size=2", "size", "unknown field: the fields are count, position, seed"),
 ])
 def test_bad_draws_query_is_422_naming_the_parameter(client, query, parameter, says):
     body = problem_of(client.get(f"/v1/draws?{query}"), 422)
@@ -497,3 +497,17 @@ def test_a_pointer_is_a_uri_fragment_with_labels_percent_encoded():
     assert response.status_code == 422
     assert {e["pointer"] for e in response.get_json()["errors"]} == {"#/config/target/next/%C3%A9%23",
                                                                      "#/config/draft/next/%C3%A9%23"}
+
+
+@pytest.mark.parametrize("route", ["/v1/step", "/v1/draft", "/v1/runs", "/v1/analysis"])
+def test_an_eos_outside_the_vocabulary_is_named_with_the_vocabulary(client, route):
+    """The refused value, the vocabulary, and that the built-in toy has no EOS (SPEC 6)."""
+    errors = invalid(client, route, {"config": {"draft": "biased", "seed": 1, "eos": "D"}})
+    assert errors["#/config/eos"] == ("'D' is not a token of the vocabulary [A, B, C]: must be null or one of its "
+                                      "labels (the built-in 'toy' has no EOS token, SPEC 6: a custom model may "
+                                      "name one)")
+    labels = [f"t{i}" for i in range(12)]
+    custom = {"vocab": labels, "start": [1] + [0] * 11, "next": {t: [1] + [0] * 11 for t in labels}}
+    errors = invalid(client, route, {"config": {"target": custom, "draft": custom, "seed": 1, "eos": "x"}})
+    assert errors["#/config/eos"] == ("'x' is not a token of the vocabulary [t0, t1, t2, t3, t4, t5, t6, t7, ... "
+                                      "(12 labels)]: must be null or one of its labels")

@@ -158,6 +158,12 @@ def tree_report(result: Analysis, style: Style) -> list[str]:
     return lines
 
 
+ANALYZE_TIMEOUT = 60
+"""``specdec analyze``'s default ``--timeout`` in seconds: an exact analysis of mode block over
+the default widths 1-8 costs about 2 s of one core, 10 s or more on a loaded machine (the
+service's budget bounds it, docs/service.md)."""
+
+
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``analyze`` subcommand to ``subparsers``; its handler is :func:`run`."""
     from .cli import add_config_options, common_options
@@ -171,7 +177,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--widths", type=widths_arg, help="widths to sweep: 1-8 (default), 1,2,4,8 or 1-3,8")
     parser.add_argument("--draft-cost", type=cost_arg, help="cost of one draft step in target passes (default: 0)")
     parser.add_argument("--json", action="store_true", help="print the service's answer as JSON")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, default_timeout=ANALYZE_TIMEOUT)
     return parser
 
 

@@ -26,7 +26,8 @@ Exit status (:mod:`specdec_client.exits`): 0 success, 1 the check failed
 (``replay`` found a divergence, ``grade`` a failing file), 2 a usage error
 (``specdec`` alone prints the commands) or an unusable input file, 3 the
 service cannot be reached, 4 it refused the request (HTTP 4xx), 5 it failed
-(HTTP 5xx), 70 an internal error, 130 interrupted. Errors are one line on
+(HTTP 5xx), 6 no answer within ``--timeout`` (with a hint to raise it), 70 an internal
+error, 130 interrupted. Errors are one line on
 stderr, never a traceback; a refused connection adds a second line: start
 the service (``specdec-service serve``) or point ``--url`` / ``SPECDEC_URL`` at it.
 
@@ -47,7 +48,7 @@ from typing import IO, Any, Callable, Optional, Sequence
 from . import __version__, exits
 from .argtypes import finite_number, integer, positive_number
 from .client import DEFAULT_URL, Client
-from .errors import APIError, ConnectionFailed, SpecdecError, TraceFormatError
+from .errors import APIError, ConnectionFailed, RequestTimedOut, SpecdecError, TraceFormatError
 from .progress import Bars
 from .render import Renderer, Style, can_encode, use_color, vocab_of
 from .traces import load_trace, loads_json, save_trace
@@ -244,7 +245,7 @@ def cmd_completion(args: argparse.Namespace) -> int:
     try:
         argcomplete = importlib.import_module("argcomplete")
     except ImportError:
-        return fail("shell completion needs argcomplete: pip install 'specdec-client[cli]'")
+        return fail("shell completion needs argcomplete: pip install './client[cli]' (from the repository's root)")
     sys.stdout.write(argcomplete.shellcode(["specdec"], shell=args.shell))
     return EXIT_OK
 
@@ -260,7 +261,7 @@ def common_options() -> argparse.ArgumentParser:
     common.add_argument("--url", default=argparse.SUPPRESS,
                         help=f"the service's base URL (default: $SPECDEC_URL or {DEFAULT_URL})")
     common.add_argument("--timeout", type=positive_number, default=argparse.SUPPRESS,
-                        help="seconds to wait for each answer (default: 10)")
+                        help="seconds to wait for each answer (default: 10; analyze: 60)")
     common.add_argument("--color", choices=("auto", "always", "never"), default=argparse.SUPPRESS,
                         help="colour the output (default: auto, i.e. on a terminal unless NO_COLOR is set)")
     return common
@@ -274,7 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="specdec", parents=[common],
         description="Drive the specdec service: speculative decoding, inspectable and reproducible.",
         epilog="Exit status: 0 ok, 1 the check failed (replay diverged, grading failed), 2 usage error, "
-               "3 the service cannot be reached, 4 it refused the request (HTTP 4xx), 5 it failed (HTTP 5xx).")
+               "3 the service cannot be reached, 4 it refused the request (HTTP 4xx), 5 it failed (HTTP 5xx), "
+               "6 no answer within --timeout.")
     parser.add_argument("--version", action="version", version=f"specdec-client {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")  # none: main prints the help
 
@@ -311,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     completion = sub.add_parser(
         "completion", help="print the shell completion script (bash or zsh)",
-        description="Print the completion script of SHELL (needs the cli extra: pip install 'specdec-client[cli]'). "
+        description="Print the completion script of SHELL (needs the cli extra: pip install './client[cli]' from the repository's root). "
                     "bash: eval \"$(specdec completion bash)\" in ~/.bashrc; "
                     "zsh: eval \"$(specdec completion zsh)\" in ~/.zshrc, after compinit.")
     completion.add_argument("shell", choices=SHELLS, help="bash or zsh")
@@ -368,12 +370,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if getattr(args, "handler", None) is None:  # `specdec` alone: the commands, as --help lists them
         parser.print_help(sys.stderr)
         return EXIT_ERROR
+    mode = getattr(args, "mode", None) or "speculative"
+    if getattr(args, "drafts", None) is not None and mode != "tree":  # not silently ignored
+        return fail(f"--drafts is read only in mode tree (SPEC 11), not in mode {mode}: "
+                    f"add --mode tree, or leave --drafts out")
     if getattr(args, "trace", None) == "-":
         args.trace = sys.stdin
     url = getattr(args, "url", None) or os.environ.get("SPECDEC_URL") or DEFAULT_URL
     handler: Callable[[argparse.Namespace, Client], int] = args.handler
     try:
-        client = Client(url, timeout=getattr(args, "timeout", 10))
+        client = Client(url, timeout=getattr(args, "timeout", getattr(args, "default_timeout", 10)))
     except ValueError as error:  # e.g. --url localhost:8000
         return fail(str(error))
     try:
@@ -384,6 +390,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("specdec: start the service (specdec-service serve) or point --url / SPECDEC_URL at it",
               file=sys.stderr)
         return exits.UNREACHABLE
+    except RequestTimedOut as error:
+        fail(_one_line(error))
+        print(f"specdec: the service may still be working on it: give it more time with --timeout SECONDS "
+              f"(this run waited {error.timeout:g} s)", file=sys.stderr)
+        return exits.TIMED_OUT
     except SpecdecError as error:
         return fail(_one_line(error), exits.status_of(error))
     except OSError as error:  # e.g. an unreadable trace file

@@ -4,7 +4,7 @@
 ``specdec grade FILE...`` (batches of traces) and ``specdec replay`` (one request per block)
 report their progress through a callback ``progress(stage, done, total)``; :class:`Bars` is
 that callback for the command line. It draws with tqdm, which is the ``cli`` extra
-(``pip install 'specdec-client[cli]'``): the SDK itself needs only requests, and without tqdm
+(``pip install './client[cli]'`` from the repository's root): the SDK itself needs only requests, and without tqdm
 the command works the same with no bar.
 
 A bar is drawn only where a person watches: when standard error is a terminal (and ``TERM``

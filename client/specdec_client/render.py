@@ -238,11 +238,14 @@ class Renderer:
                 ratio = num(v.ratio) if v.ratio is not None else s.none
                 why = f"(u {s.vs(v.accepted)} ratio)" if v.draw is not None else \
                     ("(the target's argmax)" if v.accepted else "(not the target's argmax)")
+                mark = s.mark(v.accepted)
                 if isinstance(v, BlockVerificationStep):  # mode block (SPEC 10): eta against h_i, weight w_i
                     why = f"(eta {s.vs(v.below_threshold)} h {v.threshold_exact}, w {v.weight_exact})"
+                    if v.accepted and not v.below_threshold:  # i < tau: its own eta fails, a later one passes
+                        mark, why = s.good("kept:"), f"a later eta passes {why}"
                 lines.append(f"{pad[:12]}{v.index:>2}  {self.ctx(v.context):<{w}}  {v.token:<{w}}  "
                              f"{num(v.p_token):>6}  {num(v.q_token):>6}  {ratio:>7}  {u:>7}  {pos:>4}  "
-                             f"{s.mark(v.accepted)}  {s.dim(why)}")
+                             f"{mark}  {s.dim(why)}")
         if block.tau is not None:
             lines.append(f"  {'tau':<12}{block.tau}: the last i with eta_i < h_i (SPEC 10), d_1..d_tau committed")
         if block.correction is not None:

@@ -285,7 +285,8 @@ def test_run_mode_block_shows_weights_thresholds_and_tau(service, capsys):
     lines = out.splitlines()
     assert lines[0] == "specdec run  target toy · draft biased · mode block · width 2 · seed 4 · limit 8"
     verify = [line for line in lines if "(eta " in line]
-    assert verify[0].endswith("(eta ≥ h 4/9, w 5/8)") and "✓ accept" in verify[0]
+    # A's own eta fails: no check mark beside a failing condition, but why A is kept
+    assert verify[0].endswith("kept:  a later eta passes (eta ≥ h 4/9, w 5/8)") and "✓" not in verify[0]
     assert verify[1].endswith("(eta < h 1, w 1)") and "✓ accept" in verify[1]
     assert "  tau         2: the last i with eta_i < h_i (SPEC 10), d_1..d_tau committed" in lines
     assert "  committed   A B A" in lines

@@ -41,7 +41,7 @@ def test_completion_without_argcomplete_says_what_to_install(monkeypatch, capsys
     monkeypatch.setitem(sys.modules, "argcomplete", None)
     assert cli.main(["completion", "bash"]) == 2
     assert capsys.readouterr() == ("", "specdec: error: shell completion needs argcomplete: "
-                                       "pip install 'specdec-client[cli]'\n")
+                                       "pip install './client[cli]' (from the repository's root)\n")
 
 
 needs_script = pytest.mark.skipif(not SPECDEC.exists(), reason="the specdec console script is not installed")

@@ -43,9 +43,10 @@ def trace_file(tmp_path, altered=False):
 
 def test_the_table_has_distinct_statuses():
     table = {name: getattr(exits, name) for name in
-             ("OK", "FAILED", "USAGE", "UNREACHABLE", "REFUSED", "SERVICE_ERROR", "INTERNAL", "INTERRUPTED")}
+             ("OK", "FAILED", "USAGE", "UNREACHABLE", "REFUSED", "SERVICE_ERROR", "TIMED_OUT", "INTERNAL",
+              "INTERRUPTED")}
     assert table == {"OK": 0, "FAILED": 1, "USAGE": 2, "UNREACHABLE": 3, "REFUSED": 4, "SERVICE_ERROR": 5,
-                     "INTERNAL": 70, "INTERRUPTED": 130}
+                     "TIMED_OUT": 6, "INTERNAL": 70, "INTERRUPTED": 130}
 
 
 # ---------------------------------------------------------------- 0 and 1
@@ -102,11 +103,24 @@ def test_3_connection_refused(capsys):
     assert (status, out) == (3, "") and "cannot reach the specdec service" in err
 
 
-def test_3_no_answer_within_the_timeout(rsps, capsys):
+def test_6_no_answer_within_the_timeout_is_not_unreachable(rsps, capsys):
+    """A slow answer is its own status, with the hint to wait longer (not "start the service")."""
     rsps.get(f"{BASE}/health", body=requests.exceptions.ReadTimeout("read timed out"))
     status, out, err = specdec(capsys, "health", "--timeout", "2")
-    assert (status, out) == (3, "")
-    assert err == f"specdec: error: the specdec service at {BASE}/health did not answer within 2 s\n"
+    assert (status, out) == (6, "")
+    assert err == (f"specdec: error: the specdec service at {BASE}/health did not answer within 2 s\n"
+                   "specdec: the service may still be working on it: give it more time with --timeout SECONDS "
+                   "(this run waited 2 s)\n")
+
+
+def test_6_analyze_waits_60_s_by_default(rsps, capsys):
+    """``specdec analyze`` waits 60 s by default (an exact block analysis may take 10 s on a loaded
+    machine); ``--timeout`` still wins."""
+    rsps.post(f"{BASE}/v1/analysis", body=requests.exceptions.ReadTimeout("read timed out"))
+    status, _, err = specdec(capsys, "analyze", "--draft", "biased", "--mode", "block")
+    assert status == 6 and "did not answer within 60 s" in err
+    status, _, err = specdec(capsys, "analyze", "--draft", "biased", "--timeout", "5")
+    assert status == 6 and "did not answer within 5 s" in err
 
 
 # ---------------------------------------------------------------- 4: the service refused the request
@@ -209,3 +223,14 @@ def test_version(command, name):
             f"sys.argv = ['{name}', '--version']; sys.exit(cli.main())")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (result.returncode, result.stdout, result.stderr) == (0, f"{name} {version}\n", "")
+
+
+def test_2_drafts_outside_mode_tree_is_not_silently_ignored(capsys):
+    """``--drafts`` is read only in mode tree (SPEC 11): elsewhere a usage error naming the mode,
+    before any request."""
+    status, out, err = specdec(capsys, "run", "--draft", "biased", "--seed", "1", "--drafts", "3")
+    assert (status, out) == (2, "")
+    assert err == ("specdec: error: --drafts is read only in mode tree (SPEC 11), not in mode speculative: "
+                   "add --mode tree, or leave --drafts out\n")
+    status, _, err = specdec(capsys, "analyze", "--draft", "biased", "--mode", "block", "--drafts", "2")
+    assert status == 2 and "not in mode block" in err

@@ -61,10 +61,16 @@ class QueryInteger(fields.Integer):
     ``１``, Arabic-Indic ``١``); the contract's parameters are plain
     integers, so only ``[0-9]+`` is read, with an optional leading ``-`` so
     a negative value gets the field's range error. Anything else is a 422
-    naming the parameter (documented as ``type: integer``).
+    naming the parameter (documented as ``type: integer``). ``low`` and ``high`` bound it; the
+    errors are worded as the request bodies' (``must be an integer from 0 to 2^53-1``, ``is
+    required``), ``shown`` naming ``high`` when a formula says it better than its digits.
     """
 
-    default_error_messages = {"invalid": "Not a valid integer: write it with the ASCII digits 0-9 only."}
+    def __init__(self, low: int, high: int, shown: str = "", **kwargs):
+        bound = f"must be an integer from {low} to {shown or high}"
+        super().__init__(validate=validate.Range(low, high, error=bound), **kwargs)
+        self.error_messages.update({"invalid": f"{bound}, written with the ASCII digits 0-9 only",
+                                    "required": "is required"})
 
     def _deserialize(self, value, attr, data, **kwargs):
         digits = value[1:] if isinstance(value, str) and value.startswith("-") else value
@@ -85,12 +91,12 @@ def Count(**kwargs) -> fields.Integer:
 class DrawsQuery(StrictSchema):
     """``GET /v1/draws`` query: ``count`` draws of ``seed`` from ``position``."""
 
-    seed = QueryInteger(required=True, validate=validate.Range(0, MAX_SEED),
-                        metadata={"description": "Seed of the draw stream."})
-    position = QueryInteger(load_default=0, validate=validate.Range(0, MAX_POSITION),
+    error_messages = {"unknown": "unknown field: the fields are count, position, seed"}
+
+    seed = QueryInteger(0, MAX_SEED, "2^53-1", required=True, metadata={"description": "Seed of the draw stream."})
+    position = QueryInteger(0, MAX_POSITION, "2^53-1", load_default=0,
                             metadata={"description": "Index of the first draw (position + count - 1 <= 2^53-1)."})
-    count = QueryInteger(load_default=1, validate=validate.Range(1, MAX_DRAWS_SLICE),
-                         metadata={"description": "How many draws."})
+    count = QueryInteger(1, MAX_DRAWS_SLICE, load_default=1, metadata={"description": "How many draws."})
 
 
 # ---------------------------------------------------------------- responses

@@ -203,6 +203,16 @@ def ended(config: Config, length: int, last: Optional[int]) -> Optional[str]:
     return None
 
 
+def _eos_fault(eos: object, target: Model) -> str:
+    """Why ``eos`` is refused: the value, the vocabulary (its first 8 labels), and for a built-in
+    target that it has no EOS token (SPEC section 6)."""
+    vocab = list(target.vocab)
+    shown = ", ".join(vocab[:8]) + (f", ... ({len(vocab)} labels)" if len(vocab) > 8 else "")
+    why = f"{eos!r} is not a token of the vocabulary [{shown}]: must be null or one of its labels"
+    if target.name is not None:
+        why += f" (the built-in {target.name!r} has no EOS token, SPEC 6: a custom model may name one)"
+    return why
+
 def parse_config(obj: Any) -> Config:
     """Read a config (SPEC section 8) from its JSON form.
 
@@ -282,7 +292,7 @@ def _parse_config(obj: Any) -> Config:
     eos = obj["eos"]
     if eos is not None:
         if eos not in target.vocab:
-            raise InvalidInput.at(("eos",), "must be null or a token of the vocabulary")
+            raise InvalidInput.at(("eos",), _eos_fault(eos, target))
         eos = target.vocab.index(eos)
     sent_sampling = sent.get("sampling")
     sampling = echo = None
