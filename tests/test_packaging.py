@@ -72,6 +72,20 @@ def test_the_sdk_ships_the_same_licence():
     assert (ROOT / "client" / "LICENSE").read_bytes() == (ROOT / "LICENSE").read_bytes()
 
 
+def test_both_packages_carry_the_same_kinds_of_metadata():
+    """The service's wheel describes itself as the SDK's does: keywords and classifiers (status,
+    audiences, Python versions, topics); each names the same Python versions as requires-python."""
+    import tomllib
+    service, sdk = (tomllib.loads((path / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+                    for path in (ROOT, ROOT / "client"))
+    for meta in (service, sdk):
+        assert meta["keywords"] and meta["requires-python"] == ">=3.10"
+    shared = [c for c in sdk["classifiers"] if c.startswith(("Development Status", "Intended Audience",
+                                                              "Programming Language", "Topic :: Education"))]
+    missing = [c for c in shared if c not in service["classifiers"]]
+    assert not missing, f"the service's pyproject.toml lacks the SDK's classifiers {missing}"
+
+
 def test_every_direct_dependency_has_one_floor():
     """.ci/run's floor step installs each direct dependency at its ``>=`` floor
     (.ci/floors.py): every requirement of both pyproject.toml files has one, the same
