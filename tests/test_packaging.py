@@ -75,7 +75,10 @@ def test_the_sdk_ships_the_same_licence():
 def test_both_packages_carry_the_same_kinds_of_metadata():
     """The service's wheel describes itself as the SDK's does: keywords and classifiers (status,
     audiences, Python versions, topics); each names the same Python versions as requires-python."""
-    import tomllib
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: pytest brings tomli there
+        import tomli as tomllib
     service, sdk = (tomllib.loads((path / "pyproject.toml").read_text(encoding="utf-8"))["project"]
                     for path in (ROOT, ROOT / "client"))
     for meta in (service, sdk):
