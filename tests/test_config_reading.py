@@ -80,8 +80,8 @@ def _answer(route: str, text: str, prefix: str) -> tuple:
     if response.status_code < 400 or response.status_code == 409:
         return ("taken",)
     errors = (response.get_json() or {}).get("errors", [])
-    return response.status_code, sorted(e["pointer"][len(prefix):] if e["pointer"].startswith(prefix) else e["pointer"]
-                                        for e in errors if "pointer" in e)
+    return response.status_code, tuple(sorted(e["pointer"][len(prefix):] if e["pointer"].startswith(prefix) else e["pointer"]
+                                              for e in errors if "pointer" in e))
 
 
 @pytest.mark.parametrize("field", FIELDS)
@@ -141,3 +141,14 @@ def test_carries_says_whether_the_float64_reading_is_the_exact_one(text):
     exact = parse_decimal(text)
     engine = value if type(value) is int else parse_decimal(repr(value))
     assert carries(text, value) == (engine == exact and type(engine) is type(exact))
+
+
+@settings(max_examples=150)
+@given(numbers, st.sampled_from(["temperature", "top_p", "min_p", "a table entry"]))
+def test_any_literal_is_read_alike_on_runs_and_on_the_grading_routes(literal, field):
+    """The grading routes' reading (each literal float64, noted when the float64 rounds it) gives
+    a config field the answer of ``POST /v1/runs`` for any number literal."""
+    config = _with(CONFIG, FIELDS[field])
+    answers = {_answer(route, json.dumps(body).replace(json.dumps(MARK), literal), prefix)
+               for route, body, prefix in bodies(config) if route in ("/v1/runs", "/v1/grade/samples", "/v1/grade")}
+    assert len(answers) == 1, (literal, answers)
