@@ -21,7 +21,8 @@ One JSON rule for every route (RFC 8259), in one place, :func:`parse_json`:
   ±1000 are clamped, see :func:`parse_decimal`), :data:`FLOAT64` (the grading routes: the
   nearest float64, and a number beyond its range, ``1e999``, an integer of 309 digits, is a
   422 naming it; read by orjson where :func:`parse_json_float64` vouches for the same value and
-  :func:`fast_float64_pays` finds it cheaper, else by the exact float64 reading) and :data:`SHORTEST` (the session routes that read a whole state: float64
+  :func:`fast_float64_pays` finds it cheaper, else by the exact float64 reading; the parts a
+  route names, its configs, read as :data:`EXACT` when the float64 rounds a literal of theirs) and :data:`SHORTEST` (the session routes that read a whole state: float64
   where :func:`parse_json_shortest` vouches that each float's shortest decimal is the number
   written, so the engine reads the same numbers as :data:`EXACT`, else :data:`EXACT`). A number
   whose value is an integer is read as that ``int`` however it is written (``9.0``, ``9e0``),
@@ -682,7 +683,9 @@ def read_json(parse: Callable[[Any], T] = lambda value: value, max_bytes: Option
     engine parser that takes float64s by their shortest decimal, such as ``parse_state``) reads
     :func:`parse_json_shortest`'s value when it vouches for the body and ``parse`` accepts it;
     otherwise the exact value, so that every refusal (400, 422) and its message come from the
-    one exact path.
+    one exact path. With :data:`FLOAT64`, ``exact_at(value)`` names the parts (paths) read as
+    :data:`EXACT` reads them whenever the float64 rounds a literal of theirs: a grading body's
+    configs, so that a config's numbers have one reading on every route (:func:`_read_float64`).
 
     Raises :class:`ApiProblem` (415; 413 over the cap, see :func:`read_body`, or over the
     route's values; 400; 422) and what ``parse`` raises.
