@@ -219,21 +219,21 @@ def _parse_model(spec: Any) -> Model:
             row = _parse_row(nexts[label], len(vocab), ("next", label), faults)
             if row is not None:  # None comes with a fault
                 rows.append(row)
-    if faults.count or start is None:  # a None start comes with a fault
-        raise InvalidInput(faults, faults.count)
+    if faults.total or start is None:  # a None start comes with a fault
+        raise InvalidInput(faults, faults.total)
     return Model(tuple(vocab), start, tuple(rows), name=None, spec=Table(_plain(spec)))
 
 
 class _Faults(list):
     """The faults of a table: the first :data:`~.errors.MAX_ERRORS` written, every one counted
-    (``count``), so that a table of 8,320 faulty entries costs no 8,320 messages."""
+    (``total``), so that a table of 8,320 faulty entries costs no 8,320 messages."""
 
-    count = 0
+    total = 0
 
     def add(self, path: tuple, message: Union[str, Callable[[], str]]) -> None:
         """Count a fault at ``path``; write it (``message``, or ``message()``) if it is among
         the first :data:`~.errors.MAX_ERRORS`."""
-        self.count += 1
+        self.total += 1
         if len(self) < MAX_ERRORS:
             self.append(Fault(path, message if isinstance(message, str) else message()))
 
@@ -254,9 +254,9 @@ def _for_schema(spec: Any) -> Any:
     labels); its rows are read from ``spec`` afterwards, as written (:func:`_parse_row`)."""
     if type(spec) is not dict:
         return spec
-    rows = spec.get("next")
+    rows: Any = spec.get("next")
     labels = list(rows) if type(rows) is dict else []
-    start, shown = spec.get("start"), {}
+    start, shown = spec.get("start"), {}  # type: tuple[Any, dict]
     for label, row in [(None, start)] + [(label, rows[label]) for label in labels]:
         if type(row) is list and any(type(e) is Decimal and e and e.adjusted() < _FINER_THAN_FLOAT64 for e in row):
             shown[label] = [(-1 if e.is_signed() else 0) if type(e) is Decimal and e and

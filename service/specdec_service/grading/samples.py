@@ -153,6 +153,7 @@ def _refuse(raw: list, vocab: dict, faulty: list | None) -> Counter:
     """Raise the fault of :func:`_read_samples`'s samples, ``faulty`` the distinct faulty ones
     (as tuples; None: not known): the first faulty sample, found in C-speed passes, is checked in
     full, which names its fault at ``samples/i(/j)`` (the samples before it are sound)."""
+    i: int | None
     if faulty is not None and len(faulty) <= FEW_FAULTY:
         i = min(raw.index(list(k)) for k in faulty)
     else:
