@@ -21,7 +21,8 @@ One JSON rule for every route (RFC 8259), in one place, :func:`parse_json`:
   ±1000 are clamped, see :func:`parse_decimal`), :data:`FLOAT64` (the grading routes: the
   nearest float64, and a number beyond its range, ``1e999``, an integer of 309 digits, is a
   422 naming it; read by orjson where :func:`parse_json_float64` vouches for the same value and
-  :func:`fast_float64_pays` finds it cheaper, else by the exact float64 reading) and :data:`SHORTEST` (the session routes that read a whole state: float64
+  :func:`fast_float64_pays` finds it cheaper, else by the exact float64 reading; the parts a
+  route names, its configs, read as :data:`EXACT` when the float64 rounds a literal of theirs) and :data:`SHORTEST` (the session routes that read a whole state: float64
   where :func:`parse_json_shortest` vouches that each float's shortest decimal is the number
   written, so the engine reads the same numbers as :data:`EXACT`, else :data:`EXACT`). A number
   whose value is an integer is read as that ``int`` however it is written (``9.0``, ``9e0``),
@@ -184,6 +185,18 @@ def parse_float64(text: str) -> Union[float, int]:
     return value
 
 
+def carries(text: str, value: Union[float, int]) -> bool:
+    """Whether ``value``, :func:`parse_float64`'s reading of the literal ``text``, is the number
+    :func:`parse_decimal` reads from it, as the engine reads a float (by its shortest decimal,
+    ``engine.models.exact_ratio``): an integral ``value`` the very integer written, any other
+    the float64 whose shortest decimal is the decimal written. False for a literal the float64
+    rounds (``0.05000000000000000001``, ``1e-400``, which is 0.0, ``9007199254740993.0``). Cheap
+    when ``text`` is the float's ``repr`` or an integer written with ``.0``."""
+    if type(value) is int:
+        return text[-2:] == ".0" and text[:-2] == str(value) or Decimal(text) == value
+    return text == repr(value) or Decimal(text) == Decimal(repr(value))
+
+
 def parse_int64(text: str) -> int:
     """A JSON integer; raises :class:`_OutOfRange` when it is beyond the float64 range
     (309 digits or more), for a route that reads numbers as float64, and :class:`_Beyond`
@@ -230,6 +243,36 @@ _DECIMAL = json.JSONDecoder(parse_float=parse_decimal, parse_int=parse_integer, 
                             object_pairs_hook=_unique_object)
 _FLOAT64 = json.JSONDecoder(parse_float=parse_float64, parse_int=parse_int64, parse_constant=_reject_constant,
                             object_pairs_hook=_unique_object)
+
+
+def _float64_noting(rounded: list) -> json.JSONDecoder:
+    """The :data:`FLOAT64` reading that appends to ``rounded`` the value of each number literal
+    it rounds (:func:`carries`): :func:`parse_float64` and :func:`carries` in one hook (a
+    second Python call per number cost a tenth more of an 8 MiB body's reading). A literal of at
+    most 16 characters without an exponent is carried for its shape alone, unchecked: at most 15
+    significant digits within 1e-14..1e15 (the shortest decimal of its float64: DBL_DIG), or an
+    integer of at most 14 digits."""
+    def parse_float(text: str) -> Union[float, int]:
+        if len(text) > MAX_NUMBER_CHARS:
+            raise _Beyond(text)
+        value = float(text)
+        if value.is_integer():
+            if not value and ("e" in text or "E" in text) and number_fault(text):  # 1e-99999 is 0.0
+                raise _Beyond(text)
+            whole = int(value)
+            if (len(text) > 16 or "e" in text or "E" in text) and not (text[-2:] == ".0" and text[:-2] == str(whole)) and Decimal(text) != whole:
+                rounded.append(whole)
+            return whole
+        if value in (_INF, _MINUS_INF):
+            raise _Beyond(text) if number_fault(text) else _OutOfRange(text)
+        if (len(text) > 16 or "e" in text or "E" in text) and text != repr(value) and Decimal(text) != Decimal(repr(value)):
+            rounded.append(value)
+        return value
+
+    return json.JSONDecoder(parse_float=parse_float, parse_int=parse_int64, parse_constant=_reject_constant,
+                            object_pairs_hook=_unique_object)
+
+
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 BOM = b"\xef\xbb\xbf"
@@ -259,8 +302,9 @@ def parse_json(data: bytes, exact: bool = True, max_values: int = MAX_VALUES) ->
     return _parse(data, exact)
 
 
-def _parse(data: bytes, exact: bool) -> Any:
-    """:func:`parse_json` of a body whose structure was checked."""
+def _parse(data: bytes, exact: bool, rounded: Optional[list] = None) -> Any:
+    """:func:`parse_json` of a body whose structure was checked; with ``rounded`` (a float64
+    reading), the value of each literal the float64 rounds appended to it (:func:`carries`)."""
     if data[:3] == BOM:
         raise ApiProblem(400, "The body starts with a byte order mark: JSON between systems is UTF-8 "
                               "without one (RFC 8259 section 8.1).", type=MALFORMED_JSON)
@@ -270,7 +314,8 @@ def _parse(data: bytes, exact: bool) -> Any:
         raise ApiProblem(400, f"The body is not UTF-8 (byte {error.start}: {error.reason}); JSON between "
                               "systems is UTF-8 (RFC 8259 section 8.1).", type=MALFORMED_JSON) from None
     try:
-        value = (_DECIMAL if exact else _FLOAT64).decode(text)
+        decoder = _DECIMAL if exact else _FLOAT64 if rounded is None else _float64_noting(rounded)
+        value = decoder.decode(text)
     except (_DuplicateKey, _OutOfRange, _Beyond):
         raise _located_problem(text, exact) from None
     except RecursionError:
@@ -394,9 +439,23 @@ def parse_json_float64(data: bytes) -> Optional[Any]:
         return None
     if not _names_unique(data, written) or b"e+" in written:
         return None
-    if not _literals_within_bound(data, written):
+    if not _literals_within_bound(data, written) or not _literals_carried(data, written):
         return None
     return _integral_as_int(value, written)
+
+
+def _literals_carried(data: bytes, written: bytes) -> bool:
+    """Whether no number literal of ``data`` is rounded by its float64 (:func:`carries`), given
+    ``written``, orjson's writing of its value (each float its shortest decimal): ``data`` is
+    ``written``, whitespace aside; or, its strings cut out, no literal of ``data`` has 16 or more
+    digits and points in a row or a 3-digit exponent (conservatively: a decimal of at most 15
+    significant digits within 1e-99..1e99 is the shortest decimal of its float64, and an
+    integer of at most 15 digits is a float64)."""
+    if data.translate(None, _WHITESPACE) == written.translate(None, _WHITESPACE):
+        return True
+    unescaped = data.replace(b"\\\\", b"").replace(b'\\"', b"") if b"\\" in data else data
+    shape = b"".join(unescaped.split(b'"')[::2]).translate(_NUMBER_SHAPE, b"+-")
+    return b"d" * 16 not in shape and b"eddd" not in shape
 
 
 def _literals_within_bound(data: bytes, written: bytes) -> bool:
@@ -613,7 +672,8 @@ def _read(stream, size: Optional[int], chunk: int) -> bytes:
 JSON_MIMETYPE = "application/json"
 
 
-def read_json(parse: Callable[[Any], T] = lambda value: value, max_bytes: Optional[int] = None) -> T:
+def read_json(parse: Callable[[Any], T] = lambda value: value, max_bytes: Optional[int] = None,
+              exact_at: Optional[Callable[[Any], list[tuple]]] = None) -> T:
     """``parse`` of the request body read as JSON under the one JSON rule (:func:`parse_json`),
     its numbers read as the route's entry of :data:`BODY_RULES` says (:func:`body_rule`).
 
@@ -623,7 +683,9 @@ def read_json(parse: Callable[[Any], T] = lambda value: value, max_bytes: Option
     engine parser that takes float64s by their shortest decimal, such as ``parse_state``) reads
     :func:`parse_json_shortest`'s value when it vouches for the body and ``parse`` accepts it;
     otherwise the exact value, so that every refusal (400, 422) and its message come from the
-    one exact path.
+    one exact path. With :data:`FLOAT64`, ``exact_at(value)`` names the parts (paths) read as
+    :data:`EXACT` reads them whenever the float64 rounds a literal of theirs: a grading body's
+    configs, so that a config's numbers have one reading on every route (:func:`_read_float64`).
 
     Raises :class:`ApiProblem` (415; 413 over the cap, see :func:`read_body`, or over the
     route's values; 400; 422) and what ``parse`` raises.
@@ -631,10 +693,8 @@ def read_json(parse: Callable[[Any], T] = lambda value: value, max_bytes: Option
     rule = body_rule()
     data = _checked_body(max_bytes)
     check_structure(data, rule.max_values)
-    if rule.numbers == FLOAT64 and fast_float64_pays(data):
-        fast = parse_json_float64(data)
-        if fast is not None:
-            return parse(fast)  # the exact path's value: parse fails as it would there
+    if rule.numbers == FLOAT64:
+        return parse(_read_float64(data, exact_at))
     if rule.numbers == SHORTEST:
         fast = parse_json_shortest(data)
         if fast is not None:
@@ -643,6 +703,49 @@ def read_json(parse: Callable[[Any], T] = lambda value: value, max_bytes: Option
             except InvalidInput:
                 pass  # the exact path names the fault
     return parse(_parse(data, exact=rule.numbers != FLOAT64))
+
+
+def _read_float64(data: bytes, exact_at: Optional[Callable[[Any], list[tuple]]]) -> Any:
+    """``data`` under the :data:`FLOAT64` reading (fast where :func:`fast_float64_pays` and
+    :func:`parse_json_float64` vouches, else the exact float64 path), except the parts at the
+    paths ``exact_at(value)`` gives (a grading body's configs), which are read as
+    :data:`EXACT` reads them whenever a literal of theirs may be one the float64 rounds: so a
+    config's numbers are read by one rule on every route (``1e-400`` is not 0 anywhere)."""
+    if fast_float64_pays(data):
+        fast = parse_json_float64(data)
+        if fast is not None:
+            return fast  # no literal is rounded: the exact parts read the same
+    rounded: list = []
+    value = _parse(data, exact=False, rounded=rounded)
+    if not rounded or exact_at is None:
+        return value
+    values = set(rounded)
+    paths = [path for path in exact_at(value) if _holds_any(_at(value, path), values)]
+    if paths:
+        exact = _parse(data, exact=True)
+        for path in paths:
+            _at(value, path[:-1])[path[-1]] = _at(exact, path)
+    return value
+
+
+def _at(document: Any, path: tuple) -> Any:
+    for key in path:
+        document = document[key]
+    return document
+
+
+def _holds_any(document: Any, values: set) -> bool:
+    """Whether a number of ``document`` is one of ``values`` (iterative: no recursion limit)."""
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif type(node) in (int, float) and node in values:
+            return True
+    return False
 
 
 def _checked_body(max_bytes: Optional[int] = None) -> bytes:

@@ -65,11 +65,30 @@ def read_grading_json() -> Any:
     :data:`.bodies.BODY_RULES`) under the one JSON rule of every route (:func:`.bodies.parse_json`;
     a number beyond float64 is a 422).
 
+    The configs (:func:`config_paths`) are read as every other route reads a config, each
+    number as the decimal written (SPEC section 8; ``1e-400`` is no temperature 0 here either):
+    :func:`.bodies.read_json` reads them exactly when a literal of theirs may be one the float64
+    rounds, and ``parse_config`` refuses it as on ``POST /v1/runs``.
+
     Raises :class:`ApiProblem`: 415 (not ``application/json``, a charset other than utf-8),
     413 (larger than :data:`GRADE_MAX_BODY_BYTES`), 400 (not UTF-8 JSON, a repeated name, a
     lone surrogate, ...), 422 (a number beyond float64).
     """
-    return read_json(max_bytes=GRADE_MAX_BODY_BYTES)
+    return read_json(max_bytes=GRADE_MAX_BODY_BYTES, exact_at=config_paths)
+
+
+def config_paths(body: Any) -> list[tuple]:
+    """The paths of the session configs of a grading body: ``("config",)`` of a trace, a
+    distribution or a samples body; ``("traces", i, "config")`` of each trace of a batch
+    (as :func:`_graded` tells a batch from a trace)."""
+    if not isinstance(body, dict):
+        return []
+    traces = body.get("traces")
+    if "traces" in body and "format" not in body:
+        if not isinstance(traces, list):
+            return []
+        return [("traces", i, "config") for i, trace in enumerate(traces) if isinstance(trace, dict) and "config" in trace]
+    return [("config",)] if "config" in body else []
 
 
 # ---------------------------------------------------------------- schemas

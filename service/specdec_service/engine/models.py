@@ -22,7 +22,7 @@ from functools import lru_cache
 from decimal import Decimal
 from fractions import Fraction
 from collections.abc import Mapping, Sequence
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 try:  # a dependency of the service; without it the memo keys on repr
     import orjson
@@ -30,7 +30,7 @@ except ImportError:  # pragma: no cover
     orjson = None  # type: ignore[assignment]  # an optional module: every use checks for None
 
 from .distributions import Dist
-from .errors import Fault, InvalidInput
+from .errors import MAX_ERRORS, Fault, InvalidInput
 from .requests import MODEL_TABLE, checker, shallow
 
 ROW_TOLERANCE = Fraction(1, 10**9)
@@ -203,51 +203,86 @@ one fault of its size, found before any row is read (``bounds``)."""
 def _parse_model(spec: Any) -> Model:
     if not isinstance(spec, Mapping):
         raise InvalidInput.at((), "must be a built-in model name or an object with vocab, start and next")
-    check_model_table(spec)
-    faults: list[Fault] = []
+    check_model_table(_for_schema(spec))
+    faults = _Faults()
     vocab = spec["vocab"]
     start = _parse_row(spec["start"], len(vocab), ("start",), faults)
     nexts = spec["next"]
     rows: list[Dist] = []
     for label in nexts:
         if label not in vocab:
-            faults.append(Fault(("next", label), f"{label!r} is not in the vocabulary"))
+            faults.add(("next", label), f"{label!r} is not in the vocabulary")
     for label in vocab:
         if label not in nexts:
-            faults.append(Fault(("next", label), f"missing the row after {label!r}"))
+            faults.add(("next", label), f"missing the row after {label!r}")
         else:
             row = _parse_row(nexts[label], len(vocab), ("next", label), faults)
             if row is not None:  # None comes with a fault
                 rows.append(row)
-    if faults or start is None:  # a None start comes with a fault
-        raise InvalidInput(faults)
+    if faults.total or start is None:  # a None start comes with a fault
+        raise InvalidInput(faults, faults.total)
     return Model(tuple(vocab), start, tuple(rows), name=None, spec=Table(_plain(spec)))
 
 
-def _parse_row(row: Any, size: int, path: tuple, faults: list[Fault]) -> Optional[Dist]:
+class _Faults(list):
+    """The faults of a table: the first :data:`~.errors.MAX_ERRORS` written, every one counted
+    (``total``), so that a table of 8,320 faulty entries costs no 8,320 messages."""
+
+    total = 0
+
+    def add(self, path: tuple, message: Union[str, Callable[[], str]]) -> None:
+        """Count a fault at ``path``; write it (``message``, or ``message()``) if it is among
+        the first :data:`~.errors.MAX_ERRORS`."""
+        self.total += 1
+        if len(self) < MAX_ERRORS:
+            self.append(Fault(path, message if isinstance(message, str) else message()))
+
+
+_FINER_THAN_FLOAT64 = -320
+"""The adjusted exponent below which a decimal is finer than every float64 but the smallest
+subnormals (``1e-321`` and finer): JSON Schema's bounds are costly on such a number (about
+100 us each in ``jsonschema_rs`` for ``1e-999``, which compares it exactly), and
+:func:`_for_schema` shows the check another with the same verdict."""
+
+
+def _for_schema(spec: Any) -> Any:
+    """``spec`` as :data:`check_model_table` is shown it: every row entry that is a
+    :class:`~decimal.Decimal` finer than :data:`_FINER_THAN_FLOAT64` replaced by a number with
+    the same verdict under the table's bounds (0 to 1) and no cost: 0 for a positive one, -1 for
+    a negative one (its fault, "must be a number from 0 to 1", names the same path). ``spec``
+    itself when it holds none (the common case: a scan of its rows, about 0.3 ms for 64
+    labels); its rows are read from ``spec`` afterwards, as written (:func:`_parse_row`)."""
+    if type(spec) is not dict:
+        return spec
+    rows: Any = spec.get("next")
+    labels = list(rows) if type(rows) is dict else []
+    start, shown = spec.get("start"), {}  # type: tuple[Any, dict]
+    for label, row in [(None, start)] + [(label, rows[label]) for label in labels]:
+        if type(row) is list and any(type(e) is Decimal and e and e.adjusted() < _FINER_THAN_FLOAT64 for e in row):
+            shown[label] = [(-1 if e.is_signed() else 0) if type(e) is Decimal and e and
+                            e.adjusted() < _FINER_THAN_FLOAT64 else e for e in row]
+    if not shown:
+        return spec
+    copy = {**spec, "start": shown.pop(None, start)}
+    if shown:
+        copy["next"] = {**rows, **shown}
+    return copy
+
+
+def _parse_row(row: Any, size: int, path: tuple, faults: _Faults) -> Optional[Dist]:
     if not isinstance(row, list):
-        faults.append(Fault(path, f"must be a list of {size} probabilities"))
+        faults.add(path, f"must be a list of {size} probabilities")
         return None
     if len(row) != size:
-        faults.append(Fault(path, f"must have one probability per vocabulary token ({size}), not {len(row)}"))
+        faults.add(path, f"must have one probability per vocabulary token ({size}), not {len(row)}")
         return None
     ratios: list[tuple[int, int]] = []
     for i, entry in enumerate(row):
-        too_long = digits_fault(entry)
-        if too_long:  # before any exact arithmetic on it (issue 9: 10^250000 took 2 s)
-            faults.append(Fault(path + (i,), too_long))
-            continue
-        ratio = exact_ratio(entry)
-        if ratio is None:
-            faults.append(Fault(path + (i,), "must be a finite number"))
-        elif ratio[0] < 0:
-            faults.append(Fault(path + (i,), "must not be negative"))
-        elif ratio[0] * ROW_TOLERANCE.denominator > ratio[1] * (ROW_TOLERANCE.denominator + ROW_TOLERANCE.numerator):
-            faults.append(Fault(path + (i,), "must not exceed 1: it is a probability"))
-        elif type(entry) is Decimal and not _carried_by_float(entry):
-            faults.append(Fault(path + (i,), _not_carried(entry)))
+        ratio, fault = _read_entry(entry)
+        if fault is None:
+            ratios.append(ratio)  # type: ignore[arg-type]  # not None without a fault
         else:
-            ratios.append(ratio)
+            faults.add(path + (i,), fault)
     if len(ratios) != size:
         return None
     # Exact arithmetic on integers over the common denominator (much faster
@@ -257,12 +292,32 @@ def _parse_row(row: Any, size: int, path: tuple, faults: list[Fault]) -> Optiona
     weights = tuple(n * (denominator // d) for n, d in ratios)
     total = sum(weights)
     if abs(total - denominator) * ROW_TOLERANCE.denominator > denominator * ROW_TOLERANCE.numerator:
-        faults.append(Fault(path, f"must sum to 1 within 1e-9, not {_approximate(total, denominator)}"))
+        faults.add(path, f"must sum to 1 within 1e-9, not {_approximate(total, denominator)}")
         return None
     if total == 0:
-        faults.append(Fault(path, "must sum to 1 within 1e-9, not 0.0"))
+        faults.add(path, "must sum to 1 within 1e-9, not 0.0")
         return None
     return Dist.of_weights(weights)
+
+
+def _read_entry(entry: Any) -> tuple[Optional[tuple[int, int]], Union[None, str, Callable[[], str]]]:
+    """``(ratio, None)``: a row entry as its exact ``(numerator, denominator)``; or ``(None,
+    why)``, why it is refused (a message, or a function that writes it): too many digits
+    (checked before any exact arithmetic on it: 10^250000 took 2 s), not a finite number,
+    negative, above 1 (within the rows' tolerance), or not its float64's shortest decimal."""
+    too_long = digits_fault(entry)
+    if too_long:
+        return None, too_long
+    ratio = exact_ratio(entry)
+    if ratio is None:
+        return None, "must be a finite number"
+    if ratio[0] < 0:
+        return None, "must not be negative"
+    if ratio[0] * ROW_TOLERANCE.denominator > ratio[1] * (ROW_TOLERANCE.denominator + ROW_TOLERANCE.numerator):
+        return None, "must not exceed 1: it is a probability"
+    if type(entry) is Decimal and not _carried_by_float(entry):
+        return None, lambda: _not_carried(entry)
+    return ratio, None
 
 
 _FINEST = Decimal("1e-400")

@@ -214,12 +214,12 @@ def _count_samples(samples: list, config: Config, vocab: dict, length: int) -> C
 
     A sample fits when it is a list of 1 to ``MAX_OUTPUT`` labels of the vocabulary, at least
     ``length`` of them or ending in the EOS within them; the first sample that does not
-    (:func:`_first_misfit`, found in C-speed passes) is checked in full, which names its fault
+    (:func:`first_misfit`, found in C-speed passes) is checked in full, which names its fault
     (the samples before it fit). When all fit, their cells are counted by their first ``length``
     labels (``Counter`` over the samples, in C) and each distinct prefix is then mapped to its
     cell (cut after the EOS), in the order the cells first appear, as one loop per sample would."""
     eos = config.eos
-    misfit = _first_misfit(samples, vocab, length, None if eos is None else config.vocab[eos])
+    misfit = first_misfit(samples, vocab, length, None if eos is None else config.vocab[eos])
     if misfit is not None:
         check_sample(samples[misfit], ("samples", misfit))
         _cell(samples[misfit], config, vocab, length, ("samples", misfit), exact=False)
@@ -263,7 +263,7 @@ def _first_false(flags: Iterable[bool]) -> Optional[int]:
     return flags.index(False) if False in flags else None
 
 
-def _first_misfit(samples: list, vocab: dict, length: int, eos: Optional[str]) -> Optional[int]:
+def first_misfit(samples: list, vocab: dict, length: int, eos: Optional[str]) -> Optional[int]:
     """The index of the first sample that does not fit (see :func:`_count_samples`), or None.
     Every pass is a ``map``, ``all``, ``min`` or a set over the samples, in C, and a pass that
     finds an index runs only where a cheaper one found a fault: no Python per sample."""

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from itertools import chain
+from itertools import chain, repeat
 from math import fsum, inf, log, sqrt
 from typing import Any
 
@@ -65,7 +65,7 @@ from ..budget import BUDGETS
 from ..engine import Config, InvalidInput, builtin_models, parse_config
 from ..engine.analysis import rules_for
 from .catalogue import CATALOGUE
-from .distribution import _acceptance, chi_square
+from .distribution import _acceptance, chi_square, first_misfit
 from .faulty import NeverBonus
 from .laws import MAX_PATHS, PROGRAMS, UNSTATED, TooLarge, decoding_rows, law_of_program
 from .requests import DEFAULT_ALPHA, MAX_OUTPUT, check_sample, check_samples_request
@@ -121,38 +121,50 @@ def _parse(payload: Any) -> tuple[Config, bool, float, Counter, dict | None]:
 def _read_samples(raw: list, vocab: dict) -> Counter:
     """The samples as ``Counter({token indices: how many})``, each checked against
     :data:`.requests.SAMPLE` and the vocabulary. Identical samples are read once (a grade of
-    10^6 short samples has few distinct ones); any fault is found and named by the full check,
-    sample by sample, at its path ``samples/i(/j)``."""
+    10^6 short samples has few distinct ones); any fault is found and named by the full check
+    of the first faulty sample, at its path ``samples/i(/j)`` (:func:`_refuse`)."""
     distinct = None
-    if all(type(sample) is list for sample in raw):
+    if all(map(isinstance, raw, repeat(list))):
         try:
             distinct = Counter(map(tuple, raw))
         except TypeError:  # an unhashable entry inside a sample
             distinct = None
-    if distinct is not None and all(0 < len(k) <= MAX_OUTPUT for k in distinct):
-        token_of = vocab.__getitem__
+    if distinct is None:
+        return _refuse(raw, vocab, None)
+    token_of, faulty = vocab.__getitem__, []
+    samples: Counter = Counter()
+    for k, n in distinct.items():
         try:
-            return Counter({tuple(map(token_of, k)): n for k, n in distinct.items()})
+            if 0 < len(k) <= MAX_OUTPUT:
+                samples[tuple(map(token_of, k))] = n
+                continue
         except (KeyError, TypeError):
             pass
-    return _refuse(raw, vocab)
+        faulty.append(k)
+    return _refuse(raw, vocab, faulty) if faulty else samples
 
 
-def _refuse(raw: list, vocab: dict) -> Counter:
-    """The slow path of :func:`_read_samples`: sample by sample, naming the first fault."""
-    samples: Counter = Counter()
-    for i, sample in enumerate(raw):
-        try:
-            if type(sample) is not list or not 0 < len(sample) <= MAX_OUTPUT:
-                raise TypeError  # the full check names the fault
-            samples[tuple(map(vocab.__getitem__, sample))] += 1
-        except (KeyError, TypeError):
-            check_sample(sample, ("samples", i))
-            for j, label in enumerate(sample):
-                if label not in vocab:
-                    raise InvalidInput.at(("samples", i, j), f"{label!r} is not a token of the vocabulary") from None
-            raise  # pragma: no cover - check_sample refuses every other entry
-    return samples
+FEW_FAULTY = 16
+"""Distinct faulty samples :func:`_refuse` finds by ``list.index`` (a C-speed pass each); with
+more, one set of C-speed passes finds the first (:func:`.distribution.first_misfit`)."""
+
+
+def _refuse(raw: list, vocab: dict, faulty: list | None) -> Counter:
+    """Raise the fault of :func:`_read_samples`'s samples, ``faulty`` the distinct faulty ones
+    (as tuples; None: not known): the first faulty sample, found in C-speed passes, is checked in
+    full, which names its fault at ``samples/i(/j)`` (the samples before it are sound)."""
+    i: int | None
+    if faulty is not None and len(faulty) <= FEW_FAULTY:
+        i = min(raw.index(list(k)) for k in faulty)
+    else:
+        i = first_misfit(raw, vocab, 1, None)
+    if i is not None:
+        sample = raw[i]
+        check_sample(sample, ("samples", i))
+        for j, label in enumerate(sample):
+            if label not in vocab:
+                raise InvalidInput.at(("samples", i, j), f"{label!r} is not a token of the vocabulary")
+    raise AssertionError("no faulty sample among samples the fast path refused")  # pragma: no cover
 
 
 def _weighted(samples) -> Mapping:
@@ -177,6 +189,8 @@ def samples_cost(samples: Any) -> int:
     """The cost of reading and counting ``samples``: their tokens (a non-list costs 0)."""
     if not isinstance(samples, list):
         return 0
+    if all(map(isinstance, samples, repeat(list))):  # in C: no Python per sample
+        return sum(map(len, samples))
     return sum(len(s) if isinstance(s, list) else 1 for s in samples)
 
 
