@@ -16,6 +16,12 @@ Environment (read when gunicorn loads this module):
   The work is CPU-bound pure Python, so more workers than cores only add
   context switches (docs/bench-service.md).
 - ``SPECDEC_TIMEOUT`` (default 30 s): a worker silent for longer is restarted.
+- ``SPECDEC_CPU_DEADLINE`` (default 10 s; a decimal number of seconds, above 0 and below
+  ``SPECDEC_TIMEOUT``): the CPU time one request may use; a request still working then is
+  stopped and answered with a 503 problem (type ``compute-deadline``), and the worker serves the
+  next request (:mod:`specdec_service.deadline`). Below the timeout, so that no request gets a
+  worker killed (the timeout counts wall time, so a deadline well below it also leaves room for a
+  loaded machine: 10 s of CPU at a third of a core is 30 s).
 - ``SPECDEC_LOG_LEVEL`` (default ``info``).
 - ``SPECDEC_LOG_FORMAT`` (default ``text``): ``json`` writes one JSON object per request on
   stdout (time, request id, method, route, status, duration, work units:
@@ -53,6 +59,17 @@ def _positive_int(name: str, default: int) -> int:
     return int(text)
 
 
+def _cpu_deadline() -> float:
+    """``$SPECDEC_CPU_DEADLINE`` checked against ``$SPECDEC_TIMEOUT``
+    (:func:`specdec_service.deadline.deadline_setting`); ``SystemExit`` with one line otherwise."""
+    from specdec_service.deadline import deadline_setting
+
+    try:
+        return deadline_setting(os.environ)
+    except ValueError as error:
+        raise SystemExit(f"specdec-service: {error}") from None
+
+
 def _log_format() -> str:
     """``$SPECDEC_LOG_FORMAT`` (``text`` or ``json``); ``SystemExit`` with one line otherwise."""
     from specdec_service.observe import log_format
@@ -68,6 +85,7 @@ bind = os.environ.get("SPECDEC_BIND") or "127.0.0.1:8000"
 workers = _positive_int("SPECDEC_WORKERS", multiprocessing.cpu_count())
 worker_class = "sync"
 timeout = _positive_int("SPECDEC_TIMEOUT", 30)
+_CPU_DEADLINE = _cpu_deadline()  # checked here, once, so a bad value stops gunicorn; create_app reads it
 graceful_timeout = 10
 keepalive = 2
 preload_app = True
