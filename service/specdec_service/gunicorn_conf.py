@@ -35,10 +35,11 @@ Environment (read when gunicorn loads this module):
 A value that is not a positive integer (or not a log format) stops gunicorn with a one-line
 message (``SystemExit``), not a traceback. The access log goes to stdout
 and the error log to stderr, so a container runtime collects both. Each
-access log line starts with the time and ends with ``request_id=`` and the answer's
+access log line starts with the time and then ``request_id=`` and the answer's
 ``X-Request-Id`` (the caller's or the edge's when well formed, else one the service made:
-:mod:`specdec_service.observe`), which the nginx edge logs too (deploy/nginx/edge.conf,
-docs/deploy.md).
+:mod:`specdec_service.observe`), before the request line, so that a query such as
+``?request_id=FORGED`` cannot come first for a ``request_id=(\S+)`` match; the nginx edge logs
+it in the same place (deploy/nginx/edge.conf, docs/deploy.md).
 """
 
 import glob
@@ -93,7 +94,7 @@ _LOG_FORMAT = _log_format()
 accesslog = None if _LOG_FORMAT == "json" else "-"  # the app writes the JSON line itself
 errorlog = "-"
 loglevel = os.environ.get("SPECDEC_LOG_LEVEL", "info")
-access_log_format = '%(t)s %(h)s "%(r)s" %(s)s %(b)s %(M)sms request_id=%({x-request-id}o)s'
+access_log_format = '%(t)s request_id=%({x-request-id}o)s %(h)s "%(r)s" %(s)s %(b)s %(M)sms'
 # No runtime control socket (gunicorn >= 25): the service is stateless and
 # needs no gunicornc; the default path ($HOME/.gunicorn/gunicorn.ctl) is shared
 # by every instance of a user and unwritable in the read-only container.
