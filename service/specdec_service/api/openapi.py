@@ -144,10 +144,13 @@ wherever the edge could read the path). 400: the request is not valid HTTP/1.1
 slowly (nginx closes the connection instead, after 10 s). 413: the body is over
 the route's limit (262144 bytes; 8388608 on `/v1/grade*`). 414: the request line
 is over 4094 bytes. 431: a header line is over 4096 bytes. 501: a
-`Transfer-Encoding` other than `chunked` alone. 502: no replica answered. 503:
-this client already has 64 requests in progress (`Retry-After`). 504: no replica
-answered within 60 s. 505: an HTTP version other than 1.0 and 1.1. 502, 503 and
-504 can be retried as they are: every route is a pure function of its request.
+`Transfer-Encoding` other than `chunked` alone. 502: no replica answered, or a
+replica answered an error status with a page that is not a problem document (the
+detail names that status; the edge never passes such a page on). 503: this client
+already has 64 requests in progress (`Retry-After`). 504: no replica answered
+within 60 s. 505: an HTTP version other than 1.0 and 1.1. The edge's 502, 503 and
+504 can be retried as they are: every route is a pure function of its request
+(the service's own 503, type `compute-deadline`, cannot: see `ComputeDeadline`).
 The edge never answers HTML."""
 
 
