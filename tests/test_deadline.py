@@ -98,17 +98,29 @@ def test_a_swallowed_stop_is_raised_again():
 
 
 @pytest.mark.skipif(not guard_possible(), reason="the guard arms only on the main thread of a POSIX process")
-def test_nested_guards_keep_the_outer_deadline_and_restore_the_handler():
-    before = signal.getsignal(signal.SIGPROF)
+def test_nested_guards_keep_the_outer_deadline():
     with pytest.raises(ComputeDeadline) as stopped:
         with cpu_deadline(0.05):
             with cpu_deadline(100.0):  # inside another: does nothing
                 _spin(2.0)
-    assert stopped.value.seconds == 0.05
-    assert signal.getsignal(signal.SIGPROF) == before and signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
+    assert stopped.value.seconds == 0.05 and signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
     with cpu_deadline(100.0):
         _spin(0.05)  # within the deadline: nothing happens
     assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
+
+
+@pytest.mark.skipif(not guard_possible(), reason="the guard arms only on the main thread of a POSIX process")
+def test_between_requests_a_stray_signal_does_nothing():
+    """Where SIGPROF had its default action (end the process), the guard's handler stays between
+    requests and ignores a signal that arrives when no guard is active."""
+    previous = signal.signal(signal.SIGPROF, signal.SIG_DFL)
+    try:
+        with cpu_deadline(100.0):
+            pass
+        os.kill(os.getpid(), signal.SIGPROF)
+        _spin(0.01)  # the handler runs here: no exception, the process lives
+    finally:
+        signal.signal(signal.SIGPROF, previous)
 
 
 @pytest.mark.skipif(not guard_possible(), reason="the guard arms only on the main thread of a POSIX process")
@@ -116,14 +128,18 @@ def test_a_profilers_timer_is_put_back():
     """A SIGPROF timer that was armed before (a sampling profiler's) runs again afterwards, with
     the CPU time the guarded work used taken off its remaining time."""
     ticks = []
-    previous = signal.signal(signal.SIGPROF, lambda *_: ticks.append(1))
+
+    def profiler(*_args) -> None:
+        ticks.append(1)
+
+    previous = signal.signal(signal.SIGPROF, profiler)
     try:
         signal.setitimer(signal.ITIMER_PROF, 5.0, 0.5)
         with cpu_deadline(10.0):
             _spin(0.1)
         remaining, interval = signal.setitimer(signal.ITIMER_PROF, 0)
         assert interval == 0.5 and 4.0 < remaining < 4.95
-        assert ticks == []
+        assert ticks == [] and signal.getsignal(signal.SIGPROF) is profiler  # the profiler's handler is back
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)
