@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional
 
-from flask import Flask, current_app, g, request
+from flask import Flask, g, request
 from flask.json.provider import DefaultJSONProvider
 from flask_cors import CORS
 from werkzeug.routing import Map
@@ -87,8 +87,8 @@ class _App(Flask):
                 return super().dispatch_request()
         except ComputeDeadline as stop:
             request_id = g.get("request_id", "-")
-            current_app.logger.warning("stopped at the CPU deadline of %g s: %s %s (request_id=%s)",
-                                       stop.seconds, request.method, request.path, request_id)
+            self.logger.warning("stopped at the CPU deadline of %g s: %s %s (request_id=%s)",
+                                stop.seconds, request.method, request.path, request_id)
             return deadline_problem(stop, request_id)
 
 

@@ -14,6 +14,9 @@ query parameter, ``[{"parameter": "count", "detail": "why"}]``).
   members ``cost``, ``budget`` and ``unit``: a request over its route's work budget);
 - every werkzeug ``HTTPException`` (404, 405 with its ``Allow`` header,
   413, ...);
+- (not here: a :class:`~specdec_service.deadline.ComputeDeadline`, a ``BaseException``, is caught
+  around the view by :class:`specdec_service.app.create_app`'s app and answered by
+  :func:`deadline_problem`, a 503 of type :data:`COMPUTE_DEADLINE`);
 - anything else: logged with its traceback, answered by a bare 500 problem
   (no traceback leaves the server; the tests make sure none happens).
 """
