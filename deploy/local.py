@@ -166,14 +166,24 @@ def nginx_binary() -> str:
     return found
 
 
-def upstream_conf(ports: list[int]) -> str:
-    """``specdec-upstream.conf`` for replicas on 127.0.0.1 at ``ports``."""
+def upstream_conf(ports: list[int], checker_port: int) -> str:
+    """``specdec-upstream.conf`` for replicas on 127.0.0.1 at ``ports``, and the edge's checker
+    (the hop between nginx's public server and the replicas, edge.conf) on 127.0.0.1 at ``checker_port``."""
     servers = "".join(f"    server 127.0.0.1:{port} max_fails=1 fail_timeout={FAIL_TIMEOUT_SECONDS}s;\n"
                       for port in ports)
     return ("# Written by deploy/local.py for this run.\n"
             "upstream specdec {\n" + servers +
             "    keepalive 16;  # idle connections kept per nginx worker (gunicorn's sync workers close theirs)\n"
+            "}\n"
+            "upstream specdec_checker {\n"
+            f"    server 127.0.0.1:{checker_port};\n"
+            "    keepalive 16;\n"
             "}\n")
+
+
+def checker_conf(checker_port: int) -> str:
+    """``specdec-checker.conf``: where the edge's checker listens (loopback only)."""
+    return f"# Written by deploy/local.py for this run.\nlisten 127.0.0.1:{checker_port};\n"
 
 
 def server_conf(host: str, port: int, run: Path) -> str:
@@ -313,7 +323,9 @@ def up(run: Path, host: str, port: int, replicas: int, workers: int) -> int:
         for index, replica_port in enumerate(ports, start=1):  # all at once: each takes seconds to load
             started.append(spawn_replica(run, index, replica_port, workers))
         wait_replicas(started)
-        (run / "specdec-upstream.conf").write_text(upstream_conf(ports))
+        checker_port = free_port()
+        (run / "specdec-upstream.conf").write_text(upstream_conf(ports, checker_port))
+        (run / "specdec-checker.conf").write_text(checker_conf(checker_port))
         (run / "specdec-server.conf").write_text(server_conf(host, port, run))
         (run / "nginx.conf").write_text(nginx_conf(run))
         check = subprocess.run(nginx_argv(run, "-t", "-q"), capture_output=True, text=True, timeout=30)

@@ -65,12 +65,14 @@ def test_edge_on_port_8000_in_front_of_three_replicas(compose):
         "./deploy/nginx/edge.conf": "/etc/nginx/conf.d/default.conf",
         "./deploy/nginx/compose/specdec-upstream.conf": "/etc/nginx/specdec-upstream.conf",
         "./deploy/nginx/compose/specdec-server.conf": "/etc/nginx/specdec-server.conf",
+        "./deploy/nginx/compose/specdec-checker.conf": "/etc/nginx/specdec-checker.conf",
     }
     assert all(volume.endswith(":ro") for volume in edge["volumes"])
     edge_conf = (ROOT / "deploy" / "nginx" / "edge.conf").read_text(encoding="utf-8")
     for source in mounts:
         assert (ROOT / source).is_file(), source
     assert "include specdec-upstream.conf;" in edge_conf and "include specdec-server.conf;" in edge_conf
+    assert "include specdec-checker.conf;" in edge_conf
     assert edge["depends_on"]["specdec"]["condition"] == "service_healthy"
     assert "http://127.0.0.1:8000/health" in " ".join(edge["healthcheck"]["test"])
     assert edge["stop_signal"] == "SIGQUIT"  # nginx's graceful stop

@@ -8,6 +8,7 @@ Needs nginx (``bash .ci/run`` installs it with apt-get when it is missing).
 from __future__ import annotations
 
 import http.client
+import http.server
 import importlib.util
 import json
 import os
@@ -166,7 +167,10 @@ def test_edge_limits_match_the_service():
     grade = conf[conf.index("location /v1/grade {"):]
     assert "client_max_body_size 8m;" in grade[:grade.index("}")]
     assert f"~^/v1/grade       {GRADE_MAX_BODY_BYTES};" in conf and f"default           {MAX_BODY_BYTES};" in conf
-    assert "proxy_next_upstream error timeout http_502 http_503 non_idempotent;" in conf
+    # failover in the checker, not on a 503 (the service's compute-deadline would stop on every replica)
+    checker = conf[conf.index("include specdec-checker.conf;"):]
+    assert "proxy_next_upstream error timeout http_502 non_idempotent;" in checker
+    assert [line for line in conf.splitlines() if "proxy_next_upstream " in line and "http_503" in line] == []
     # the numbers the problems' details (and the contract's EdgeError) state are the directives'
     assert "limit_conn specdec_per_client 64;" in conf and "(at most 64)" in EDGE_PROBLEMS[503]
     assert "large_client_header_buffers 4 4k;" in conf and "4096 bytes" in EDGE_PROBLEMS[431]
@@ -207,7 +211,7 @@ def test_every_page_nginx_has_is_a_problem_of_the_service_format():
     for status in sorted(set(pages.values())):
         detail = details.get(str(status), details["default"]).replace("$specdec_body_limit", str(MAX_BODY_BYTES))
         text = (page.replace("$specdec_edge_title", titles[str(status)]).replace("$status", str(status))
-                .replace("$specdec_edge_detail", detail))
+                .replace("$specdec_detail", detail))  # $specdec_edge_detail but on a replaced page
         document = json.loads(text)
         assert document == json.loads(problem(status, detail).get_data()), status
         if status in EDGE_PROBLEMS:  # the contract's examples are these documents
@@ -218,7 +222,8 @@ def test_every_page_nginx_has_is_a_problem_of_the_service_format():
 
 def test_the_contract_lists_the_edge_errors_on_every_operation():
     """Every operation documents each status of EDGE_STATUSES: the shared EdgeError
-    response, or its own 400/413 response whose examples include the edge's."""
+    response, or its own 400/413/503 response whose examples include the edge's (503:
+    ComputeDeadline, on the routes with a work budget)."""
     assert set(EDGE_STATUSES) == {400, 408, 413, 414, 431, 501, 502, 503, 504, 505}
     document = yaml.safe_load((ROOT / "openapi.yaml").read_text())
     responses = document["components"]["responses"]
@@ -231,7 +236,7 @@ def test_the_contract_lists_the_edge_errors_on_every_operation():
             ref = operation["responses"][str(status)]["$ref"]
             name = ref.rsplit("/", 1)[1]
             assert name == "EdgeError" or ("edge" in responses[name]["content"][PROBLEM]["examples"]
-                                           and str(status) in ("400", "413")), (operation["summary"], status)
+                                           and str(status) in ("400", "413", "503")), (operation["summary"], status)
 
 
 def nginx_version() -> tuple[int, ...]:
@@ -261,6 +266,7 @@ def test_compose_configuration_passes_nginx_t(tmp_path):
     (tmp_path / "conf.d" / "default.conf").write_text(EDGE_CONF.read_text())
     (tmp_path / "specdec-upstream.conf").write_text(upstream)
     (tmp_path / "specdec-server.conf").write_text((compose / "specdec-server.conf").read_text())
+    (tmp_path / "specdec-checker.conf").write_text((compose / "specdec-checker.conf").read_text())
     (tmp_path / "nginx.conf").write_text(
         f"pid {tmp_path}/nginx.pid;\nevents {{}}\nhttp {{\n"
         + "".join(f"    {kind}_temp_path {tmp_path}/{kind};\n"
@@ -330,8 +336,26 @@ def test_request_id_is_echoed_and_in_both_logs(edge):
         time.sleep(0.1)
     access, replicas = logged()
     for rid in ids:
-        assert re.search(rf'"POST /v1/step HTTP/1\.1" 200 .* request_id={rid} ', access), rid
-        assert re.search(rf'"POST /v1/step HTTP/1\.1" 200 .* request_id={rid}$', replicas, re.M), rid
+        assert re.search(rf'\] request_id={rid} "POST /v1/step HTTP/1\.1" 200 ', access), rid
+        assert re.search(rf'\] request_id={rid} \S+ "POST /v1/step HTTP/1\.1" 200 ', replicas), rid
+
+
+def test_a_forged_query_cannot_shadow_the_request_id_in_either_log(edge):
+    """The request id comes before the request line in nginx's and gunicorn's access lines, so the
+    first ``request_id=`` of a line is the real one, whatever the query says."""
+    answer = requests.get(f"{edge.url}/health?request_id=FORGED-ID", headers={"X-Request-Id": "real-id"}, timeout=10)
+    assert answer.status_code == 200 and answer.headers["X-Request-Id"] == "real-id"
+
+    def lines() -> list[str]:
+        logs = edge.log("access.log") + edge.log("replica-1.log") + edge.log("replica-2.log")
+        return [line for line in logs.splitlines() if "FORGED-ID" in line]
+
+    deadline = time.monotonic() + 30  # nginx and gunicorn write their lines after the answer has left
+    while time.monotonic() < deadline and len(lines()) < 2:
+        time.sleep(0.1)
+    found = lines()
+    assert len(found) == 2, found  # nginx's line and the replica's
+    assert [re.search(r"request_id=(\S+)", line).group(1) for line in found] == ["real-id", "real-id"], found
 
 
 @pytest.mark.parametrize("sent, kept", [("course-42.step_7", True), ("A" * 128, True), ("A" * 129, False),
@@ -369,9 +393,9 @@ def test_a_callers_request_id_is_kept_through_the_edge_and_by_the_replica(edge, 
     while time.monotonic() < deadline and not all(f"request_id={ids[0]}" in log for log in logged()):
         time.sleep(0.1)
     access, replicas = logged()
-    assert re.search(rf'"POST /v1/step HTTP/1\.1" 200 .* request_id={re.escape(ids[0])} ', access)
-    assert re.search(rf'"POST /v1/step HTTP/1\.1" 200 .* request_id={re.escape(ids[0])}$', replicas, re.M)
-    assert re.search(rf'"POST /v1/step HTTP/1\.1" 413 .* request_id={re.escape(ids[2])} ', access)
+    assert re.search(rf'\] request_id={re.escape(ids[0])} "POST /v1/step HTTP/1\.1" 200 ', access)
+    assert re.search(rf'\] request_id={re.escape(ids[0])} \S+ "POST /v1/step HTTP/1\.1" 200 ', replicas)
+    assert re.search(rf'\] request_id={re.escape(ids[2])} "POST /v1/step HTTP/1\.1" 413 ', access)
 
 
 def test_the_inspector_page_and_its_files_through_the_edge(edge):
@@ -806,6 +830,117 @@ def test_no_replica_left_is_a_502_problem(tmp_path):
         assert response.headers["Access-Control-Expose-Headers"] == "X-Request-Id"
         assert re.fullmatch(r"[0-9a-f]{32}", response.headers["X-Request-Id"])
         assert response.headers["X-Content-Type-Options"] == "nosniff"
+    finally:
+        deployment.down()
+
+
+class _FakeUpstream(http.server.BaseHTTPRequestHandler):
+    """An upstream that is not the service: ``/v1/html/N`` answers status N with an HTML page,
+    ``/v1/problem/N`` with a problem document (as the service would), anything else 200 HTML."""
+
+    protocol_version = "HTTP/1.1"
+
+    def _answer(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        kind, _, code = self.path.rpartition("/")
+        status = int(code) if code.isdigit() else 200
+        if kind.endswith("/problem"):
+            body, mimetype = json.dumps({"type": "tag:fake", "title": "Fake", "status": status,
+                                         "detail": "the upstream's own"}).encode(), PROBLEM
+        else:
+            body, mimetype = b"<html><body><h1>Internal Server Error</h1></body></html>\n", "text/html"
+        self.send_response(status)
+        self.send_header("Content-Type", mimetype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("X-Request-Id", "upstream-id")  # an error page's headers are not sent on
+        self.send_header("Access-Control-Allow-Origin", "https://elsewhere.example")
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+REPLACED = ("A replica answered {status} with an error page that is not a problem document; the edge replaced it. "
+            "Retry, or send a smaller request.")
+
+
+def test_an_upstream_error_page_never_passes_the_edge(tmp_path):
+    """nginx in front of an upstream that answers HTML: every 4xx and 5xx page that is not a problem
+    document is replaced by the edge's 502 problem naming the status (with the request id, CORS and
+    nosniff, none of the page's headers); a problem document passes byte for byte, and so does a
+    page that is not an error."""
+    fake = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FakeUpstream)
+    threading.Thread(target=fake.serve_forever, daemon=True).start()
+    deployment = Deployment(tmp_path / "run", replicas=1)
+    try:
+        upstream = deployment.run_dir / "specdec-upstream.conf"
+        text = upstream.read_text()
+        replica = f"127.0.0.1:{deployment.state['replicas'][0]['port']}"
+        upstream.write_text(text.replace(f"server {replica} ", f"server 127.0.0.1:{fake.server_port} "))
+        reload = subprocess.run(local_module().nginx_argv(deployment.run_dir, "-s", "reload"), capture_output=True,
+                                text=True, timeout=30)
+        assert reload.returncode == 0, reload.stderr
+        deadline = time.monotonic() + 30  # the old nginx worker finishes, the new one reads the new upstream
+        while time.monotonic() < deadline and requests.get(f"{deployment.url}/v1/x", timeout=10).status_code != 200:
+            time.sleep(0.2)
+        for status in (400, 404, 405, 409, 413, 415, 422, 500, 502, 503, 504):
+            answer = requests.post(f"{deployment.url}/v1/html/{status}", data=b"{}", timeout=15,
+                                   headers={"X-Request-Id": f"page-{status}", "Content-Type": "application/json"})
+            assert answer.status_code == 502, (status, answer.text)
+            assert answer.headers["Content-Type"] == PROBLEM
+            assert answer.content == problem(502, REPLACED.format(status=status)).get_data()
+            for name, value in (("X-Request-Id", f"page-{status}"), ("Access-Control-Allow-Origin", "*"),
+                                ("Access-Control-Expose-Headers", "X-Request-Id"), ("X-Content-Type-Options", "nosniff")):
+                assert answer.raw.headers.getlist(name) == [value], (status, name)
+            assert "Retry-After" not in answer.headers and "X-Specdec-Replica" not in answer.headers
+        for status in (404, 422, 500, 503):
+            direct = requests.get(f"http://127.0.0.1:{fake.server_port}/v1/problem/{status}", timeout=10)
+            through = requests.get(f"{deployment.url}/v1/problem/{status}", timeout=10)
+            assert (through.status_code, through.content) == (status, direct.content)
+            assert through.headers["Content-Type"] == PROBLEM
+        page = requests.get(f"{deployment.url}/v1/page", timeout=10)
+        assert page.status_code == 200 and page.headers["Content-Type"] == "text/html"
+        access = deployment.log("access.log")
+        assert f"upstream=127.0.0.1:{fake.server_port} upstream_status=200" in access  # the replica's address
+    finally:
+        deployment.down()
+        fake.shutdown()
+        fake.server_close()
+
+
+def test_the_services_own_problems_pass_the_edge_byte_for_byte(tmp_path, monkeypatch):
+    """The service's 422, 413 and 503 (a request stopped at its CPU deadline: the budgets off, a
+    deadline of 1 s) are the same bytes through the edge as from the replica itself; the 503 is
+    not sent to the other replica (it would stop there too)."""
+    from test_deadline import slow_analysis
+
+    monkeypatch.setenv("SPECDEC_CPU_DEADLINE", "1")
+    monkeypatch.setenv("SPECDEC_TESTING_SKIP_BUDGETS", "1")
+    deployment = Deployment(tmp_path / "run", replicas=2)
+    try:
+        replica = f"http://127.0.0.1:{deployment.state['replicas'][0]['port']}"
+        cases = {422: ("/v1/step", {"config": {"width": 99}}),
+                 413: ("/v1/step", {"config": {}, "pad": [0] * 20_000}),  # 40 KB: over the values, not the bytes
+                 503: ("/v1/analysis", slow_analysis())}
+        for status, (path, body) in cases.items():
+            headers = {"X-Request-Id": f"own-{status}"}
+            direct = requests.post(f"{replica}{path}", json=body, headers=headers, timeout=60)
+            through = requests.post(f"{deployment.url}{path}", json=body, headers=headers, timeout=60)
+            assert direct.status_code == through.status_code == status, (status, through.text)
+            assert through.headers["Content-Type"] == direct.headers["Content-Type"] == PROBLEM
+            assert through.content == direct.content
+            assert through.raw.headers.getlist("X-Request-Id") == [f"own-{status}"]
+            assert json.loads(through.content)["type"] == {
+                422: "tag:specdec,2026:problem/invalid-input", 413: "tag:specdec,2026:problem/structure-bound",
+                503: "tag:specdec,2026:problem/compute-deadline"}[status]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and "own-503" not in deployment.log("access.log"):
+            time.sleep(0.1)
+        replicas = deployment.log("replica-1.log") + deployment.log("replica-2.log")
+        assert replicas.count("request_id=own-503 ") == 2  # the direct one and the edge's, not retried
     finally:
         deployment.down()
 

@@ -134,7 +134,7 @@ def test_ingresses_carry_the_edge_limits_and_failover():
         notes = ingress["metadata"]["annotations"]
         assert size(notes["nginx.ingress.kubernetes.io/proxy-body-size"]) == limit
         assert notes["nginx.ingress.kubernetes.io/proxy-request-buffering"] == "on"
-        assert notes["nginx.ingress.kubernetes.io/proxy-next-upstream"] == "error timeout http_502 http_503 non_idempotent"
+        assert notes["nginx.ingress.kubernetes.io/proxy-next-upstream"] == "error timeout http_502 non_idempotent"
         assert notes["nginx.ingress.kubernetes.io/proxy-read-timeout"] == "60"
         assert ingress["spec"]["rules"][0]["http"]["paths"][0]["path"] == path
     controller = documents("ingress-nginx-configmap.yaml")[0]["data"]

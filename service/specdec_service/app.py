@@ -21,13 +21,14 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional
 
-from flask import Flask, request
+from flask import Flask, g, request
 from flask.json.provider import DefaultJSONProvider
 from flask_cors import CORS
 from werkzeug.routing import Map
 
 from .api import BLUEPRINTS
-from .api.problems import register_error_handlers
+from .api.problems import deadline_problem, register_error_handlers
+from .deadline import ComputeDeadline, configured_deadline, cpu_deadline
 from .observe import REQUEST_ID_HEADER, install
 
 MAX_BODY_BYTES = 256 * 1024
@@ -70,10 +71,25 @@ class _ExactPaths(Map):
 
 class _App(Flask):
     """Flask with :class:`_ExactPaths` (its ``url_map_class``: the map is made, and the
-    static route added to it, in ``Flask.__init__``)."""
+    static route added to it, in ``Flask.__init__``) and the CPU deadline around every view
+    (:meth:`dispatch_request`)."""
 
     url_map_class = _ExactPaths
     json: DefaultJSONProvider  # Flask's own (its json_provider_class): create_app sets sort_keys
+
+    def dispatch_request(self) -> Any:
+        """The view's answer, its work stopped at the config's ``CPU_DEADLINE`` (seconds of CPU,
+        :mod:`specdec_service.deadline`): a view stopped there is answered by the 503 problem
+        :func:`~specdec_service.api.problems.deadline_problem`, which then passes through the
+        ``after_request`` hooks as any answer does (request id, CORS, metrics, log line)."""
+        try:
+            with cpu_deadline(self.config["CPU_DEADLINE"]):
+                return super().dispatch_request()
+        except ComputeDeadline as stop:
+            request_id = g.get("request_id", "-")
+            self.logger.warning("stopped at the CPU deadline of %g s: %s %s (request_id=%s)",
+                                stop.seconds, request.method, request.path, request_id)
+            return deadline_problem(stop, request_id)
 
 
 def _no_sniff(response):
@@ -98,11 +114,15 @@ def _options_without_content(response):
 
 def create_app(config: Optional[Mapping[str, Any]] = None) -> Flask:
     """Build the WSGI app. ``config`` overrides :data:`DEFAULTS` (Flask
-    config keys, e.g. ``{"TESTING": True}`` or ``MAX_CONTENT_LENGTH``)."""
+    config keys, e.g. ``{"TESTING": True}`` or ``MAX_CONTENT_LENGTH``). ``CPU_DEADLINE``
+    (seconds of CPU a request may use, ``None`` for no deadline) defaults to
+    ``$SPECDEC_CPU_DEADLINE`` (10 s when unset; :func:`specdec_service.deadline.deadline_setting`,
+    whose ``ValueError`` a bad value raises)."""
     app = _App(__name__)
     app.config.update(DEFAULTS)
     if config:
         app.config.update(config)
+    app.config["CPU_DEADLINE"] = configured_deadline(app.config)
     app.json.sort_keys = False
     install(app)  # request ids, metrics, log lines: first, so its after_request runs last
     CORS(app, resources=CORS_RESOURCES)

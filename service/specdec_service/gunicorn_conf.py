@@ -16,6 +16,12 @@ Environment (read when gunicorn loads this module):
   The work is CPU-bound pure Python, so more workers than cores only add
   context switches (docs/bench-service.md).
 - ``SPECDEC_TIMEOUT`` (default 30 s): a worker silent for longer is restarted.
+- ``SPECDEC_CPU_DEADLINE`` (default 10 s; a decimal number of seconds, above 0 and below
+  ``SPECDEC_TIMEOUT``): the CPU time one request may use; a request still working then is
+  stopped and answered with a 503 problem (type ``compute-deadline``), and the worker serves the
+  next request (:mod:`specdec_service.deadline`). Below the timeout, so that no request gets a
+  worker killed (the timeout counts wall time, so a deadline well below it also leaves room for a
+  loaded machine: 10 s of CPU at a third of a core is 30 s).
 - ``SPECDEC_LOG_LEVEL`` (default ``info``).
 - ``SPECDEC_LOG_FORMAT`` (default ``text``): ``json`` writes one JSON object per request on
   stdout (time, request id, method, route, status, duration, work units:
@@ -29,10 +35,11 @@ Environment (read when gunicorn loads this module):
 A value that is not a positive integer (or not a log format) stops gunicorn with a one-line
 message (``SystemExit``), not a traceback. The access log goes to stdout
 and the error log to stderr, so a container runtime collects both. Each
-access log line starts with the time and ends with ``request_id=`` and the answer's
+access log line starts with the time and then ``request_id=`` and the answer's
 ``X-Request-Id`` (the caller's or the edge's when well formed, else one the service made:
-:mod:`specdec_service.observe`), which the nginx edge logs too (deploy/nginx/edge.conf,
-docs/deploy.md).
+:mod:`specdec_service.observe`), before the request line, so that a query such as
+``?request_id=FORGED`` cannot come first for a ``request_id=(\S+)`` match; the nginx edge logs
+it in the same place (deploy/nginx/edge.conf, docs/deploy.md).
 """
 
 import glob
@@ -53,6 +60,17 @@ def _positive_int(name: str, default: int) -> int:
     return int(text)
 
 
+def _cpu_deadline() -> float:
+    """``$SPECDEC_CPU_DEADLINE`` checked against ``$SPECDEC_TIMEOUT``
+    (:func:`specdec_service.deadline.deadline_setting`); ``SystemExit`` with one line otherwise."""
+    from specdec_service.deadline import deadline_setting
+
+    try:
+        return deadline_setting(os.environ)
+    except ValueError as error:
+        raise SystemExit(f"specdec-service: {error}") from None
+
+
 def _log_format() -> str:
     """``$SPECDEC_LOG_FORMAT`` (``text`` or ``json``); ``SystemExit`` with one line otherwise."""
     from specdec_service.observe import log_format
@@ -68,6 +86,7 @@ bind = os.environ.get("SPECDEC_BIND") or "127.0.0.1:8000"
 workers = _positive_int("SPECDEC_WORKERS", multiprocessing.cpu_count())
 worker_class = "sync"
 timeout = _positive_int("SPECDEC_TIMEOUT", 30)
+_CPU_DEADLINE = _cpu_deadline()  # checked here, once, so a bad value stops gunicorn; create_app reads it
 graceful_timeout = 10
 keepalive = 2
 preload_app = True
@@ -75,7 +94,7 @@ _LOG_FORMAT = _log_format()
 accesslog = None if _LOG_FORMAT == "json" else "-"  # the app writes the JSON line itself
 errorlog = "-"
 loglevel = os.environ.get("SPECDEC_LOG_LEVEL", "info")
-access_log_format = '%(t)s %(h)s "%(r)s" %(s)s %(b)s %(M)sms request_id=%({x-request-id}o)s'
+access_log_format = '%(t)s request_id=%({x-request-id}o)s %(h)s "%(r)s" %(s)s %(b)s %(M)sms'
 # No runtime control socket (gunicorn >= 25): the service is stateless and
 # needs no gunicornc; the default path ($HOME/.gunicorn/gunicorn.ctl) is shared
 # by every instance of a user and unwritable in the read-only container.

@@ -13,7 +13,8 @@ blueprints and ``openapi.yaml`` at the repository root holds the same bytes
 
 Shared error responses, referenced by name from a route's ``problems``
 (:data:`.routes.ERROR_RESPONSES`): ``MalformedJson`` (400), ``SessionDone``
-(409), ``BodyTooLarge`` (413), ``NotJson`` (415), ``InvalidInput`` (422); and
+(409), ``BodyTooLarge`` (413), ``NotJson`` (415), ``InvalidInput`` (422); ``ComputeDeadline``
+(503, on every operation with a work budget: :data:`.routes.DEADLINE_RESPONSE`); and
 ``EdgeError``, the problems the production edge (nginx) answers itself, which
 every operation lists (:data:`.routes.EDGE_STATUSES`).
 
@@ -42,8 +43,9 @@ from marshmallow import fields
 
 from .. import __version__
 from .bodies import BODY_RULES
-from .problems import INVALID_INPUT, MALFORMED_JSON, PROBLEM_MIMETYPE, SESSION_DONE, STRUCTURE_BOUND
-from .routes import EDGE_RESPONSE, HEADERS, NO_SNIFF, ApiBlueprint, example, openapi_path
+from .problems import (COMPUTE_DEADLINE, DEADLINE_HINT, INVALID_INPUT, MALFORMED_JSON, PROBLEM_MIMETYPE,
+                       SESSION_DONE, STRUCTURE_BOUND)
+from .routes import DEADLINE_RESPONSE, EDGE_RESPONSE, HEADERS, NO_SNIFF, ApiBlueprint, example, openapi_path
 from .schemas import ModelTableOut, ProblemOut
 from .structure import MAX_EXPONENT, MAX_NESTING, MAX_NUMBER_CHARS
 from .trace_components import request_components, trace_components, trace_ref_attribute
@@ -142,10 +144,13 @@ wherever the edge could read the path). 400: the request is not valid HTTP/1.1
 slowly (nginx closes the connection instead, after 10 s). 413: the body is over
 the route's limit (262144 bytes; 8388608 on `/v1/grade*`). 414: the request line
 is over 4094 bytes. 431: a header line is over 4096 bytes. 501: a
-`Transfer-Encoding` other than `chunked` alone. 502: no replica answered. 503:
-this client already has 64 requests in progress (`Retry-After`). 504: no replica
-answered within 60 s. 505: an HTTP version other than 1.0 and 1.1. 502, 503 and
-504 can be retried as they are: every route is a pure function of its request.
+`Transfer-Encoding` other than `chunked` alone. 502: no replica answered, or a
+replica answered an error status with a page that is not a problem document (the
+detail names that status; the edge never passes such a page on). 503: this client
+already has 64 requests in progress (`Retry-After`). 504: no replica answered
+within 60 s. 505: an HTTP version other than 1.0 and 1.1. The edge's 502, 503 and
+504 can be retried as they are: every route is a pure function of its request
+(the service's own 503, type `compute-deadline`, cannot: see `ComputeDeadline`).
 The edge never answers HTML."""
 
 
@@ -212,6 +217,18 @@ def _register_components(spec: APISpec) -> None:
              "type": INVALID_INPUT, "title": "Invalid input", "status": 422,
              "detail": "1 field is invalid: #/config/draft/start: must sum to 1 within 1e-9, not 0.9",
              "errors": [{"pointer": "#/config/draft/start", "detail": "must sum to 1 within 1e-9, not 0.9"}]})}))
+    spec.components.response(DEADLINE_RESPONSE, _problem_response(
+        f"The request used more than the service's per-request CPU deadline (type `{COMPUTE_DEADLINE}`; 10 s of "
+        "CPU by default, docs/deploy.md) although its cost estimate was within the route's budget: its work was "
+        "stopped and nothing of it kept. `request_id` names it in the service's logs, `hint` says what to make "
+        "smaller; the same request would stop again, so there is no `Retry-After`. Or, from the edge of the "
+        "production deployment (see `EdgeError`), too many requests of this client are in progress.",
+        {"deadline": example("A request stopped at the deadline", {
+            "type": COMPUTE_DEADLINE, "title": "Compute deadline exceeded", "status": 503,
+            "detail": "The request used more than its 10 s of CPU time (the service's per-request deadline) and was "
+                      "stopped; nothing of it was kept.",
+            "request_id": "4f1c2a9e8b7d46a0b3e5c6d7e8f90123", "cpu_deadline_seconds": 10.0, "hint": DEADLINE_HINT}),
+         "edge": edge_example(503)}))
     spec.components.response(EDGE_RESPONSE, _problem_response(
         EDGE_DESCRIPTION, {f"edge_{status}": edge_example(status) for status in EDGE_PROBLEMS}))
 

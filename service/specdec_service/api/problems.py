@@ -14,6 +14,9 @@ query parameter, ``[{"parameter": "count", "detail": "why"}]``).
   members ``cost``, ``budget`` and ``unit``: a request over its route's work budget);
 - every werkzeug ``HTTPException`` (404, 405 with its ``Allow`` header,
   413, ...);
+- (not here: a :class:`~specdec_service.deadline.ComputeDeadline`, a ``BaseException``, is caught
+  around the view by :class:`specdec_service.app.create_app`'s app and answered by
+  :func:`deadline_problem`, a 503 of type :data:`COMPUTE_DEADLINE`);
 - anything else: logged with its traceback, answered by a bare 500 problem
   (no traceback leaves the server; the tests make sure none happens).
 """
@@ -34,6 +37,7 @@ except ImportError:  # optional speed-up, see dumps()
 from werkzeug.exceptions import HTTPException
 
 from ..budget import OVER_BUDGET, OverBudget
+from ..deadline import ComputeDeadline
 from ..engine import Fault, InvalidInput, SessionDone, pointer
 from ..engine.errors import MAX_ERRORS
 from ..engine.models import Table
@@ -61,12 +65,15 @@ INVALID_INPUT = "tag:specdec,2026:problem/invalid-input"
 SESSION_DONE = "tag:specdec,2026:problem/session-done"
 STRUCTURE_BOUND = "tag:specdec,2026:problem/structure-bound"
 """A body over a bound of its structure: nesting, values, number literals (``api/structure.py``)."""
+COMPUTE_DEADLINE = "tag:specdec,2026:problem/compute-deadline"
+"""A request stopped at its CPU deadline (HTTP 503, :mod:`specdec_service.deadline`)."""
 PROBLEM_TITLES = {
     MALFORMED_JSON: "Malformed JSON",
     INVALID_INPUT: "Invalid input",
     SESSION_DONE: "Session done",
     STRUCTURE_BOUND: "Structure bound exceeded",
     OVER_BUDGET: "Over budget",
+    COMPUTE_DEADLINE: "Compute deadline exceeded",
 }
 
 
@@ -192,6 +199,23 @@ def _clipped(body: Any, limit: int) -> Any:
     out = walk({k: v for k, v in body.items() if k != "detail"})
     return {**{k: out.get(k) for k in ("type", "title", "status")},
             "detail": clip(body["detail"], 4 * limit), **out}
+
+
+DEADLINE_HINT = ("send a smaller request: fewer digits in the rows, a temperature nearer 1, a smaller width, limit "
+                 "or number of drafts, or fewer traces or samples; the same request will stop again")
+"""What the 503 of a request stopped at its CPU deadline tells the caller to change."""
+
+
+def deadline_problem(stop: ComputeDeadline, request_id: str) -> Response:
+    """The 503 problem (type :data:`COMPUTE_DEADLINE`) of a request whose work was stopped at its
+    CPU deadline (:class:`~specdec_service.deadline.ComputeDeadline`): ``detail`` says so, the
+    extension members ``request_id`` (the answer's ``X-Request-Id``, to find the request in the
+    logs), ``cpu_deadline_seconds`` and ``hint`` (:data:`DEADLINE_HINT`). No ``Retry-After``:
+    the same request would be stopped again."""
+    detail = (f"The request used more than its {stop.seconds:g} s of CPU time (the service's per-request "
+              "deadline) and was stopped; nothing of it was kept.")
+    return problem(503, detail, type=COMPUTE_DEADLINE,
+                   extensions={"request_id": request_id, "cpu_deadline_seconds": stop.seconds, "hint": DEADLINE_HINT})
 
 
 class ApiProblem(Exception):

@@ -29,6 +29,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from flask import Blueprint
 
+from ..budget import BUDGETS
 from .problems import IMMUTABLE
 
 ERROR_RESPONSES = {
@@ -50,6 +51,9 @@ them with the shared response :data:`EDGE_RESPONSE`, except a status it document
 already (400 and 413 of the routes with a body, whose shared responses
 ``MalformedJson`` and ``BodyTooLarge`` include the edge's example)."""
 EDGE_RESPONSE = "EdgeError"
+DEADLINE_RESPONSE = "ComputeDeadline"
+"""The shared 503 response of every operation with a work budget (:data:`specdec_service.budget.BUDGETS`):
+the request was stopped at its CPU deadline (:mod:`specdec_service.deadline`), or the edge's own 503."""
 HEADERS = {
     "NoSniff": {"description": "On every response, errors included: the declared type is the only one.",
                 "required": True, "schema": {"type": "string", "const": "nosniff"}},
@@ -117,7 +121,9 @@ class Route:
     (``stepSession``) that generated clients name their function by
     (``step_session`` in Python): stable, a rename breaks every generated client
     (docs/service.md, "Clients generated from the contract").
-    Every response states its headers (:data:`HEADERS`).
+    Every response states its headers (:data:`HEADERS`). An operation with a work budget
+    (:data:`specdec_service.budget.BUDGETS`) lists the 503 :data:`DEADLINE_RESPONSE`; every one
+    lists the edge's statuses (:data:`EDGE_STATUSES`).
     """
 
     path: str
@@ -171,6 +177,8 @@ class Route:
         if self.responses:
             op["responses"].update((str(status), {**response, "headers": {**NO_SNIFF, **response.get("headers", {})}})
                                    for status, response in self.responses().items())
+        if f"{self.method.upper()} {self.path}" in BUDGETS:
+            op["responses"].setdefault("503", DEADLINE_RESPONSE)
         for status in EDGE_STATUSES:
             op["responses"].setdefault(str(status), EDGE_RESPONSE)
         return op

@@ -239,5 +239,10 @@ class ProblemOut(StrictSchema):
     cost = fields.Integer(metadata={"description": "For an over-budget 422: what the request would cost, in `unit`."})
     budget = fields.Integer(metadata={"description": "For an over-budget 422: the most a request of this route may cost."})
     unit = fields.String(metadata={"description": "For an over-budget 422: the unit of `cost` and `budget` (docs/service.md)."})
+    request_id = fields.String(metadata={"description": "For a compute-deadline 503: the request's `X-Request-Id`, which "
+                                                        "names it in the service's logs."})
+    cpu_deadline_seconds = fields.Float(metadata={"description": "For a compute-deadline 503: the seconds of CPU time "
+                                                                 "a request may use (docs/deploy.md)."})
+    hint = fields.String(metadata={"description": "For a compute-deadline 503: what to make smaller."})
 
 
