@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Optional
 
 from .engine.bounds import MAX_DRAWS_SLICE, MAX_VOCAB, MAX_WIDTH
@@ -322,3 +323,178 @@ BUDGETS: dict[str, Budget] = _budgets(
 (``GET /health``, ``/openapi.yaml``, ``/metrics``, ``/v1/models``, ``/v1/grade/suites[/{name}]``, the inspector
 page and its static files) answer fixed documents: no budget (``tests/test_budget.py`` checks that
 every route is one or the other)."""
+
+
+# ---------------------------------------------------------------- the exact-arithmetic cost model
+#
+# Everything below is computed from the config as read (its rows' integers' bit lengths, its
+# sampling settings, mode, width, drafts and limit) *before* any exact work, and bounds the bit
+# operations the engine counts while it works (engine.work; tests/test_cost_bound.py checks
+# counted <= estimated across modes, sampling settings, vocabularies and number sizes).
+
+FLOAT_BITS = 1074 + 53 + 1
+"""The bits of a float64 read as an exact rational (numerator and denominator together at most:
+a 53-bit mantissa over at most 2^1074): every entry of a row processed by a temperature whose 1/T
+is not an integer is one (SPEC 9.1)."""
+DECIMAL_ATTEMPTS = 2
+"""The evaluations of exp(ln p / T) the estimate allows one entry (24 then 48 digits,
+``sampling._decimal_nearest``): a third is needed only when p^(1/T) lies within about 1e-44 of
+a midpoint between two float64s."""
+
+
+def model_bits(model) -> int:
+    """The bits of the largest denominator (a row's ``total``) of a model's rows as read (SPEC 1:
+    each row is its entries over their exact common denominator; every entry is at most it)."""
+    return max(row.total.bit_length() for row in (model.start, *model.rows))
+
+
+def exponent_of(sampling) -> Optional[Fraction]:
+    """1/T of a config's ``sampling`` (SPEC 9.1) when its temperature changes the rows (T not 0, 1
+    or unset), else ``None``."""
+    if sampling is None or sampling.temperature in (None, 0, 1):
+        return None
+    return 1 / sampling.temperature
+
+
+def processed_bits(bits: int, vocab: int, sampling) -> int:
+    """The bits of the largest denominator of a row of ``bits`` bits after SPEC 9's processing by
+    ``sampling`` (``None``: unprocessed): ``n * bits + log2(vocab) + 1`` when 1/T is an integer n
+    (entries p^n over total^n), :data:`FLOAT_BITS` plus as much when it is not (each entry a
+    float64), 2 at T = 0 (a point mass); top-k, top-p and min-p only remove entries."""
+    if sampling is not None and sampling.temperature == 0:
+        return 2
+    exponent = exponent_of(sampling)
+    spread = vocab.bit_length() + 1
+    if exponent is None:
+        return bits
+    if exponent.denominator == 1:
+        return exponent.numerator * bits + spread
+    return FLOAT_BITS + spread
+
+
+def power_work(numerator_bits: int, denominator_bits: int, exponent: Fraction) -> int:
+    """An upper bound of the bit operations of one ``sampling.power(p, exponent)`` for an entry
+    ``p`` whose numerator and denominator have at most these bits (SPEC 9.1): the exact power
+    when the exponent is an integer; otherwise the two integer roots (when they are tried), the
+    walk from the hardware's guess (when it is tried: at most 64 steps, each comparing b-th powers
+    of float64 midpoints with p^a) and :data:`DECIMAL_ATTEMPTS` decimal evaluations."""
+    a, b = exponent.numerator, exponent.denominator
+    bits = numerator_bits + denominator_bits
+    if b == 1:
+        return 2 * a * bits
+    from .engine import sampling as exact  # the thresholds of its choices
+    large = max(numerator_bits, denominator_bits)
+    work = 0
+    if b <= large:  # the integer roots: Newton from within a factor 2 of the root (about 0.7 b
+        # steps to near it), then quadratic; then the exact power of a rational root
+        steps = b + large.bit_length() + 4
+        work += 2 * steps * (3 * large + 64) + 2 * (a * bits // b + a)
+    scale = denominator_bits - numerator_bits + 4  # at least log2(1 / p) + 3
+    decimal = DECIMAL_ATTEMPTS
+    if a + b * 64 <= exact._WALK_BITS and a * (scale - 5) <= exact._WALK_LOG * b and scale - 5 <= exact._WALK_SCALE:
+        magnitude = -(-a * scale // b)  # at least log2(1 / p^(a/b)) + 3
+        steps = WALK_STEPS_PER_BIT * magnitude // 10 + 6
+        if steps < exact._WALK_STEPS:
+            decimal = 0  # found within the steps: the decimal evaluation is not reached
+        midpoint_bits = 2 * (56 + magnitude)
+        work += a * bits + 2 * min(steps, exact._WALK_STEPS) * (2 * b * midpoint_bits + a * bits + 2)
+    return work + decimal * 2 * bits + exact._DECIMAL_UNITS * sum((24 << i) ** 2 for i in range(decimal))
+
+
+WALK_STEPS_PER_BIT = 4
+"""The float64 steps ``sampling._walk`` takes from its guess ``float(p) ** (a / b)``, in tenths
+per bit of ``log2(1 / p^(a/b))``, beyond 6: the guess errs by about ``|ln p^(a/b)| / 2`` units in
+the last place (its exponent a / b is a float64, not exact). Measured on 20,000 entries of 1-17
+digits (exponents to 1e-120, twelve temperatures): at most 3 steps below 10 bits, 54 at 160
+(0.34 a bit); tests/test_cost_bound.py checks the bound."""
+
+
+def processing_work(model, sampling) -> int:
+    """An upper bound of the bit operations of processing every row of ``model`` by
+    ``sampling`` (SPEC 9, ``sampling.process``; ``0`` without sampling parameters): for each
+    entry its temperature step (:func:`power_work`, from the entry's own bit lengths), then the
+    exact normalisation, top-k, top-p and min-p over the processed rows."""
+    if sampling is None or sampling.empty:
+        return 0
+    vocab = len(model.vocab)
+    bits = model_bits(model)
+    after = processed_bits(bits, vocab, sampling)
+    exponent = exponent_of(sampling)
+    work = 0
+    for row in (model.start, *model.rows):
+        total = row.total.bit_length()
+        if exponent is not None:
+            work += sum(power_work(w.bit_length(), total, exponent) for w in row.weights if w and w != row.total)
+        work += 8 * vocab * (after + 1)  # the normalisation: lcm, products, gcd, sum
+        work += 8 * vocab * (after + 64)  # top-k, top-p, min-p (each at most 4 per entry)
+    return work
+
+
+def config_processing_work(config) -> int:
+    """:func:`processing_work` of the target, and of the draft unless ``sampling.draft`` is
+    ``"raw"`` (SPEC 9: q is processed as p is by default)."""
+    sampling = config.sampling
+    work = processing_work(config.target, sampling)
+    if sampling is not None and sampling.draft == "processed":
+        work += processing_work(config.draft, sampling)
+    return work
+
+
+def config_row_bits(config) -> int:
+    """The bits of the largest denominator of the rows a config's blocks read (SPEC 1 and 9):
+    :func:`processed_bits` of each model's :func:`model_bits` (the draft's raw when
+    ``sampling.draft`` is ``"raw"``), without processing them."""
+    sampling, vocab = config.sampling, len(config.vocab)
+    draft_sampling = sampling if sampling is not None and sampling.draft == "processed" else None
+    return max(processed_bits(model_bits(config.target), vocab, sampling),
+               processed_bits(model_bits(config.draft), vocab, draft_sampling))
+
+
+def tokenwise_block_work(width: int, vocab: int, bits: int) -> int:
+    """The bit operations of one token-wise block (SPEC 4-5: modes speculative, greedy,
+    autoregressive) of ``width`` proposals over rows of at most ``bits`` bits: drafting (a draw
+    and a published row each), the ratio tests, the residual (of rows of ``2 * bits``) and its
+    draw, the bonus."""
+    return (2 * width + 12) * (vocab + 8) * (2 * bits + 2) + 400 * (width + 2)
+
+
+def block_mode_work(width: int, vocab: int, bits: int) -> int:
+    """The bit operations of one block of SPEC 10 (mode block) beyond the token-wise ones: the
+    weight ``w_i`` is a product of ``i`` ratios (at most ``i * (2 * bits + 2)`` bits), and at each
+    position the threshold's scaled residual mass (``vocab`` entries of ``w_i``'s size and a
+    row's), the threshold, the draw's test and the exact strings; the correction's scaled
+    residual once more."""
+    sizes = sum(i * (2 * bits + 2) + 2 * bits + 24 for i in range(1, width + 1))
+    return 2 * (8 * vocab + 80) * (sizes + (width * (2 * bits + 2) + 2 * bits + 24))
+
+
+def tree_block_work(width: int, vocab: int, bits: int, nodes: int, candidates: int) -> int:
+    """The bit operations of one block of SPEC 11 (mode tree) whose tree drafts ``nodes``
+    proposals (``drafts * width`` for D chains of ``width``) and tests at most ``candidates`` of
+    them at one depth (``drafts``), over rows of at most ``bits`` bits: the drafting, and at each
+    of the ``width + 1`` depths the tests against the recursive residual, whose denominator
+    grows by a row's bits at each rejection (the j-th test reads a residual of about ``(j + 1)
+    * (bits + 8)`` bits, and publishes it exactly)."""
+    drafting = nodes * ((vocab + 2) * (2 * bits + 2) + 400)
+    tests = sum((vocab + 4) * (16 * (j + 1) * (bits + 8) + 10 * bits + 10) + 400 for j in range(candidates + 1))
+    return drafting + (width + 1) * tests + tokenwise_block_work(1, vocab, (candidates + 1) * (bits + 8))
+
+
+def block_work(mode: str, width: int, drafts: int, vocab: int, bits: int, nodes: Optional[int] = None) -> int:
+    """An upper bound of the bit operations of one block (drafting and verification) of ``mode``
+    over rows of at most ``bits`` bits (:func:`config_row_bits`). In mode tree, ``nodes`` is the
+    number of proposals the block's tree drafts (default ``drafts * width``: SPEC 11's D chains; a
+    tree of another shape states its own) and ``drafts`` the most candidates tested at one depth."""
+    if mode == "tree":
+        return tree_block_work(width, vocab, bits, drafts * width if nodes is None else nodes, drafts)
+    work = tokenwise_block_work(width, vocab, bits)
+    return work + block_mode_work(width, vocab, bits) if mode == "block" else work
+
+
+def config_work(config, blocks: int) -> int:
+    """The exact-arithmetic cost of ``blocks`` blocks of a parsed config (``engine.state.Config``)
+    in bit operations, computed before any exact work: the processing of its rows
+    (:func:`config_processing_work`) plus ``blocks`` times :func:`block_work`. A whole run has at
+    most ``limit`` blocks (SPEC 6: each commits at least one token)."""
+    return config_processing_work(config) + blocks * block_work(
+        config.mode, config.width, config.drafts, len(config.vocab), config_row_bits(config))
