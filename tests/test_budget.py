@@ -12,7 +12,7 @@ import pytest
 from specdec_service import create_app
 from specdec_service.api.structure import MAX_NUMBER_CHARS, NUMBER_DETAIL
 from specdec_service.budget import (BUDGETS, OVER_BUDGET, RUN_SIZE, RUN_TRACE_CHARS, OverBudget, block_units, exact_chars,
-                                    run_cost, run_size, run_trace_chars, session_units)
+                                    run_cost, run_size, run_trace_chars, session_units, WORK_BUDGET)
 from specdec_service.engine import MAX_DRAWS_SLICE, MAX_WIDTH, parse_config, run
 from specdec_service.engine.bounds import MAX_VOCAB
 from specdec_service.grading import BY_ID, CATALOGUE, faulty_run, grade_distribution, grade_many
@@ -49,8 +49,8 @@ def test_bounded_routes_are_never_over_their_budget():
     # The input bounds alone keep these routes within budget: the largest cost they accept.
     assert BUDGETS["GET /v1/draws"].bound == MAX_DRAWS_SLICE == 4096
     assert BUDGETS["POST /v1/runs"].bound is None  # modes, drafts and exact row sizes weigh: see below
-    for route in ("POST /v1/draft", "POST /v1/verify", "POST /v1/step"):
-        assert BUDGETS[route].bound == 3072
+    for route in ("POST /v1/draft", "POST /v1/verify", "POST /v1/step"):  # one block, but of rows of any size
+        assert BUDGETS[route].bound is None and BUDGETS[route].limit == WORK_BUDGET and BUDGETS[route].unit == "work units"
     for budget in BUDGETS.values():
         assert budget.bound is None or budget.bound <= budget.limit, budget.route
 

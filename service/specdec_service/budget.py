@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
-from .engine.bounds import MAX_DRAWS_SLICE, MAX_VOCAB, MAX_WIDTH
+from .engine.bounds import MAX_DRAWS_SLICE
 
 OVER_BUDGET = "tag:specdec,2026:problem/over-budget"
 """The problem type of a request over its route's budget (HTTP 422)."""
@@ -121,8 +121,6 @@ class OverBudget(Exception):
         return body
 
 
-_BLOCK_MAX = block_units(MAX_WIDTH, MAX_VOCAB)
-
 GRADE_REFERENCE_WEIGHT = 5
 """A grading request's reference runs count 5 times their :func:`block_units`: measured with
 bench/worst_cases.py, a reference block costs about that much more than a block of the checks or
@@ -143,59 +141,19 @@ def mode_weight(mode: str) -> int:
 
 
 RUN_MODE_WEIGHT = {"block": 10, "tree": 3}
-"""How much one block unit of a mode weighs in ``POST /v1/runs`` (1 for the modes not listed),
-measured with the worst runs (two 64-token one-hot models, target and draft apart, width 16,
-limit 256: 255 blocks; CPU seconds at load 8-10, 1 December 2026): speculative 0.062 s, block
-0.29 s (4.7 times; counted 10, as the grading budget counts it), tree with 8 drafts 0.93 s for
-blocks of 128 drafted proposals (the block units of :func:`run_units` count the D chains: 5.7
-times the units of one chain, 15 times the time)."""
-ROW_BITS_UNIT = 64
-"""Exact rows cost more as their integers grow: each block unit of a run weighs ``1 + bits / 64``,
-``bits`` the size of the largest denominator of the rows the run reads (20 bits for 6-digit
-decimals; about 330 for rows processed at temperature 0.05, whose entries are p^20: mode block
-then took 2.8 s for 252 blocks against 0.15 s unprocessed)."""
-PROCESS_UNITS = {"power": 1000, "exact": 10}
-"""The cost of processing one row entry (SPEC 9), in block units: ``power`` when 1/T is not an
-integer (p^(1/T) correctly rounded: about 10-80 us an entry, ``sampling.power``), ``exact``
-otherwise (integer powers, top-k, top-p, min-p). Two 64-token models at T = 19.9: 8,320 entries,
-0.63 s."""
-
-
-def run_units(mode: str, width: int, drafts: int, vocab: int, limit: int, row_bits: int,
-              processed_entries: int = 0, powers: bool = False) -> int:
-    """The cost of ``POST /v1/runs`` in block units: at most ``limit`` blocks of ``width``
-    proposals (times ``drafts`` in mode tree) over ``vocab`` tokens, each block unit weighted by
-    :data:`RUN_MODE_WEIGHT` and by ``1 + row_bits / 64`` (:data:`ROW_BITS_UNIT`), plus the
-    processing of ``processed_entries`` row entries (SPEC 9; :data:`PROCESS_UNITS`, ``powers``:
-    whether 1/T is not an integer)."""
-    drafted = width * drafts if mode == "tree" else width
-    blocks = RUN_MODE_WEIGHT.get(mode, 1) * session_units(drafted, vocab, limit) * (1 + row_bits / ROW_BITS_UNIT)
-    return int(blocks) + processed_entries * PROCESS_UNITS["power" if powers else "exact"]
+"""How much one block unit of a mode weighs in a session's overhead (:func:`overhead_units`; 1 for
+the modes not listed), measured with the worst runs (two 64-token one-hot models, target and draft
+apart, width 16, limit 256: 255 blocks; CPU seconds at load 8-10, 1 December 2026): speculative
+0.062 s, block 0.29 s (4.7 times; counted 10, as the grading budget counts it), tree with 8 drafts
+0.93 s for blocks of 128 drafted proposals (5.7 times the units of one chain, 15 times the time).
+The exact arithmetic, which grows with the rows' bits, is counted apart (:func:`config_work`)."""
 
 
 def run_cost(config) -> int:
-    """:func:`run_units` of a parsed config (``engine.state.Config``): its rows' largest
-    denominator read off the rows the run reads (``Config.rows``: processed with ``sampling``, so
-    the processing is done by then, at most about 0.7 s for two 64-token models), and the entries
-    processed (the target's rows, and the draft's unless ``draft`` is ``"raw"``)."""
-    size = len(config.vocab)
-    bits = rows_bits(config)
-    sampling = config.sampling
-    entries, powers = 0, False
-    if sampling is not None and not sampling.empty:
-        entries = (size + 1) * size * (2 if sampling.draft == "processed" else 1)
-        powers = sampling.temperature not in (None, 0) and (1 / sampling.temperature).denominator != 1
-    return run_units(config.mode, config.width, config.drafts, size, config.limit, bits, entries, powers)
-
-
-RUN_BUDGET = 30_000_000
-"""The budget of ``POST /v1/runs`` in :func:`run_units`: about 2.4 s of one core at 79 ns a unit
-(the speculative worst run: 798,720 units, 0.05-0.06 s at load 8-10). Every run of built-in models
-fits (toy, width 16, limit 256, mode tree with 8 drafts at temperature 0.05: 15,855,120 units,
-0.22 s), and without sampling every run of rows of decimals down to 1e-15 (the costliest: 64-token
-one-hot models, width 16, limit 256, mode tree with 8 drafts, 13,578,240 units, 0.71 s); refused, for example: mode block
-over two 64-token models of 6-digit rows at temperature 0.05 (50,709,760 units; it took 2.6 s). A
-run over it is refused before any decoding: take it block by block with ``POST /v1/step``."""
+    """The cost of ``POST /v1/runs`` in work units: :func:`session_work` of ``limit`` blocks (SPEC
+    6: each block commits at least one token), computed from the config as read, before its rows
+    are processed."""
+    return session_work(config, config.limit)
 
 
 def exact_chars(bits: int) -> int:
@@ -229,18 +187,11 @@ def run_trace_chars(mode: str, width: int, drafts: int, vocab: int, limit: int, 
     return limit * per_block * exact_chars(row_bits)
 
 
-def rows_bits(config) -> int:
-    """The bits of the largest denominator of the rows a parsed config's run reads
-    (``Config.rows``: processed with ``sampling``)."""
-    rows = config.rows
-    return max(max(rows.target(c).total.bit_length(), rows.draft(c).total.bit_length())
-               for c in [None, *range(len(config.vocab))])
-
-
 def run_size(config) -> int:
-    """:func:`run_trace_chars` of a parsed config (``engine.state.Config``)."""
+    """:func:`run_trace_chars` of a parsed config (``engine.state.Config``), its rows' bits
+    :func:`config_row_bits` (an upper bound, known before processing them)."""
     return run_trace_chars(config.mode, config.width, config.drafts, len(config.vocab), config.limit,
-                           rows_bits(config))
+                           config_row_bits(config))
 
 
 RUN_TRACE_CHARS = 16_000_000
@@ -280,49 +231,6 @@ units (about a microsecond of one core each): about 1 s, under 2 s on this loade
 machine (measured by ``bench/analysis.py``, docs/analysis.md "Cost and budget")."""
 
 
-def _budgets(*budgets: Budget) -> dict[str, Budget]:
-    return {b.route: b for b in budgets}
-
-
-BUDGETS: dict[str, Budget] = _budgets(
-    Budget("GET /v1/draws", "draws", MAX_DRAWS_SLICE, "count", "ask for at most 4096 draws at a time",
-           bound=MAX_DRAWS_SLICE),
-    Budget("POST /v1/draft", "block units", _BLOCK_MAX, "(width + 8) * (vocabulary + 64) for one block",
-           "a request is one block", bound=_BLOCK_MAX),
-    Budget("POST /v1/verify", "block units", _BLOCK_MAX, "(width + 8) * (vocabulary + 64) for one block",
-           "a request is one block", bound=_BLOCK_MAX),
-    Budget("POST /v1/step", "block units", _BLOCK_MAX, "(width + 8) * (vocabulary + 64) for one block",
-           "a request is one block", bound=_BLOCK_MAX),
-    Budget("POST /v1/runs", "block units", RUN_BUDGET,
-           "limit * (width * (drafts in mode tree) + 8) * (vocabulary + 64): at most limit blocks, weighing 10 in mode "
-           "block and 3 in mode tree, each times 1 + (bits of the rows' largest denominator) / 64; plus, with "
-           "sampling, 1000 per row entry processed when 1/temperature is not an integer, else 10",
-           "take the session block by block with POST /v1/step"),
-    Budget("POST /v1/grade", "block units", 80_000_000,
-           "the reference run of each distinct config, 5 * limit * (width + 8) * (vocabulary + 64), plus for each trace "
-           "(mistakes of its mode + 2) * (its blocks + 1) * (width + 8) * (vocabulary + 64) for the checks and the "
-           "diagnosis of a failing trace; in mode block each block weighs 10 times",
-           "send the traces in several smaller batches (the `specdec grade` command splits its batches itself)"),
-    Budget("POST /v1/grade/distribution", "sample units", 2_000_000,
-           "entries * min(m, limit) for reading the samples or counts, plus 5 * min(samples / 5, vocabulary^min(m, "
-           "limit)) for the cells of the exact distribution",
-           "grade fewer samples, a shorter prefix m, or send counts of prefixes instead of samples"),
-    Budget("POST /v1/grade/samples", "sample units", 4_000_000,
-           "the tokens of every sample (each sample at least 1)",
-           "grade fewer samples in one request"),
-    Budget("POST /v1/analysis", "analysis units", ANALYSIS_MAX_COST,
-           "about 1 us of one core each: for the config's width and each swept width, limit * (V + 1) * V * (width + 1) operations between "
-           "blocks, each weighted by the size of its exact integers, plus 3 * depth * V * the target's supported "
-           "prefixes for the output distributions; in mode block the operations between blocks weigh 20 times, plus 2 "
-           "per draft-block cell enumerated (engine.analysis.analysis_cost, docs/analysis.md); mode tree: "
-           "(V + 1) * V^2 * 8^3 * width^2 * (1 + limit / 8) / 4 plus 24 * drafts^3 * V * (V / 1.5)^depth "
-           "(engine.tree_analysis.tree_cost)",
-           "sweep fewer widths, or analyse a smaller limit, width, depth, vocabulary or number of drafts"),
-)
-"""Every route that does work in proportion to its input, by ``"METHOD /path"``. The others
-(``GET /health``, ``/openapi.yaml``, ``/metrics``, ``/v1/models``, ``/v1/grade/suites[/{name}]``, the inspector
-page and its static files) answer fixed documents: no budget (``tests/test_budget.py`` checks that
-every route is one or the other)."""
 
 
 # ---------------------------------------------------------------- the exact-arithmetic cost model
@@ -452,10 +360,17 @@ def config_row_bits(config) -> int:
 
 def tokenwise_block_work(width: int, vocab: int, bits: int) -> int:
     """The bit operations of one token-wise block (SPEC 4-5: modes speculative, greedy,
-    autoregressive) of ``width`` proposals over rows of at most ``bits`` bits: drafting (a draw
-    and a published row each), the ratio tests, the residual (of rows of ``2 * bits``) and its
-    draw, the bonus."""
-    return (2 * width + 12) * (vocab + 8) * (2 * bits + 2) + 400 * (width + 2)
+    autoregressive) of ``width`` proposals over rows of at most ``bits`` bits: each proposal's
+    draw, ratio test and published ratio; the residual (``vocab`` entries of ``2 * bits``), its
+    normalisation, publication and draw; the bonus. The rows' own float64s are computed once a
+    request (:func:`rows_work`)."""
+    return (width + 2) * (10 * bits + 200) + (vocab + 2) * (12 * bits + 16)
+
+
+def rows_work(vocab: int, bits: int) -> int:
+    """The bit operations of publishing each of a config's ``2 * (vocab + 1)`` rows (target and
+    draft, after every context) as float64s, once a request (``Dist.floats`` is kept with the row)."""
+    return 2 * (vocab + 1) * vocab * (bits + 2)
 
 
 def block_mode_work(width: int, vocab: int, bits: int) -> int:
@@ -465,7 +380,7 @@ def block_mode_work(width: int, vocab: int, bits: int) -> int:
     row's), the threshold, the draw's test and the exact strings; the correction's scaled
     residual once more."""
     sizes = sum(i * (2 * bits + 2) + 2 * bits + 24 for i in range(1, width + 1))
-    return 2 * (8 * vocab + 80) * (sizes + (width * (2 * bits + 2) + 2 * bits + 24))
+    return (4 * vocab + 64) * (sizes + (width * (2 * bits + 2) + 2 * bits + 24))
 
 
 def tree_block_work(width: int, vocab: int, bits: int, nodes: int, candidates: int) -> int:
@@ -475,7 +390,7 @@ def tree_block_work(width: int, vocab: int, bits: int, nodes: int, candidates: i
     of the ``width + 1`` depths the tests against the recursive residual, whose denominator
     grows by a row's bits at each rejection (the j-th test reads a residual of about ``(j + 1)
     * (bits + 8)`` bits, and publishes it exactly)."""
-    drafting = nodes * ((vocab + 2) * (2 * bits + 2) + 400)
+    drafting = nodes * (2 * bits + 200)
     tests = sum((vocab + 4) * (16 * (j + 1) * (bits + 8) + 10 * bits + 10) + 400 for j in range(candidates + 1))
     return drafting + (width + 1) * tests + tokenwise_block_work(1, vocab, (candidates + 1) * (bits + 8))
 
@@ -494,7 +409,112 @@ def block_work(mode: str, width: int, drafts: int, vocab: int, bits: int, nodes:
 def config_work(config, blocks: int) -> int:
     """The exact-arithmetic cost of ``blocks`` blocks of a parsed config (``engine.state.Config``)
     in bit operations, computed before any exact work: the processing of its rows
-    (:func:`config_processing_work`) plus ``blocks`` times :func:`block_work`. A whole run has at
+    (:func:`config_processing_work`), their publication (:func:`rows_work`), plus ``blocks``
+    times :func:`block_work`. A whole run has at
     most ``limit`` blocks (SPEC 6: each commits at least one token)."""
-    return config_processing_work(config) + blocks * block_work(
-        config.mode, config.width, config.drafts, len(config.vocab), config_row_bits(config))
+    bits, vocab = config_row_bits(config), len(config.vocab)
+    return (config_processing_work(config) + rows_work(vocab, bits)
+            + blocks * block_work(config.mode, config.width, config.drafts, vocab, bits))
+
+
+BLOCK_UNIT_WORK = 80
+"""The work units one block unit (:func:`block_units`, the Python-level work of a block that the
+exact arithmetic does not count: records, draws, JSON) is worth (bench/cost_units.py, 3 December
+2026, load 15 on 2 cores: 64 one-hot labels, width 16, 255 blocks, 798,720 block units in 0.052 s
+of CPU, 65 ns each, against 0.04-0.54 ns per estimated bit operation of the exact families)."""
+
+WORK_BUDGET = 1_200_000_000
+"""The most work units (:func:`session_work`) one request may cost on any route that runs or checks
+a session. Calibrated by bench/cost_units.py (3 December 2026, load 15 on a 2-core machine): the
+costliest family per estimated unit is the overhead of one-hot runs, 0.81-1.10 ns (at 80 work
+units a block unit), then the walk of p^(1/T) over 6-digit rows at T = 0.7, 0.54-0.61 ns, the
+decimal evaluations 0.32-0.47 ns, mode block 0.16-0.21 ns, mode tree 0.04-0.05 ns (its bound is
+the loosest: every candidate rejected, each residual growing by a whole row); so a request at the
+budget takes at most about 1.3 s of one core, within the 2 s promise with margin."""
+
+
+def overhead_units(mode: str, width: int, drafts: int, vocab: int, blocks: int, nodes: Optional[int] = None) -> int:
+    """The block units (:func:`block_units`) of ``blocks`` blocks of ``mode``: a tree block counts
+    its drafted proposals (``nodes``, default ``drafts * width``), each block weighted by
+    :data:`RUN_MODE_WEIGHT`."""
+    drafted = (drafts * width if nodes is None else nodes) if mode == "tree" else width
+    return RUN_MODE_WEIGHT.get(mode, 1) * session_units(drafted, vocab, blocks)
+
+
+def session_work(config, blocks: int) -> int:
+    """The cost, in work units, of ``blocks`` blocks of a parsed config, computed before any exact
+    work: :func:`config_work` (the processing of its rows and the exact arithmetic of the blocks,
+    in bit operations) plus :data:`BLOCK_UNIT_WORK` times their :func:`overhead_units`. One block
+    for ``POST /v1/draft``, ``/v1/verify`` and ``/v1/step``; ``limit`` for a run (SPEC 6), the
+    reference run a grading request recomputes included."""
+    overhead = overhead_units(config.mode, config.width, config.drafts, len(config.vocab), blocks)
+    return config_work(config, blocks) + BLOCK_UNIT_WORK * overhead
+
+
+WORK_MODEL = ("the processing of the rows with sampling (SPEC 9: each entry's p^(1/T) from its bit sizes), plus "
+              "per block (limit blocks for a run) the exact arithmetic of the mode (ratios, residuals, block "
+              "weights and thresholds, the tree's D chains and growing residuals) over rows of the processed "
+              "bit size, in bit operations, plus 80 per block unit (width + 8) * (vocabulary + 64)")
+WORK_SPLIT = ("shorten the rows' decimals (fewer significant digits, no tiny entries), use a temperature whose "
+              "1/T is an integer or none, or reduce the width, the drafts, the vocabulary or the limit")
+
+SESSION_WORK = Budget("any route that runs or checks a session", "work units", WORK_BUDGET, WORK_MODEL, WORK_SPLIT)
+"""The budget of a session's work (:func:`session_work`) on every route that runs one: one block
+on ``POST /v1/draft``, ``/v1/verify``, ``/v1/step``; the whole run on ``POST /v1/runs``; the
+reference run (and checks) of every config a ``POST /v1/grade``, ``/v1/grade/samples`` or
+``/v1/grade/distribution`` recomputes; the row processing of ``POST /v1/analysis``. A request over
+it is a 422 (:data:`OVER_BUDGET`) naming the config."""
+
+
+def grading_work(config) -> int:
+    """The least a grading request about ``config`` costs in work units: what running it costs
+    (:func:`session_work` of ``limit`` blocks: the reference a grader recomputes, or the laws of
+    its output), its rows' processing counted twice (a catalogued mistake of row processing
+    processes them its own way)."""
+    return session_work(config, config.limit) + config_processing_work(config)
+
+
+def check_grading_work(config, pointer: str = "#/config") -> None:
+    """Raise :class:`OverBudget` (pointer ``pointer``) when :func:`grading_work` of ``config`` is
+    over :data:`WORK_BUDGET`: a config ``POST /v1/runs`` refuses is refused by every grading
+    route, before any exact work."""
+    SESSION_WORK.check(grading_work(config), pointer=pointer)
+
+
+def _budgets(*budgets: Budget) -> dict[str, Budget]:
+    return {b.route: b for b in budgets}
+
+
+BUDGETS: dict[str, Budget] = _budgets(
+    Budget("GET /v1/draws", "draws", MAX_DRAWS_SLICE, "count", "ask for at most 4096 draws at a time",
+           bound=MAX_DRAWS_SLICE),
+    Budget("POST /v1/draft", "work units", WORK_BUDGET, "one block: " + WORK_MODEL, WORK_SPLIT),
+    Budget("POST /v1/verify", "work units", WORK_BUDGET, "one block: " + WORK_MODEL, WORK_SPLIT),
+    Budget("POST /v1/step", "work units", WORK_BUDGET, "one block: " + WORK_MODEL, WORK_SPLIT),
+    Budget("POST /v1/runs", "work units", WORK_BUDGET, "limit blocks: " + WORK_MODEL,
+           "take the session block by block with POST /v1/step, or " + WORK_SPLIT),
+    Budget("POST /v1/grade", "block units", 80_000_000,
+           "the reference run of each distinct config, 5 * limit * (width + 8) * (vocabulary + 64), plus for each trace "
+           "(mistakes of its mode + 2) * (its blocks + 1) * (width + 8) * (vocabulary + 64) for the checks and the "
+           "diagnosis of a failing trace; in mode block each block weighs 10 times",
+           "send the traces in several smaller batches (the `specdec grade` command splits its batches itself)"),
+    Budget("POST /v1/grade/distribution", "sample units", 2_000_000,
+           "entries * min(m, limit) for reading the samples or counts, plus 5 * min(samples / 5, vocabulary^min(m, "
+           "limit)) for the cells of the exact distribution",
+           "grade fewer samples, a shorter prefix m, or send counts of prefixes instead of samples"),
+    Budget("POST /v1/grade/samples", "sample units", 4_000_000,
+           "the tokens of every sample (each sample at least 1)",
+           "grade fewer samples in one request"),
+    Budget("POST /v1/analysis", "analysis units", ANALYSIS_MAX_COST,
+           "about 1 us of one core each: for the config's width and each swept width, limit * (V + 1) * V * (width + 1) operations between "
+           "blocks, each weighted by the size of its exact integers, plus 3 * depth * V * the target's supported "
+           "prefixes for the output distributions; in mode block the operations between blocks weigh 20 times, plus 2 "
+           "per draft-block cell enumerated (engine.analysis.analysis_cost, docs/analysis.md); mode tree: "
+           "(V + 1) * V^2 * 8^3 * width^2 * (1 + limit / 8) / 4 plus 24 * drafts^3 * V * (V / 1.5)^depth "
+           "(engine.tree_analysis.tree_cost)",
+           "sweep fewer widths, or analyse a smaller limit, width, depth, vocabulary or number of drafts"),
+)
+"""Every route that does work in proportion to its input, by ``"METHOD /path"``. The others
+(``GET /health``, ``/openapi.yaml``, ``/metrics``, ``/v1/models``, ``/v1/grade/suites[/{name}]``, the inspector
+page and its static files) answer fixed documents: no budget (``tests/test_budget.py`` checks that
+every route is one or the other)."""
