@@ -44,12 +44,12 @@ def models(draw, size: int) -> dict:
 
 @st.composite
 def configs(draw) -> dict:
-    size = draw(st.integers(2, 6))
+    size = draw(st.integers(2, 8))
     mode = draw(st.sampled_from(MODES))
     config = {"target": draw(models(size)), "draft": draw(models(size)), "mode": mode, "seed": draw(st.integers(0, 2**53 - 1)),
-              "width": draw(st.integers(1, 4)), "limit": draw(st.integers(1, 6))}
+              "width": draw(st.integers(1, 6)), "limit": draw(st.integers(1, 6))}
     if mode == "tree":
-        config["drafts"] = draw(st.integers(1, 4))
+        config["drafts"] = draw(st.integers(1, 8))
     sampling = {}
     if draw(st.booleans()):
         sampling["temperature"] = Decimal(draw(st.sampled_from(TEMPERATURES)))

@@ -140,11 +140,11 @@ def mode_weight(mode: str) -> int:
     return MODE_WEIGHT.get(mode, 1)
 
 
-RUN_MODE_WEIGHT = {"block": 10, "tree": 3}
+RUN_MODE_WEIGHT = {"block": 6, "tree": 3}
 """How much one block unit of a mode weighs in a session's overhead (:func:`overhead_units`; 1 for
 the modes not listed), measured with the worst runs (two 64-token one-hot models, target and draft
 apart, width 16, limit 256: 255 blocks; CPU seconds at load 8-10, 1 December 2026): speculative
-0.062 s, block 0.29 s (4.7 times; counted 10, as the grading budget counts it), tree with 8 drafts
+0.062 s, block 0.29 s (4.7 times; 5.7 at load 15, 3 December: counted 6), tree with 8 drafts
 0.93 s for blocks of 128 drafted proposals (5.7 times the units of one chain, 15 times the time).
 The exact arithmetic, which grows with the rows' bits, is counted apart (:func:`config_work`)."""
 
@@ -297,11 +297,11 @@ def power_work(numerator_bits: int, denominator_bits: int, exponent: Fraction) -
         # steps to near it), then quadratic; then the exact power of a rational root
         steps = b + large.bit_length() + 4
         work += 2 * steps * (3 * large + 64) + 2 * (a * bits // b + a)
-    scale = denominator_bits - numerator_bits + 4  # at least log2(1 / p) + 3
+    scale = denominator_bits - numerator_bits + 1  # above log2(1 / p), whatever the gcd
     decimal = DECIMAL_ATTEMPTS
-    if a + b * 64 <= exact._WALK_BITS and a * (scale - 5) <= exact._WALK_LOG * b and scale - 5 <= exact._WALK_SCALE:
-        magnitude = -(-a * scale // b)  # at least log2(1 / p^(a/b)) + 3
-        steps = WALK_STEPS_PER_BIT * magnitude // 10 + 6
+    if a + b * 64 <= exact._WALK_BITS and a * (scale - 2) <= exact._WALK_LOG * b and scale - 2 <= exact._WALK_SCALE:
+        magnitude = -(-a * scale // b)  # above log2(1 / p^(a/b))
+        steps = walk_steps(exponent, magnitude)
         if steps < exact._WALK_STEPS:
             decimal = 0  # found within the steps: the decimal evaluation is not reached
         midpoint_bits = 2 * (56 + magnitude)
@@ -309,12 +309,16 @@ def power_work(numerator_bits: int, denominator_bits: int, exponent: Fraction) -
     return work + decimal * 2 * bits + exact._DECIMAL_UNITS * sum((24 << i) ** 2 for i in range(decimal))
 
 
-WALK_STEPS_PER_BIT = 4
-"""The float64 steps ``sampling._walk`` takes from its guess ``float(p) ** (a / b)``, in tenths
-per bit of ``log2(1 / p^(a/b))``, beyond 6: the guess errs by about ``|ln p^(a/b)| / 2`` units in
-the last place (its exponent a / b is a float64, not exact). Measured on 20,000 entries of 1-17
-digits (exponents to 1e-120, twelve temperatures): at most 3 steps below 10 bits, 54 at 160
-(0.34 a bit); tests/test_cost_bound.py checks the bound."""
+def walk_steps(exponent: Fraction, magnitude: int) -> int:
+    """The most float64 steps ``sampling._walk`` takes from its guess ``float(p) ** (a / b)`` to
+    p^(a/b) when ``log2(1 / p^(a/b))`` is below ``magnitude``: the guess's exponent is the float64
+    nearest a / b, off by a relative ``e`` (0 when a / b is a float64), which puts the guess about
+    ``|ln p^(a/b)| * e`` off, relative, that is ``magnitude * ln 2 * e * 2^53`` units in the last
+    place at most; float(p) adds half a unit times a / b, the power's own rounding one, and a unit in
+    the last place is 2^-53 to 2^-52 of the value (so twice as many). tests/test_cost_bound.py
+    checks it against the walk."""
+    rel = abs(Fraction(exponent.numerator / exponent.denominator) - exponent) / exponent
+    return int(2 * (magnitude * rel * 2**53 * 7 // 10 + exponent.numerator // exponent.denominator + 3)) + 6
 
 
 def processing_work(model, sampling) -> int:
@@ -383,25 +387,35 @@ def block_mode_work(width: int, vocab: int, bits: int) -> int:
     return (4 * vocab + 64) * (sizes + (width * (2 * bits + 2) + 2 * bits + 24))
 
 
-def tree_block_work(width: int, vocab: int, bits: int, nodes: int, candidates: int) -> int:
-    """The bit operations of one block of SPEC 11 (mode tree) whose tree drafts ``nodes``
-    proposals (``drafts * width`` for D chains of ``width``) and tests at most ``candidates`` of
-    them at one depth (``drafts``), over rows of at most ``bits`` bits: the drafting, and at each
-    of the ``width + 1`` depths the tests against the recursive residual, whose denominator
-    grows by a row's bits at each rejection (the j-th test reads a residual of about ``(j + 1)
-    * (bits + 8)`` bits, and publishes it exactly)."""
-    drafting = nodes * (2 * bits + 200)
-    tests = sum((vocab + 4) * (16 * (j + 1) * (bits + 8) + 10 * bits + 10) + 400 for j in range(candidates + 1))
-    return drafting + (width + 1) * tests + tokenwise_block_work(1, vocab, (candidates + 1) * (bits + 8))
+def tree_block_work(width: int, vocab: int, bits: int, nodes: int, candidates: int, rejections: int) -> int:
+    """The bit operations of one block of SPEC 11 (mode tree) over rows of at most ``bits`` bits,
+    for a tree that drafts ``nodes`` proposals, tests at most ``candidates`` of them at one depth
+    and rejects at most ``rejections`` in one block (D chains of ``width``: ``D * width``, ``D``
+    and ``D``: a rejected candidate's chains end, so the block's rejections kill distinct chains).
+    The block tests at most ``rejections + width + 1`` candidates; each reads the recursive
+    residual of its depth, whose denominator grows by a row's bits at each rejection there (at
+    most ``(candidates + 1) * (bits + 8)`` bits), and publishes it exactly (its floats, its exact
+    strings, the ratio); the drafting draws ``nodes`` proposals; the correction or bonus as a
+    token-wise block's over the largest residual."""
+    largest = (min(candidates, rejections) + 1) * (bits + 8)
+    tests = (rejections + width + 1) * ((vocab + 4) * (12 * largest + 4 * bits + 16) + 400)
+    return nodes * (2 * bits + 200) + tests + tokenwise_block_work(1, vocab, largest)
 
 
-def block_work(mode: str, width: int, drafts: int, vocab: int, bits: int, nodes: Optional[int] = None) -> int:
+def tree_shape(drafts: int, width: int) -> tuple[int, int, int]:
+    """``(nodes, candidates, rejections)`` of SPEC 11's tree of ``drafts`` chains of ``width``
+    proposals, for :func:`tree_block_work`; a tree of another shape states its own (its drafted
+    nodes, the most children tested at one depth, the most rejections in one block)."""
+    return drafts * width, drafts, drafts
+
+
+def block_work(mode: str, width: int, drafts: int, vocab: int, bits: int,
+               shape: Optional[tuple[int, int, int]] = None) -> int:
     """An upper bound of the bit operations of one block (drafting and verification) of ``mode``
-    over rows of at most ``bits`` bits (:func:`config_row_bits`). In mode tree, ``nodes`` is the
-    number of proposals the block's tree drafts (default ``drafts * width``: SPEC 11's D chains; a
-    tree of another shape states its own) and ``drafts`` the most candidates tested at one depth."""
+    over rows of at most ``bits`` bits (:func:`config_row_bits`). In mode tree ``shape`` is the
+    tree's ``(nodes, candidates, rejections)`` (default :func:`tree_shape` of ``drafts`` chains)."""
     if mode == "tree":
-        return tree_block_work(width, vocab, bits, drafts * width if nodes is None else nodes, drafts)
+        return tree_block_work(width, vocab, bits, *(shape or tree_shape(drafts, width)))
     work = tokenwise_block_work(width, vocab, bits)
     return work + block_mode_work(width, vocab, bits) if mode == "block" else work
 
@@ -417,20 +431,22 @@ def config_work(config, blocks: int) -> int:
             + blocks * block_work(config.mode, config.width, config.drafts, vocab, bits))
 
 
-BLOCK_UNIT_WORK = 80
+BLOCK_UNIT_WORK = 160
 """The work units one block unit (:func:`block_units`, the Python-level work of a block that the
 exact arithmetic does not count: records, draws, JSON) is worth (bench/cost_units.py, 3 December
-2026, load 15 on 2 cores: 64 one-hot labels, width 16, 255 blocks, 798,720 block units in 0.052 s
-of CPU, 65 ns each, against 0.04-0.54 ns per estimated bit operation of the exact families)."""
+2026, load 15 on 2 cores: 64 one-hot labels, width 16, 255 blocks, 798,720 block units in 0.05-0.08
+s of CPU, 65-100 ns each, against 0.05-0.45 ns per estimated bit operation of the exact families)."""
 
-WORK_BUDGET = 1_200_000_000
+WORK_BUDGET = 2_600_000_000
 """The most work units (:func:`session_work`) one request may cost on any route that runs or checks
-a session. Calibrated by bench/cost_units.py (3 December 2026, load 15 on a 2-core machine): the
-costliest family per estimated unit is the overhead of one-hot runs, 0.81-1.10 ns (at 80 work
-units a block unit), then the walk of p^(1/T) over 6-digit rows at T = 0.7, 0.54-0.61 ns, the
-decimal evaluations 0.32-0.47 ns, mode block 0.16-0.21 ns, mode tree 0.04-0.05 ns (its bound is
-the loosest: every candidate rejected, each residual growing by a whole row); so a request at the
-budget takes at most about 1.3 s of one core, within the 2 s promise with margin."""
+a session. Calibrated by bench/cost_units.py (3 December 2026, load 15 on a 2-core machine, CPU time
+per estimated unit): the overhead of one-hot runs 0.4-0.63 ns (at 160 work units a block unit),
+mode block's 0.54, the walk of p^(1/T) over 6-digit rows at T = 0.7 0.37-0.49, the decimal
+evaluations 0.32-0.40, mode block's exact weights 0.14-0.19, mode tree 0.04-0.05 (its bound is the
+loosest: every rejection in one depth, each residual growing by a whole row). So a request at the
+budget takes at most about 1.65 s of one core on that loaded machine, within the 2 s promise (the
+costliest run of 64 one-hot labels, mode tree with 8 drafts, width 16, limit 256: 2,597,486,464
+units, 0.93 s, fits)."""
 
 
 def overhead_units(mode: str, width: int, drafts: int, vocab: int, blocks: int, nodes: Optional[int] = None) -> int:
@@ -454,7 +470,7 @@ def session_work(config, blocks: int) -> int:
 WORK_MODEL = ("the processing of the rows with sampling (SPEC 9: each entry's p^(1/T) from its bit sizes), plus "
               "per block (limit blocks for a run) the exact arithmetic of the mode (ratios, residuals, block "
               "weights and thresholds, the tree's D chains and growing residuals) over rows of the processed "
-              "bit size, in bit operations, plus 80 per block unit (width + 8) * (vocabulary + 64)")
+              "bit size, in bit operations, plus 160 per block unit (width + 8) * (vocabulary + 64)")
 WORK_SPLIT = ("shorten the rows' decimals (fewer significant digits, no tiny entries), use a temperature whose "
               "1/T is an integer or none, or reduce the width, the drafts, the vocabulary or the limit")
 

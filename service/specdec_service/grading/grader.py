@@ -310,8 +310,8 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
                 failing.append((i, trace, config, reference, difference))
     faults.raise_any()
     failed = [(trace, config) for _, trace, config, _, _ in failing]
-    SESSION_WORK.check(batch_work(distinct, failed), pointer="#/traces")
     budget.check(_batch_cost(distinct, failed), pointer="#/traces")
+    SESSION_WORK.check(batch_work(distinct, failed), pointer="#/traces")
     for i, trace, config, reference, difference in failing:
         reports[i] = _failed(trace, config, reference, difference, diagnose)
     done = [r for r in reports if r is not None]  # all of them: every trace has its report by now
