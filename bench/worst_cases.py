@@ -287,32 +287,8 @@ REFUSALS: list[Callable[[], Iterator[Case]]] = [refusal_cases]
 # ---------------------------------------------------------------- issue 27's families (answered or refused)
 
 
-def tiny_rows(seed: int, size: int = 64, exponent: int = -300) -> dict:
-    """Rows ``[1, then size - 1 random 17-digit entries times 10^exponent]`` (family 1)."""
-    rnd = random.Random(seed)
-    vocab = [f"t{i}" for i in range(size)]
-
-    def row() -> list:
-        return [1.0] + [float(f"{rnd.randint(10**16, 10**17 - 1)}e{exponent - 16}") for _ in range(size - 1)]
-    return {"vocab": vocab, "start": row(), "next": {label: row() for label in vocab}}
-
-
-def decimal_rows(seed: int, size: int, digits: int) -> dict:
-    """Random rows of ``digits``-digit decimals summing to 1."""
-    rnd = random.Random(seed)
-    vocab = [f"t{i}" for i in range(size)]
-
-    def row() -> list:
-        cuts = sorted(rnd.sample(range(1, 10**digits), size - 1))
-        return [(b - a) / 10**digits for a, b in zip([0] + cuts, cuts + [10**digits])]
-    return {"vocab": vocab, "start": row(), "next": {label: row() for label in vocab}}
-
-
-def _blockless(config: dict) -> dict:
-    """A trace of ``config`` without blocks (its reference is the whole run), from a cheap run."""
-    cheap = {key: value for key, value in config.items() if key != "sampling"}
-    trace = json_copy(run(parse_config({**cheap, "mode": "speculative", "limit": 1, "width": 1})))
-    return {**trace, "config": {**trace["config"], **config}, "blocks": []}
+sys.path.insert(0, str(ROOT / "tests"))
+from test_cost_routes import blockless_trace as _blockless, decimal_rows, tiny_rows  # noqa: E402  (the tests' families)
 
 
 def family_cases() -> Iterator[Case]:
