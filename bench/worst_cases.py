@@ -1,6 +1,6 @@
 """The worst request each route accepts, and how long it takes (issue 9 section 3; run by hand).
 
-    python bench/worst_cases.py [--repeat 3] [--route "POST /v1/grade"] [--only accepted|refused] [--http]
+    python bench/worst_cases.py [--repeat 3] [--route "POST /v1/grade"] [--only accepted|refused|family] [--http]
                                 [--exact-too]
 
 For every route the costliest requests we could construct within its input bounds and its work
@@ -12,7 +12,11 @@ parsing and serialisation included, on one core), timed in CPU seconds of the pr
 other jobs on a shared machine do not inflate it; the wall time is printed too); ``--http``
 sends them to gunicorn with one sync worker on a free loopback port instead (wall time). Every accepted case
 must answer 200, and the cost of each is printed next to its route's budget; every refusal must
-answer a 4xx other than 413. Targets, on one core: at most 2 s an accepted case, 0.25 s a refusal.
+answer a 4xx other than 413. Targets, on one core: at most 2 s an accepted case, 0.25 s a refusal. Issue 27's families (the
+costly kinds of exact arithmetic: long and tiny entries under a temperature, grading's reference
+runs, the tree analysis, the mistake laws, runs above the promise, slow refusals, 1e-400) are sent
+at the sizes the issue gives and must be answered (200) or refused (400/422): each is filed by
+what it got and listed in a table of its own with the estimate of ``budget.session_work``.
 ``--exact-too`` (in-process) times each grading case a second time with the fast float64 reading
 off (``api.bodies.parse_json_float64``) and the samples checked one at a time, the two sends
 alternating, and prints the ratio.
@@ -280,6 +284,88 @@ def refusal_cases() -> Iterator[Case]:
 REFUSALS: list[Callable[[], Iterator[Case]]] = [refusal_cases]
 
 
+# ---------------------------------------------------------------- issue 27's families (answered or refused)
+
+
+sys.path.insert(0, str(ROOT / "tests"))
+from test_cost_routes import blockless_trace as _blockless, decimal_rows, tiny_rows  # noqa: E402  (the tests' families)
+
+
+def family_cases() -> Iterator[Case]:
+    """Issue 27's families at the sizes it gives: each must be answered (200) or refused (422)."""
+    one = {"target": tiny_rows(1), "draft": tiny_rows(2), "width": 1, "limit": 1, "seed": 0,
+           "sampling": {"temperature": 2.5}}
+    name = "1: 64 labels, rows [1, 63 x 17-digit e-300], T 2.5, width 1, limit 1"
+    for route in ("/v1/step", "/v1/draft", "/v1/runs"):
+        yield f"POST {route}", name, f"POST {route}", {"config": one}
+    yield "POST /v1/verify", name, "POST /v1/verify", {"state": {"config": one}, "proposal": {"tokens": ["t1"]}}
+    yield "POST /v1/grade/distribution", name + ", 10 samples", "POST /v1/grade/distribution", {
+        "config": one, "m": 1, "samples": [["t0"]] * 10}
+    yield "POST /v1/grade/samples", name + ", 10 samples", "POST /v1/grade/samples", {"config": one, "samples": [["t0"]] * 10}
+    yield "POST /v1/analysis", name, "POST /v1/analysis", {"config": one}
+    for temperature, exponent in ((0.15, -20), (0.3, -60), (0.6, -100)):
+        config = {**one, "target": tiny_rows(3, exponent=exponent), "draft": tiny_rows(4, exponent=exponent),
+                  "sampling": {"temperature": temperature}}
+        yield "POST /v1/step", f"1: the same, rows e{exponent}, T {temperature}", "POST /v1/step", {"config": config}
+    two = {"target": decimal_rows(1, 64, 15), "draft": decimal_rows(2, 64, 15), "mode": "block", "width": 16,
+           "limit": 256, "seed": 0, "sampling": {"temperature": 0.05}}
+    yield ("POST /v1/grade", "2: one trace without blocks, mode block, width 16, limit 256, 64 labels, 15 digits, T 0.05",
+           "POST /v1/grade", _blockless(two))
+    yield "POST /v1/grade", "2: two such traces", "POST /v1/grade", {"traces": [_blockless(two)] * 2}
+    three = {"target": decimal_rows(3, 4, 15), "draft": decimal_rows(4, 4, 15), "mode": "tree", "drafts": 8,
+             "width": 16, "limit": 2, "seed": 0}
+    yield ("POST /v1/analysis", "3: mode tree, D 8, 4 labels, 15 digits, width 16, widths 1-16, limit 2",
+           "POST /v1/analysis", {"config": three, "widths": list(range(1, 17))})
+    four = {"target": decimal_rows(5, 4, 15), "draft": decimal_rows(6, 4, 15), "width": 16, "limit": 66, "seed": 0}
+    yield ("POST /v1/grade/samples", "4: 10 samples, 4 labels, 15 digits, width 16, limit 66", "POST /v1/grade/samples",
+           {"config": four, "samples": [["t0"]] * 10})
+    yield ("POST /v1/runs", "5: mode tree, D 8, 64 labels, 6 digits, T 0.07, top_k/top_p/min_p, limit 60", "POST /v1/runs",
+           {"config": {"target": decimal_rows(7, 64, 6), "draft": decimal_rows(8, 64, 6), "mode": "tree", "drafts": 8,
+                       "width": 16, "limit": 60, "seed": 0,
+                       "sampling": {"temperature": 0.07, "top_k": 40, "top_p": 0.9, "min_p": 0.01}}})
+    yield ("POST /v1/runs", "5: mode block, 64 labels, 15 digits, T 0.05, width 16, limit 43", "POST /v1/runs",
+           {"config": {"target": decimal_rows(9, 64, 15), "draft": decimal_rows(10, 64, 15), "mode": "block",
+                       "width": 16, "limit": 43, "seed": 0, "sampling": {"temperature": 0.05}}})
+    tiny = {"vocab": [f"t{i}" for i in range(64)], "start": ["1e-999"] * 64,
+            "next": {f"t{i}": ["1e-999"] * 64 for i in range(64)}}
+    text = json.dumps({"config": {"target": tiny, "draft": tiny, "seed": 1}}).replace('"1e-999"', "1e-999")
+    for route in ("/v1/step", "/v1/draft", "/v1/runs", "/v1/analysis"):
+        yield f"POST {route}", "6: two 64-label tables of 1e-999 entries (60 KB)", f"POST {route}", RawJson(text)
+    yield ("POST /v1/grade/samples", "6: 10^6 samples, the last label not of the vocabulary", "POST /v1/grade/samples",
+           {"config": {"draft": "biased", "seed": 0}, "samples": [["A"]] * (10**6 - 1) + [["Z"]]})
+    cold = '{"config": {"draft": "biased", "seed": 1, "sampling": {"temperature": 1e-400}}}'
+    for route in ("/v1/step", "/v1/runs"):
+        yield f"POST {route}", "7: temperature 1e-400", f"POST {route}", RawJson(cold)
+    yield ("POST /v1/grade/samples", "7: temperature 1e-400", "POST /v1/grade/samples",
+           RawJson('{"config": {"draft": "biased", "seed": 1, "sampling": {"temperature": 1e-400}}, "samples": [["A"]]}'))
+
+
+class RawJson(str):
+    """A body sent as written (numbers JSON cannot round-trip through Python floats)."""
+
+
+FAMILIES: list[Callable[[], Iterator[Case]]] = [family_cases]
+
+
+def estimate_of(route: str, body) -> str:
+    """A family case's estimate (``budget.session_work`` of one block on the block routes, of its
+    run on /v1/runs, ``budget.grading_work`` on the grading routes) against ``WORK_BUDGET``."""
+    from specdec_service.budget import WORK_BUDGET, grading_work, session_work
+
+    try:
+        config = parse_config(((body.get("state") or body).get("config") if "traces" not in body
+                               else body["traces"][0]["config"]))
+    except Exception:  # noqa: BLE001 - a body the service refuses before any estimate
+        return "refused before any estimate"
+    if route in ("POST /v1/draft", "POST /v1/verify", "POST /v1/step"):
+        cost = session_work(config, 1)
+    elif route == "POST /v1/runs":
+        cost = session_work(config, config.limit)
+    else:
+        cost = grading_work(config) * (len(body["traces"]) if "traces" in body else 1)
+    return f"estimate {cost:,} / {WORK_BUDGET:,} work units"
+
+
 def cost_of(route: str, body) -> str:
     """The case's cost in its route's unit, as ``cost / budget``."""
     budget = BUDGETS.get(route)
@@ -301,10 +387,9 @@ def cost_of(route: str, body) -> str:
     elif route == "GET /v1/draws":
         cost = 4096
     else:
+        from specdec_service.budget import session_work
         config = parse_config((body.get("state") or body)["config"])
-        from specdec_service.budget import block_units, session_units
-        cost = (session_units(config.width, len(config.vocab), config.limit) if route == "POST /v1/runs"
-                else block_units(config.width, len(config.vocab)))
+        cost = session_work(config, config.limit if route == "POST /v1/runs" else 1)
     return f"{cost:,} / {budget.limit:,} {budget.unit}"
 
 
@@ -425,14 +510,16 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--route", help='only this route, e.g. "POST /v1/grade"')
     parser.add_argument("--http", action="store_true", help="send to gunicorn (one sync worker), not in-process")
-    parser.add_argument("--only", choices=("accepted", "refused"), help="only the accepted cases, or only the refusals")
+    parser.add_argument("--only", choices=("accepted", "refused", "family"),
+                        help="only the accepted cases, only the refusals, or only issue 27's families")
     parser.add_argument("--exact-too", action="store_true",
                         help="time the grading cases with the exact reading too (paired, in-process)")
     args = parser.parse_args(argv)
     server = Http() if args.http else InProcess()
     worst: dict[str, dict[str, tuple[float, str]]] = {}
+    families: list[str] = []
     failed = False
-    kinds = [("accepted", CASES), ("refused", REFUSALS)]
+    kinds = [("accepted", CASES), ("refused", REFUSALS), ("family", FAMILIES)]
     try:
         for kind, makers in kinds:
             if args.only and kind != args.only:
@@ -441,12 +528,21 @@ def main(argv=None) -> int:
                 for route, description, target, body in make():
                     if args.route and route != args.route:
                         continue
-                    data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+                    data = (None if body is None else body.encode() if isinstance(body, RawJson)
+                            else json.dumps(body, separators=(",", ":")).encode())
                     median, best, wall, status, size = _measure(server, target, data, args.repeat, args.http)
-                    ok = status == 200 if kind == "accepted" else 400 <= status < 500 and status != 413
+                    filed = kind
+                    if kind == "family":  # issue 27: answered or refused, filed by what it got
+                        filed = "accepted" if status == 200 else "refused"
+                        estimate = "-" if isinstance(body, RawJson) else estimate_of(route, body)
+                        cost = f"issue 27 family {description.split(':')[0]}: {estimate}"
+                        ok = status in (200, 400, 422)
+                        families.append(f"| {description} | `{route}` | {status} | {median:.3f} | {estimate} |")
+                    else:
+                        ok = status == 200 if kind == "accepted" else 400 <= status < 500 and status != 413
+                        cost = cost_of(route, body) if kind == "accepted" else "refused"
                     failed |= not ok
-                    cost = cost_of(route, body) if kind == "accepted" else "refused"
-                    if kind == "refused" and data is not None:
+                    if filed == "refused" and data is not None and kind != "family":
                         reading = _reading(data, "/v1/grade" in target, args.repeat)
                         cost += f" (reading the JSON alone: {reading:.3f} s)"
                     if args.exact_too and "/v1/grade" in target and not args.http:
@@ -455,8 +551,8 @@ def main(argv=None) -> int:
                     print(f"{route:30} {median:6.3f} s median, {best:6.3f} best (wall {wall:6.3f} s)  status {status}  "
                           f"in {0 if data is None else len(data):>9,} B  out {size:>10,} B  {cost}  {description}", flush=True)
                     seen = worst.setdefault(route, {})
-                    if kind not in seen or median > seen[kind][0]:
-                        seen[kind] = (median, description)
+                    if filed not in seen or median > seen[filed][0]:
+                        seen[filed] = (median, description)
     finally:
         server.close()
     print("\n| route | worst accepted | time | worst refusal | time |\n|---|---|---|---|---|")
@@ -464,6 +560,9 @@ def main(argv=None) -> int:
         accepted, refused = seen.get("accepted", (None, "")), seen.get("refused", (None, ""))
         shown = [f"{t:.2f} s" if t is not None else "-" for t in (accepted[0], refused[0])]
         print(f"| `{route}` | {accepted[1]} | {shown[0]} | {refused[1]} | {shown[1]} |")
+    if families:
+        print("\n| issue 27 family | route | status | CPU s (median) | estimate |\n|---|---|---|---:|---|")
+        print("\n".join(families))
     return 1 if failed else 0
 
 

@@ -12,7 +12,8 @@ import pytest
 from specdec_service import create_app
 from specdec_service.api.structure import MAX_NUMBER_CHARS, NUMBER_DETAIL
 from specdec_service.budget import (BUDGETS, OVER_BUDGET, RUN_SIZE, RUN_TRACE_CHARS, OverBudget, block_units, exact_chars,
-                                    run_cost, run_size, run_trace_chars, session_units)
+                                    run_cost, run_size, run_trace_chars, session_units, WORK_BUDGET,
+                                    config_processing_work, config_work)
 from specdec_service.engine import MAX_DRAWS_SLICE, MAX_WIDTH, parse_config, run
 from specdec_service.engine.bounds import MAX_VOCAB
 from specdec_service.grading import BY_ID, CATALOGUE, faulty_run, grade_distribution, grade_many
@@ -49,8 +50,8 @@ def test_bounded_routes_are_never_over_their_budget():
     # The input bounds alone keep these routes within budget: the largest cost they accept.
     assert BUDGETS["GET /v1/draws"].bound == MAX_DRAWS_SLICE == 4096
     assert BUDGETS["POST /v1/runs"].bound is None  # modes, drafts and exact row sizes weigh: see below
-    for route in ("POST /v1/draft", "POST /v1/verify", "POST /v1/step"):
-        assert BUDGETS[route].bound == 3072
+    for route in ("POST /v1/draft", "POST /v1/verify", "POST /v1/step"):  # one block, but of rows of any size
+        assert BUDGETS[route].bound is None and BUDGETS[route].limit == WORK_BUDGET and BUDGETS[route].unit == "work units"
     for budget in BUDGETS.values():
         assert budget.bound is None or budget.bound <= budget.limit, budget.route
 
@@ -262,19 +263,24 @@ def test_distribution_over_budget_within_the_body_limit_is_a_422_problem(client)
 
 
 def test_a_run_weighs_its_mode_its_drafts_its_rows_and_their_processing(client):
-    # POST /v1/runs (budget.run_cost): block units weighted 10 in mode block, 3 in mode tree (whose
-    # blocks draft D chains), times 1 + bits / 64 of the rows' largest denominator, plus 1000 per
-    # row entry processed at a temperature whose inverse is not an integer (SPEC 9)
+    # POST /v1/runs (budget.run_cost = session_work of limit blocks): the exact work of the mode over
+    # rows of the processed bit size (budget.config_work) plus 160 work units a block unit, weighted 6
+    # in mode block and 3 in mode tree (whose blocks draft D chains); the rows are not processed to cost them
     worst = {"target": one_hot_model(64, 1), "draft": one_hot_model(64, 2), "width": 16, "limit": 256, "seed": 0}
-    assert run_cost(parse_config(worst)) == int(256 * 24 * 128 * (1 + 1 / 64)) == 798_720
-    assert run_cost(parse_config({**worst, "mode": "block"})) == 10 * 798_720
-    assert run_cost(parse_config({**worst, "mode": "tree", "drafts": 8})) == 3 * int(256 * 136 * 128 * (1 + 1 / 64))
-    for config in ({**worst, "mode": "tree", "drafts": 8},
+    plain = parse_config(worst)
+    assert run_cost(plain) == config_work(plain, 256) + 160 * 256 * 24 * 128
+    block = parse_config({**worst, "mode": "block"})
+    assert run_cost(block) == config_work(block, 256) + 160 * 6 * 256 * 24 * 128
+    tree = parse_config({**worst, "mode": "tree", "drafts": 8})
+    assert run_cost(tree) == config_work(tree, 256) + 160 * 3 * 256 * 136 * 128
+    for config in ({**worst, "mode": "tree", "drafts": 8}, {**worst, "mode": "block"},
                    {"draft": "biased", "seed": 0, "width": 16, "limit": 256, "mode": "tree", "drafts": 8,
                     "sampling": {"temperature": 0.05}}):
-        assert run_cost(parse_config(config)) <= BUDGETS["POST /v1/runs"].limit  # accepted: 0.7 s, 0.2 s
-    processed = {**worst, "sampling": {"temperature": 19.9}}  # 1/T = 10/199: 2 * 65 * 64 correctly rounded powers
-    assert run_cost(parse_config(processed)) == run_cost(parse_config(worst)) + 2 * 65 * 64 * 1000
+        assert run_cost(parse_config(config)) <= BUDGETS["POST /v1/runs"].limit  # accepted: 0.93 s, 0.45 s, 0.2 s
+    processed = parse_config({**worst, "sampling": {"temperature": 19.9}})  # 1/T = 10/199: correctly rounded powers
+    assert run_cost(processed) == config_work(processed, 256) + 160 * 256 * 24 * 128
+    assert config_work(processed, 256) - config_work(plain, 256) >= config_processing_work(processed) > 0
+    assert "_processed_rows" not in processed.__dict__  # costed, not processed
 
 
 def test_a_run_over_its_budget_is_refused_before_decoding(client):
@@ -328,13 +334,14 @@ def test_a_run_of_long_rows_at_low_temperature_is_refused_for_its_size(client, m
         config["drafts"] = 8
     size = run_size(parse_config(config))
     assert size > RUN_SIZE.limit == RUN_TRACE_CHARS
-    if limit < 256:  # within the work budget: the size bound refuses it
-        assert run_cost(parse_config(config)) <= BUDGETS["POST /v1/runs"].limit
+    cost = run_cost(parse_config(config))  # the work budget is checked first
     response = client.post("/v1/runs", json={"config": config})
     assert response.status_code == 422, response.get_json()
     body = response.get_json()
     assert body["type"] == OVER_BUDGET
-    if limit < 256:
+    if cost > BUDGETS["POST /v1/runs"].limit:
+        assert body["unit"] == "work units" and body["cost"] == cost
+    else:
         assert body["unit"] == "trace characters" and body["cost"] == size
     assert body["errors"][0]["pointer"] == "#/config" and "POST /v1/step" in body["detail"]
 

@@ -27,9 +27,10 @@ from __future__ import annotations
 import os
 from contextvars import ContextVar
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Optional
 
-from .engine.bounds import MAX_DRAWS_SLICE, MAX_VOCAB, MAX_WIDTH
+from .engine.bounds import MAX_DRAWS_SLICE
 
 OVER_BUDGET = "tag:specdec,2026:problem/over-budget"
 """The problem type of a request over its route's budget (HTTP 422)."""
@@ -126,8 +127,6 @@ class OverBudget(Exception):
         return body
 
 
-_BLOCK_MAX = block_units(MAX_WIDTH, MAX_VOCAB)
-
 GRADE_REFERENCE_WEIGHT = 5
 """A grading request's reference runs count 5 times their :func:`block_units`: measured with
 bench/worst_cases.py, a reference block costs about that much more than a block of the checks or
@@ -147,60 +146,20 @@ def mode_weight(mode: str) -> int:
     return MODE_WEIGHT.get(mode, 1)
 
 
-RUN_MODE_WEIGHT = {"block": 10, "tree": 3}
-"""How much one block unit of a mode weighs in ``POST /v1/runs`` (1 for the modes not listed),
-measured with the worst runs (two 64-token one-hot models, target and draft apart, width 16,
-limit 256: 255 blocks; CPU seconds at load 8-10, 1 December 2026): speculative 0.062 s, block
-0.29 s (4.7 times; counted 10, as the grading budget counts it), tree with 8 drafts 0.93 s for
-blocks of 128 drafted proposals (the block units of :func:`run_units` count the D chains: 5.7
-times the units of one chain, 15 times the time)."""
-ROW_BITS_UNIT = 64
-"""Exact rows cost more as their integers grow: each block unit of a run weighs ``1 + bits / 64``,
-``bits`` the size of the largest denominator of the rows the run reads (20 bits for 6-digit
-decimals; about 330 for rows processed at temperature 0.05, whose entries are p^20: mode block
-then took 2.8 s for 252 blocks against 0.15 s unprocessed)."""
-PROCESS_UNITS = {"power": 1000, "exact": 10}
-"""The cost of processing one row entry (SPEC 9), in block units: ``power`` when 1/T is not an
-integer (p^(1/T) correctly rounded: about 10-80 us an entry, ``sampling.power``), ``exact``
-otherwise (integer powers, top-k, top-p, min-p). Two 64-token models at T = 19.9: 8,320 entries,
-0.63 s."""
-
-
-def run_units(mode: str, width: int, drafts: int, vocab: int, limit: int, row_bits: int,
-              processed_entries: int = 0, powers: bool = False) -> int:
-    """The cost of ``POST /v1/runs`` in block units: at most ``limit`` blocks of ``width``
-    proposals (times ``drafts`` in mode tree) over ``vocab`` tokens, each block unit weighted by
-    :data:`RUN_MODE_WEIGHT` and by ``1 + row_bits / 64`` (:data:`ROW_BITS_UNIT`), plus the
-    processing of ``processed_entries`` row entries (SPEC 9; :data:`PROCESS_UNITS`, ``powers``:
-    whether 1/T is not an integer)."""
-    drafted = width * drafts if mode == "tree" else width
-    blocks = RUN_MODE_WEIGHT.get(mode, 1) * session_units(drafted, vocab, limit) * (1 + row_bits / ROW_BITS_UNIT)
-    return int(blocks) + processed_entries * PROCESS_UNITS["power" if powers else "exact"]
+RUN_MODE_WEIGHT = {"block": 6, "tree": 3}
+"""How much one block unit of a mode weighs in a session's overhead (:func:`overhead_units`; 1 for
+the modes not listed), measured with the worst runs (two 64-token one-hot models, target and draft
+apart, width 16, limit 256: 255 blocks; CPU seconds at load 8-10, 1 December 2026): speculative
+0.062 s, block 0.29 s (4.7 times; 5.7 at load 15, 3 December: counted 6), tree with 8 drafts
+0.93 s for blocks of 128 drafted proposals (5.7 times the units of one chain, 15 times the time).
+The exact arithmetic, which grows with the rows' bits, is counted apart (:func:`config_work`)."""
 
 
 def run_cost(config) -> int:
-    """:func:`run_units` of a parsed config (``engine.state.Config``): its rows' largest
-    denominator read off the rows the run reads (``Config.rows``: processed with ``sampling``, so
-    the processing is done by then, at most about 0.7 s for two 64-token models), and the entries
-    processed (the target's rows, and the draft's unless ``draft`` is ``"raw"``)."""
-    size = len(config.vocab)
-    bits = rows_bits(config)
-    sampling = config.sampling
-    entries, powers = 0, False
-    if sampling is not None and not sampling.empty:
-        entries = (size + 1) * size * (2 if sampling.draft == "processed" else 1)
-        powers = sampling.temperature not in (None, 0) and (1 / sampling.temperature).denominator != 1
-    return run_units(config.mode, config.width, config.drafts, size, config.limit, bits, entries, powers)
-
-
-RUN_BUDGET = 30_000_000
-"""The budget of ``POST /v1/runs`` in :func:`run_units`: about 2.4 s of one core at 79 ns a unit
-(the speculative worst run: 798,720 units, 0.05-0.06 s at load 8-10). Every run of built-in models
-fits (toy, width 16, limit 256, mode tree with 8 drafts at temperature 0.05: 15,855,120 units,
-0.22 s), and without sampling every run of rows of decimals down to 1e-15 (the costliest: 64-token
-one-hot models, width 16, limit 256, mode tree with 8 drafts, 13,578,240 units, 0.71 s); refused, for example: mode block
-over two 64-token models of 6-digit rows at temperature 0.05 (50,709,760 units; it took 2.6 s). A
-run over it is refused before any decoding: take it block by block with ``POST /v1/step``."""
+    """The cost of ``POST /v1/runs`` in work units: :func:`session_work` of ``limit`` blocks (SPEC
+    6: each block commits at least one token), computed from the config as read, before its rows
+    are processed."""
+    return session_work(config, config.limit)
 
 
 def exact_chars(bits: int) -> int:
@@ -234,18 +193,11 @@ def run_trace_chars(mode: str, width: int, drafts: int, vocab: int, limit: int, 
     return limit * per_block * exact_chars(row_bits)
 
 
-def rows_bits(config) -> int:
-    """The bits of the largest denominator of the rows a parsed config's run reads
-    (``Config.rows``: processed with ``sampling``)."""
-    rows = config.rows
-    return max(max(rows.target(c).total.bit_length(), rows.draft(c).total.bit_length())
-               for c in [None, *range(len(config.vocab))])
-
-
 def run_size(config) -> int:
-    """:func:`run_trace_chars` of a parsed config (``engine.state.Config``)."""
+    """:func:`run_trace_chars` of a parsed config (``engine.state.Config``), its rows' bits
+    :func:`config_row_bits` (an upper bound, known before processing them)."""
     return run_trace_chars(config.mode, config.width, config.drafts, len(config.vocab), config.limit,
-                           rows_bits(config))
+                           config_row_bits(config))
 
 
 RUN_TRACE_CHARS = 16_000_000
@@ -285,6 +237,272 @@ units (about a microsecond of one core each): about 1 s, under 2 s on this loade
 machine (measured by ``bench/analysis.py``, docs/analysis.md "Cost and budget")."""
 
 
+
+
+# ---------------------------------------------------------------- the exact-arithmetic cost model
+#
+# Everything below is computed from the config as read (its rows' integers' bit lengths, its
+# sampling settings, mode, width, drafts and limit) *before* any exact work, and bounds the bit
+# operations the engine counts while it works (engine.work; tests/test_cost_bound.py checks
+# counted <= estimated across modes, sampling settings, vocabularies and number sizes).
+
+FLOAT_BITS = 1074 + 53 + 1
+"""The bits of a float64 read as an exact rational (numerator and denominator together at most:
+a 53-bit mantissa over at most 2^1074): every entry of a row processed by a temperature whose 1/T
+is not an integer is one (SPEC 9.1)."""
+DECIMAL_ATTEMPTS = 2
+"""The evaluations of exp(ln p / T) the estimate allows one entry (24 then 48 digits,
+``sampling._decimal_nearest``): a third is needed only when p^(1/T) lies within about 1e-44 of
+a midpoint between two float64s."""
+
+
+def model_bits(model) -> int:
+    """The bits of the largest denominator (a row's ``total``) of a model's rows as read (SPEC 1:
+    each row is its entries over their exact common denominator; every entry is at most it)."""
+    return max(row.total.bit_length() for row in (model.start, *model.rows))
+
+
+def exponent_of(sampling) -> Optional[Fraction]:
+    """1/T of a config's ``sampling`` (SPEC 9.1) when its temperature changes the rows (T not 0, 1
+    or unset), else ``None``."""
+    if sampling is None or sampling.temperature in (None, 0, 1):
+        return None
+    return 1 / sampling.temperature
+
+
+def processed_bits(bits: int, vocab: int, sampling) -> int:
+    """The bits of the largest denominator of a row of ``bits`` bits after SPEC 9's processing by
+    ``sampling`` (``None``: unprocessed): ``n * bits + log2(vocab) + 1`` when 1/T is an integer n
+    (entries p^n over total^n), :data:`FLOAT_BITS` plus as much when it is not (each entry a
+    float64), 2 at T = 0 (a point mass); top-k, top-p and min-p only remove entries."""
+    if sampling is not None and sampling.temperature == 0:
+        return 2
+    exponent = exponent_of(sampling)
+    spread = vocab.bit_length() + 1
+    if exponent is None:
+        return bits
+    if exponent.denominator == 1:
+        return exponent.numerator * bits + spread
+    return FLOAT_BITS + spread
+
+
+def power_work(numerator_bits: int, denominator_bits: int, exponent: Fraction) -> int:
+    """An upper bound of the bit operations of one ``sampling.power(p, exponent)`` for an entry
+    ``p`` whose numerator and denominator have at most these bits (SPEC 9.1): the exact power
+    when the exponent is an integer; otherwise the two integer roots (when they are tried), the
+    walk from the hardware's guess (when it is tried: at most 64 steps, each comparing b-th powers
+    of float64 midpoints with p^a) and :data:`DECIMAL_ATTEMPTS` decimal evaluations."""
+    a, b = exponent.numerator, exponent.denominator
+    bits = numerator_bits + denominator_bits
+    if b == 1:
+        return 2 * a * bits
+    from .engine import sampling as exact  # the thresholds of its choices
+    large = max(numerator_bits, denominator_bits)
+    work = 0
+    if b <= large:  # the integer roots: Newton from within a factor 2 of the root (about 0.7 b
+        # steps to near it), then quadratic; then the exact power of a rational root
+        steps = b + large.bit_length() + 4
+        work += 2 * steps * (3 * large + 64) + 2 * (a * bits // b + a)
+    scale = denominator_bits - numerator_bits + 1  # above log2(1 / p), whatever the gcd
+    decimal = DECIMAL_ATTEMPTS
+    if a + b * 64 <= exact._WALK_BITS and a * (scale - 2) <= exact._WALK_LOG * b and scale - 2 <= exact._WALK_SCALE:
+        magnitude = -(-a * scale // b)  # above log2(1 / p^(a/b))
+        steps = walk_steps(exponent, magnitude)
+        if steps < exact._WALK_STEPS:
+            decimal = 0  # found within the steps: the decimal evaluation is not reached
+        midpoint_bits = 2 * (56 + magnitude)
+        work += a * bits + 2 * min(steps, exact._WALK_STEPS) * (2 * b * midpoint_bits + a * bits + 2)
+    return work + decimal * 2 * bits + exact._DECIMAL_UNITS * sum((24 << i) ** 2 for i in range(decimal))
+
+
+def walk_steps(exponent: Fraction, magnitude: int) -> int:
+    """The most float64 steps ``sampling._walk`` takes from its guess ``float(p) ** (a / b)`` to
+    p^(a/b) when ``log2(1 / p^(a/b))`` is below ``magnitude``: the guess's exponent is the float64
+    nearest a / b, off by a relative ``e`` (0 when a / b is a float64), which puts the guess about
+    ``|ln p^(a/b)| * e`` off, relative, that is ``magnitude * ln 2 * e * 2^53`` units in the last
+    place at most; float(p) adds half a unit times a / b, the power's own rounding one, and a unit in
+    the last place is 2^-53 to 2^-52 of the value (so twice as many). tests/test_cost_bound.py
+    checks it against the walk."""
+    rel = abs(Fraction(exponent.numerator / exponent.denominator) - exponent) / exponent
+    return int(2 * (magnitude * rel * 2**53 * 7 // 10 + exponent.numerator // exponent.denominator + 3)) + 6
+
+
+def processing_work(model, sampling) -> int:
+    """An upper bound of the bit operations of processing every row of ``model`` by
+    ``sampling`` (SPEC 9, ``sampling.process``; ``0`` without sampling parameters): for each
+    entry its temperature step (:func:`power_work`, from the entry's own bit lengths), then the
+    exact normalisation, top-k, top-p and min-p over the processed rows."""
+    if sampling is None or sampling.empty:
+        return 0
+    vocab = len(model.vocab)
+    bits = model_bits(model)
+    after = processed_bits(bits, vocab, sampling)
+    exponent = exponent_of(sampling)
+    work = 0
+    for row in (model.start, *model.rows):
+        total = row.total.bit_length()
+        if exponent is not None:
+            work += sum(power_work(w.bit_length(), total, exponent) for w in row.weights if w and w != row.total)
+        work += 8 * vocab * (after + 1)  # the normalisation: lcm, products, gcd, sum
+        work += 8 * vocab * (after + 64)  # top-k, top-p, min-p (each at most 4 per entry)
+    return work
+
+
+def config_processing_work(config) -> int:
+    """:func:`processing_work` of the target, and of the draft unless ``sampling.draft`` is
+    ``"raw"`` (SPEC 9: q is processed as p is by default)."""
+    sampling = config.sampling
+    work = processing_work(config.target, sampling)
+    if sampling is not None and sampling.draft == "processed":
+        work += processing_work(config.draft, sampling)
+    return work
+
+
+def config_row_bits(config) -> int:
+    """The bits of the largest denominator of the rows a config's blocks read (SPEC 1 and 9):
+    :func:`processed_bits` of each model's :func:`model_bits` (the draft's raw when
+    ``sampling.draft`` is ``"raw"``), without processing them."""
+    sampling, vocab = config.sampling, len(config.vocab)
+    draft_sampling = sampling if sampling is not None and sampling.draft == "processed" else None
+    return max(processed_bits(model_bits(config.target), vocab, sampling),
+               processed_bits(model_bits(config.draft), vocab, draft_sampling))
+
+
+def tokenwise_block_work(width: int, vocab: int, bits: int) -> int:
+    """The bit operations of one token-wise block (SPEC 4-5: modes speculative, greedy,
+    autoregressive) of ``width`` proposals over rows of at most ``bits`` bits: each proposal's
+    draw, ratio test and published ratio; the residual (``vocab`` entries of ``2 * bits``), its
+    normalisation, publication and draw; the bonus. The rows' own float64s are computed once a
+    request (:func:`rows_work`)."""
+    return (width + 2) * (10 * bits + 200) + (vocab + 2) * (12 * bits + 16)
+
+
+def rows_work(vocab: int, bits: int) -> int:
+    """The bit operations of publishing each of a config's ``2 * (vocab + 1)`` rows (target and
+    draft, after every context) as float64s, once a request (``Dist.floats`` is kept with the row)."""
+    return 2 * (vocab + 1) * vocab * (bits + 2)
+
+
+def block_mode_work(width: int, vocab: int, bits: int) -> int:
+    """The bit operations of one block of SPEC 10 (mode block) beyond the token-wise ones: the
+    weight ``w_i`` is a product of ``i`` ratios (at most ``i * (2 * bits + 2)`` bits), and at each
+    position the threshold's scaled residual mass (``vocab`` entries of ``w_i``'s size and a
+    row's), the threshold, the draw's test and the exact strings; the correction's scaled
+    residual once more."""
+    sizes = sum(i * (2 * bits + 2) + 2 * bits + 24 for i in range(1, width + 1))
+    return (4 * vocab + 64) * (sizes + (width * (2 * bits + 2) + 2 * bits + 24))
+
+
+def tree_block_work(width: int, vocab: int, bits: int, nodes: int, candidates: int, rejections: int) -> int:
+    """The bit operations of one block of SPEC 11 (mode tree) over rows of at most ``bits`` bits,
+    for a tree that drafts ``nodes`` proposals, tests at most ``candidates`` of them at one depth
+    and rejects at most ``rejections`` in one block (D chains of ``width``: ``D * width``, ``D``
+    and ``D``: a rejected candidate's chains end, so the block's rejections kill distinct chains).
+    The block tests at most ``rejections + width + 1`` candidates; each reads the recursive
+    residual of its depth, whose denominator grows by a row's bits at each rejection there (at
+    most ``(candidates + 1) * (bits + 8)`` bits), and publishes it exactly (its floats, its exact
+    strings, the ratio); the drafting draws ``nodes`` proposals; the correction or bonus as a
+    token-wise block's over the largest residual."""
+    largest = (min(candidates, rejections) + 1) * (bits + 8)
+    tests = (rejections + width + 1) * ((vocab + 4) * (12 * largest + 4 * bits + 16) + 400)
+    return nodes * (2 * bits + 200) + tests + tokenwise_block_work(1, vocab, largest)
+
+
+def tree_shape(drafts: int, width: int) -> tuple[int, int, int]:
+    """``(nodes, candidates, rejections)`` of SPEC 11's tree of ``drafts`` chains of ``width``
+    proposals, for :func:`tree_block_work`; a tree of another shape states its own (its drafted
+    nodes, the most children tested at one depth, the most rejections in one block)."""
+    return drafts * width, drafts, drafts
+
+
+def block_work(mode: str, width: int, drafts: int, vocab: int, bits: int,
+               shape: Optional[tuple[int, int, int]] = None) -> int:
+    """An upper bound of the bit operations of one block (drafting and verification) of ``mode``
+    over rows of at most ``bits`` bits (:func:`config_row_bits`). In mode tree ``shape`` is the
+    tree's ``(nodes, candidates, rejections)`` (default :func:`tree_shape` of ``drafts`` chains)."""
+    if mode == "tree":
+        return tree_block_work(width, vocab, bits, *(shape or tree_shape(drafts, width)))
+    work = tokenwise_block_work(width, vocab, bits)
+    return work + block_mode_work(width, vocab, bits) if mode == "block" else work
+
+
+def config_work(config, blocks: int) -> int:
+    """The exact-arithmetic cost of ``blocks`` blocks of a parsed config (``engine.state.Config``)
+    in bit operations, computed before any exact work: the processing of its rows
+    (:func:`config_processing_work`), their publication (:func:`rows_work`), plus ``blocks``
+    times :func:`block_work`. A whole run has at
+    most ``limit`` blocks (SPEC 6: each commits at least one token)."""
+    bits, vocab = config_row_bits(config), len(config.vocab)
+    return (config_processing_work(config) + rows_work(vocab, bits)
+            + blocks * block_work(config.mode, config.width, config.drafts, vocab, bits))
+
+
+BLOCK_UNIT_WORK = 160
+"""The work units one block unit (:func:`block_units`, the Python-level work of a block that the
+exact arithmetic does not count: records, draws, JSON) is worth (bench/cost_units.py, 3 December
+2026, load 15 on 2 cores: 64 one-hot labels, width 16, 255 blocks, 798,720 block units in 0.05-0.08
+s of CPU, 65-100 ns each, against 0.05-0.45 ns per estimated bit operation of the exact families)."""
+
+WORK_BUDGET = 2_600_000_000
+"""The most work units (:func:`session_work`) one request may cost on any route that runs or checks
+a session. Calibrated by bench/cost_units.py (3 December 2026, load 15 on a 2-core machine, CPU time
+per estimated unit): the overhead of one-hot runs 0.4-0.63 ns (at 160 work units a block unit),
+mode block's 0.54, the walk of p^(1/T) over 6-digit rows at T = 0.7 0.37-0.49, the decimal
+evaluations 0.32-0.40, mode block's exact weights 0.14-0.19, mode tree 0.04-0.05 (its bound is the
+loosest: every rejection in one depth, each residual growing by a whole row). So a request at the
+budget takes at most about 1.65 s of one core on that loaded machine, within the 2 s promise (the
+costliest run of 64 one-hot labels, mode tree with 8 drafts, width 16, limit 256: 2,597,486,464
+units, 0.93 s, fits)."""
+
+
+def overhead_units(mode: str, width: int, drafts: int, vocab: int, blocks: int, nodes: Optional[int] = None) -> int:
+    """The block units (:func:`block_units`) of ``blocks`` blocks of ``mode``: a tree block counts
+    its drafted proposals (``nodes``, default ``drafts * width``), each block weighted by
+    :data:`RUN_MODE_WEIGHT`."""
+    drafted = (drafts * width if nodes is None else nodes) if mode == "tree" else width
+    return RUN_MODE_WEIGHT.get(mode, 1) * session_units(drafted, vocab, blocks)
+
+
+def session_work(config, blocks: int) -> int:
+    """The cost, in work units, of ``blocks`` blocks of a parsed config, computed before any exact
+    work: :func:`config_work` (the processing of its rows and the exact arithmetic of the blocks,
+    in bit operations) plus :data:`BLOCK_UNIT_WORK` times their :func:`overhead_units`. One block
+    for ``POST /v1/draft``, ``/v1/verify`` and ``/v1/step``; ``limit`` for a run (SPEC 6), the
+    reference run a grading request recomputes included."""
+    overhead = overhead_units(config.mode, config.width, config.drafts, len(config.vocab), blocks)
+    return config_work(config, blocks) + BLOCK_UNIT_WORK * overhead
+
+
+WORK_MODEL = ("the processing of the rows with sampling (SPEC 9: each entry's p^(1/T) from its bit sizes), plus "
+              "per block (limit blocks for a run) the exact arithmetic of the mode (ratios, residuals, block "
+              "weights and thresholds, the tree's D chains and growing residuals) over rows of the processed "
+              "bit size, in bit operations, plus 160 per block unit (width + 8) * (vocabulary + 64)")
+WORK_SPLIT = ("shorten the rows' decimals (fewer significant digits, no tiny entries), use a temperature whose "
+              "1/T is an integer or none, or reduce the width, the drafts, the vocabulary or the limit")
+
+SESSION_WORK = Budget("any route that runs or checks a session", "work units", WORK_BUDGET, WORK_MODEL, WORK_SPLIT)
+"""The budget of a session's work (:func:`session_work`) on every route that runs one: one block
+on ``POST /v1/draft``, ``/v1/verify``, ``/v1/step``; the whole run on ``POST /v1/runs``; the
+reference run (and checks) of every config a ``POST /v1/grade``, ``/v1/grade/samples`` or
+``/v1/grade/distribution`` recomputes; the row processing of ``POST /v1/analysis``. A request over
+it is a 422 (:data:`OVER_BUDGET`) naming the config."""
+
+
+def grading_work(config) -> int:
+    """The least a grading request about ``config`` costs in work units: what running it costs
+    (:func:`session_work` of ``limit`` blocks: the reference a grader recomputes, or the laws of
+    its output), its rows' processing counted twice (a catalogued mistake of row processing
+    processes them its own way)."""
+    return session_work(config, config.limit) + config_processing_work(config)
+
+
+def check_grading_work(config, pointer: str = "#/config") -> None:
+    """Raise :class:`OverBudget` (pointer ``pointer``) when :func:`grading_work` of ``config`` is
+    over :data:`WORK_BUDGET`: a config ``POST /v1/runs`` refuses is refused by every grading
+    route, before any exact work."""
+    SESSION_WORK.check(grading_work(config), pointer=pointer)
+
+
 def _budgets(*budgets: Budget) -> dict[str, Budget]:
     return {b.route: b for b in budgets}
 
@@ -292,17 +510,11 @@ def _budgets(*budgets: Budget) -> dict[str, Budget]:
 BUDGETS: dict[str, Budget] = _budgets(
     Budget("GET /v1/draws", "draws", MAX_DRAWS_SLICE, "count", "ask for at most 4096 draws at a time",
            bound=MAX_DRAWS_SLICE),
-    Budget("POST /v1/draft", "block units", _BLOCK_MAX, "(width + 8) * (vocabulary + 64) for one block",
-           "a request is one block", bound=_BLOCK_MAX),
-    Budget("POST /v1/verify", "block units", _BLOCK_MAX, "(width + 8) * (vocabulary + 64) for one block",
-           "a request is one block", bound=_BLOCK_MAX),
-    Budget("POST /v1/step", "block units", _BLOCK_MAX, "(width + 8) * (vocabulary + 64) for one block",
-           "a request is one block", bound=_BLOCK_MAX),
-    Budget("POST /v1/runs", "block units", RUN_BUDGET,
-           "limit * (width * (drafts in mode tree) + 8) * (vocabulary + 64): at most limit blocks, weighing 10 in mode "
-           "block and 3 in mode tree, each times 1 + (bits of the rows' largest denominator) / 64; plus, with "
-           "sampling, 1000 per row entry processed when 1/temperature is not an integer, else 10",
-           "take the session block by block with POST /v1/step"),
+    Budget("POST /v1/draft", "work units", WORK_BUDGET, "one block: " + WORK_MODEL, WORK_SPLIT),
+    Budget("POST /v1/verify", "work units", WORK_BUDGET, "one block: " + WORK_MODEL, WORK_SPLIT),
+    Budget("POST /v1/step", "work units", WORK_BUDGET, "one block: " + WORK_MODEL, WORK_SPLIT),
+    Budget("POST /v1/runs", "work units", WORK_BUDGET, "limit blocks: " + WORK_MODEL,
+           "take the session block by block with POST /v1/step, or " + WORK_SPLIT),
     Budget("POST /v1/grade", "block units", 80_000_000,
            "the reference run of each distinct config, 5 * limit * (width + 8) * (vocabulary + 64), plus for each trace "
            "(mistakes of its mode + 2) * (its blocks + 1) * (width + 8) * (vocabulary + 64) for the checks and the "

@@ -13,7 +13,7 @@ from typing import Any
 
 from marshmallow import fields, validate
 
-from ..budget import BUDGETS
+from ..budget import BUDGETS, SESSION_WORK, config_processing_work
 from ..engine import COUNTER_NAMES
 from ..engine.analysis import analysis_cost, analyze, parse_analysis
 from ..engine.bounds import MAX_DEPTH, MAX_DRAFTS, MAX_WIDTH, MIN_DEPTH, MIN_DRAFTS, MIN_WIDTH
@@ -203,6 +203,7 @@ def _analyze(body: Any) -> dict:
     """The analysis of a body (:func:`~specdec_service.engine.analysis.parse_analysis`);
     raises ``InvalidInput`` or ``OverBudget``."""
     config, depth, widths, draft_cost = parse_analysis(body)
+    SESSION_WORK.check(config_processing_work(config), pointer="#/config")  # before the rows are read
     _BUDGET.check(analysis_cost(config, depth, widths))
     return analyze(config, depth, widths, draft_cost)
 

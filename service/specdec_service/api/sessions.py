@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .. import engine
+from ..budget import BUDGETS, session_work
 from ..engine import InvalidInput, parse_state
 from ..engine.state import parse_verify_chains
 from .bodies import read_json
@@ -46,8 +47,12 @@ def _examples() -> dict:
     }
 
 
-def _state_from_body() -> engine.State:
-    return read_json(parse_state)
+def _state_from_body(route: str) -> engine.State:
+    """The state a body holds, its one block within the route's work budget (``budget.session_work``,
+    computed before any exact work: a 422 of type over-budget at ``#/config`` otherwise)."""
+    state = read_json(parse_state)
+    BUDGETS[route].check(session_work(state.config, 1), pointer="#/config")
+    return state
 
 
 _NEXT = {
@@ -73,7 +78,7 @@ def draft():
     """The uncommitted proposal of the next block (SPEC section 4.1):
     ``{"tokens", "steps"}`` (and ``"chains"`` in mode tree, SPEC 11.1). The state is not advanced. A proposal whose
     draws would run past position 2^53-1 is a 422 at ``#/position``."""
-    return json_response(engine.draft(_state_from_body()))
+    return json_response(engine.draft(_state_from_body("POST /v1/draft")))
 
 
 @blueprint.operation(
@@ -94,6 +99,7 @@ def verify():
     ``{"block", "state", "done"}``. Faults point under ``#/state`` or
     ``#/proposal``."""
     state, tokens, chains = read_json(parse_verify_chains)
+    BUDGETS["POST /v1/verify"].check(session_work(state.config, 1), pointer="#/state/config")
     try:
         result = engine.verify(state, tokens, chains)
     except InvalidInput as error:
@@ -116,4 +122,4 @@ def verify():
 def step():
     """The next block (draft, verify, correction or bonus) and the next state:
     ``{"block", "state", "done"}`` (SPEC sections 4-6)."""
-    return json_response(engine.step(_state_from_body()).to_json())
+    return json_response(engine.step(_state_from_body("POST /v1/step")).to_json())

@@ -18,6 +18,7 @@ from math import gcd, lcm
 from typing import Sequence
 
 from .draws import Draw
+from .work import charge, measuring
 
 _TWO_53 = 2**53
 
@@ -40,6 +41,8 @@ class Dist:
         (positive sum), in lowest terms, so that equal distributions are
         equal values."""
         weights = tuple(weights)
+        if measuring():  # the gcd, the divisions and the sum: each weight's bits (engine.work)
+            charge(sum(w.bit_length() + 1 for w in weights))
         divisor = gcd(*weights)
         if divisor > 1:
             weights = tuple(w // divisor for w in weights)
@@ -50,6 +53,8 @@ class Dist:
         """The exact normalisation of ``probabilities`` (non-negative, positive
         sum): each is divided by their exact sum (SPEC section 1)."""
         denominator = lcm(*(p.denominator for p in probabilities))
+        if measuring():  # the lcm and one multiplication of each entry by it
+            charge(2 * len(probabilities) * (denominator.bit_length() + 1))
         return cls.of_weights(int(p * denominator) for p in probabilities)
 
     def __hash__(self) -> int:
@@ -69,6 +74,7 @@ class Dist:
     def floats(self) -> list[float]:
         """Each probability as the nearest float64 (Python's int / int is
         correctly rounded, so 1/2 is 0.5 and never 0.4999999999999999)."""
+        charge(len(self.weights) * (self.total.bit_length() + 1))
         return [w / self.total for w in self.weights]
 
     @cached_property
@@ -89,6 +95,7 @@ def sample(dist: Dist, draw: Draw) -> int:
     / 2**53)``: a binary search. A token of probability 0 is never returned
     (its ``c_i`` equals the one before it), and since ``u < 1`` one always is.
     """
+    charge(dist.total.bit_length() + 53)
     return bisect_right(dist.cumulative, (draw.mantissa * dist.total) >> 53)
 
 
@@ -106,6 +113,7 @@ def accepts(draw: Draw, p: Dist, q: Dist, token: int) -> bool:
 
     ``q(x)`` must be positive (a proposal the draft could have produced).
     """
+    charge(2 * (p.total.bit_length() + q.total.bit_length() + 53))
     return draw.mantissa * q.weights[token] * p.total < p.weights[token] * q.total * _TWO_53
 
 
@@ -120,6 +128,7 @@ def acceptance_ratio(p: Dist, q: Dist, token: int) -> float:
     published as the largest float64, since JSON has no infinity; any ratio
     >= 1 means the proposal is always accepted.
     """
+    charge(2 * (p.total.bit_length() + q.total.bit_length()))
     try:  # int / int is correctly rounded, and raises OverflowError beyond the largest float64
         return p.weights[token] * q.total / (p.total * q.weights[token])
     except OverflowError:
@@ -136,6 +145,7 @@ def residual(p: Dist, q: Dist) -> Dist:
     Memoised: a model pair has at most (vocabulary + 1) distinct residuals,
     and a :class:`Dist` is immutable.
     """
+    charge(2 * len(p.weights) * (p.total.bit_length() + q.total.bit_length() + 1))
     weights = tuple(max(wp * q.total - wq * p.total, 0) for wp, wq in zip(p.weights, q.weights))
     if not any(weights):
         raise ValueError("p equals q: no rejection is possible, so there is no residual")
@@ -150,6 +160,7 @@ def exact_string(value: Fraction) -> str:
     proposals). ``Decimal(int)`` converts exactly, in about n log n, without that limit."""
     value = Fraction(value)
     n, d = value.numerator, value.denominator
+    charge(2 * (n.bit_length() + d.bit_length() + 1))  # two decimal conversions
     digits = str(Decimal(n))
     return digits if d == 1 else f"{digits}/{Decimal(d)}"
 

@@ -36,6 +36,7 @@ from .errors import Fault, InvalidInput
 from .proposals import point_mass
 from .requests import SAMPLING, expectation
 from .rows import Rows
+from .work import charge
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,7 @@ def with_top_k(row: Dist, k: int) -> Dist:
     if k >= len(weights):
         return row
     kth = sorted(weights, reverse=True)[k - 1]
+    charge(2 * len(weights) * row.total.bit_length())
     return Dist.of_weights(w if w >= kth else 0 for w in weights)
 
 
@@ -180,6 +182,7 @@ def with_top_p(row: Dist, top_p: Fraction) -> Dist:
     a token iff the probability of the tokens before it is strictly less than ``top_p``."""
     weights = row.weights
     order = sorted(range(len(weights)), key=lambda i: -weights[i])  # stable: ties in vocabulary order
+    charge(4 * len(weights) * (row.total.bit_length() + _fraction_bits(top_p)))
     kept = [0] * len(weights)
     before = 0
     for i in order:
@@ -193,6 +196,7 @@ def with_min_p(row: Dist, min_p: Fraction) -> Dist:
     """SPEC section 9.4: keep a token iff its probability is at least ``min_p`` times the
     largest probability of the row."""
     largest = max(row.weights)
+    charge(2 * len(row.weights) * (row.total.bit_length() + _fraction_bits(min_p)))
     return Dist.of_weights(w if w >= min_p * largest else 0 for w in row.weights)
 
 
@@ -227,13 +231,20 @@ def power(p: Fraction, exponent: Fraction) -> Fraction:
         return p
     a, b = exponent.numerator, exponent.denominator
     if b == 1:
+        charge(2 * a * _fraction_bits(p))
         return p ** a
     root = _rational_root(p, b) if b <= max(p.numerator, p.denominator).bit_length() else None
     if root is None:
         return Fraction(_nearest_float(p, exponent))
     if a * max(root.numerator, root.denominator).bit_length() <= _EXACT_BITS:
+        charge(2 * a * _fraction_bits(root))
         return Fraction(float(root ** a))  # int / int rounds to nearest, ties to even
     return Fraction(_nearest_float(root, Fraction(a)))  # a huge power of a rational: never a midpoint
+
+
+def _fraction_bits(x: Fraction) -> int:
+    """The bits of an exact value's numerator and denominator (engine.work)."""
+    return x.numerator.bit_length() + x.denominator.bit_length()
 
 
 _EXACT_BITS = 100_000
@@ -253,6 +264,7 @@ def _integer_root(x: int, n: int) -> Optional[int]:
         return x
     r = 1 << -(-x.bit_length() // n)  # at least the root
     while True:
+        charge(3 * x.bit_length() + 64)  # r ** (n - 1), x // it
         s = ((n - 1) * r + x // r ** (n - 1)) // n
         if s >= r:
             break
@@ -268,7 +280,9 @@ def _nearest_float(p: Fraction, exponent: Fraction) -> float:
     :func:`_decimal_nearest`."""
     a, b = exponent.numerator, exponent.denominator
     bits = max(p.numerator, p.denominator).bit_length()
-    found = _walk(p, a, b) if a * bits + b * 64 <= _WALK_BITS else None
+    scale = p.denominator.bit_length() - p.numerator.bit_length()  # about log2(1 / p)
+    walks = a * bits + b * 64 <= _WALK_BITS and a * scale <= _WALK_LOG * b and scale <= _WALK_SCALE
+    found = _walk(p, a, b) if walks else None
     return _decimal_nearest(p, exponent) if found is None else found
 
 
@@ -277,6 +291,15 @@ _WALK_BITS = 3_000
 15-digit decimals: 9 microseconds for T = 0.7, 1/T = 10/7, and 22 for T = 0.95, 20/19, against
 about 35 for :func:`_decimal_nearest`, which is faster beyond, e.g. 171 for T = 0.07, 100/7)."""
 _WALK_STEPS = 64
+_WALK_LOG = 160
+_WALK_SCALE = 1000
+"""Nor is it near when p is below about 2^-1000: float(p) is then subnormal or nearly so, with few
+significant bits (1e-323 is 9.88e-324)."""
+"""Where :func:`_walk`'s guess is near enough: ``|log2 p^(a/b)|`` at most 160. The guess
+``float(p) ** (a / b)`` errs by about ``|ln p^(a/b)|`` units in the last place (the float64
+exponent a / b is not exact), so for p of order 1e-300 and T = 2.5 it is tens of steps away and
+the walk's 64 steps of 1,000-bit powers (about 4 ms an entry) ended in :func:`_decimal_nearest`
+anyway; both give the same float64 (the nearest)."""
 """The most float64 steps :func:`_walk` takes from its guess (a guess errs by about the exponent
 in units in the last place)."""
 
@@ -288,10 +311,13 @@ def _walk(p: Fraction, a: int, b: int) -> Optional[float]:
     exact in integers (m < x iff m^b < p^a). x is never a midpoint (the caller's promise), so the
     f that stops is the nearest."""
     num_a, den_a = p.numerator ** a, p.denominator ** a
+    charge(a * _fraction_bits(p))
+    power_bits = num_a.bit_length() + den_a.bit_length()
 
     def above(f: float, g: float) -> bool:  # whether x lies above the midpoint of f and g
         (n1, d1), (n2, d2) = f.as_integer_ratio(), g.as_integer_ratio()
         n, d = n1 * d2 + n2 * d1, 2 * d1 * d2
+        charge(2 * b * d.bit_length() + power_bits)
         return n ** b * den_a < num_a * d ** b
 
     f = (p.numerator / p.denominator) ** (a / b)
@@ -306,6 +332,11 @@ def _walk(p: Fraction, a: int, b: int) -> Optional[float]:
     return None
 
 
+_DECIMAL_UNITS = 64
+"""The bit operations one digit squared of :func:`_decimal_nearest`'s ln and exp is counted
+as (engine.work; calibrated against the other operations by bench/cost_units.py)."""
+
+
 def _decimal_nearest(p: Fraction, exponent: Fraction) -> float:
     """The float64 nearest to ``p ** exponent`` (not a midpoint): evaluated as
     exp(exponent * ln p) with a growing number of digits until an interval around it, wider than
@@ -313,6 +344,7 @@ def _decimal_nearest(p: Fraction, exponent: Fraction) -> float:
     digits; 60 from 40)."""
     digits = 24
     while True:
+        charge(2 * _fraction_bits(p) + _DECIMAL_UNITS * digits * digits)
         with localcontext(Context(prec=digits)):
             argument = Decimal(exponent.numerator) / Decimal(exponent.denominator) * (
                 Decimal(p.numerator) / Decimal(p.denominator)).ln()

@@ -228,9 +228,11 @@ def tree_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
     width 8: 0.5 s for the expectations and both sweeps, 0.3 s for the distribution of 3
     tokens) and within 1.5x of them at limit 256:
 
-    - expectations and sweeps: ``(V + 1) V^2 D_max^3 k^2 (1 + limit / 8) / 4`` with D_max = 8
-      (the sweep over D) and k the largest width swept, at most the limit: the recursion's
-      states times their work, the exact fractions growing with the session's length;
+    - expectations and sweeps: ``(V + 1) V^2 D_max^3 (k^2 (1 + limit / 8) + K^2) / 4`` with
+      D_max = 8 (the sweep over D), K the largest width swept and k = min(K, limit): the
+      recursion's states times their work, the exact fractions growing with the session's
+      length, and ``tree_sweep``'s one block of each width from the empty prefix, which no limit
+      caps (4 tokens of 15-digit rows, D = 8, widths 1-16, limit 2 once took 20 s);
     - the output distribution (this config and the target): ``24 D^3 V (V / 1.5)^depth``;
     - both times ``1 + max(0, bits - 64) / 32 * (1 + limit / 32)``, ``bits`` the size of the
       rows' common step denominator (:func:`.analysis.step_denominator`): long exact rows (15-digit
@@ -240,8 +242,11 @@ def tree_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
     """
     from .analysis import step_denominator  # noqa: PLC0415  (analysis imports this module lazily)
     size = len(config.vocab)
-    k = min(max([config.width, *widths]), config.limit)
-    sessions = (size + 1) * size ** 2 * MAX_DRAFTS ** 3 * k ** 2 * (1 + config.limit / 8) / 4
+    widest = max([config.width, *widths])
+    k = min(widest, config.limit)
+    # the session's expectations and sweep (at most the limit), and tree_sweep's blocks of every
+    # swept width from the empty prefix with no limit (the widest, whatever the limit)
+    sessions = (size + 1) * size ** 2 * MAX_DRAFTS ** 3 * (k ** 2 * (1 + config.limit / 8) + widest ** 2) / 4
     output = 24 * config.drafts ** 3 * size * (size / 1.5) ** depth
     bits = step_denominator(config).bit_length()
     growth = 1 + max(0, bits - 64) / 32 * (1 + config.limit / 32)

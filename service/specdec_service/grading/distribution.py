@@ -54,7 +54,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 import numpy as np
 
-from ..budget import BUDGETS
+from ..budget import BUDGETS, check_grading_work
 from ..engine import SPECULATIVE, Config, InvalidInput, parse_config
 from ..engine.bounds import MAX_CELLS, MAX_M, MAX_SAMPLES, int_in  # noqa: F401  (MAX_CELLS, MAX_M re-exported)
 from ..engine.rules import at_limit
@@ -146,6 +146,7 @@ def _parse(payload: Any):
     if config.mode == "greedy":
         raise InvalidInput.at(("config", "mode"), "must be speculative or autoregressive: greedy decoding is "
                               "deterministic, grade its trace with POST /v1/grade")
+    check_grading_work(config)
     m = int(payload["m"])  # JSON Schema counts 2.0 an integer
     alpha = float(payload.get("alpha", DEFAULT_ALPHA))
     length = min(m, config.limit)

@@ -32,7 +32,10 @@ try:  # the config key and the reference cache (orjson is a dependency of the se
 except ImportError:  # pragma: no cover - a stripped install: the standard library writes the key
     orjson = None  # type: ignore[assignment]  # an optional module: every use checks for None
 
-from ..budget import BUDGETS, GRADE_CHECK_RUNS, GRADE_REFERENCE_WEIGHT, mode_weight, session_units
+from ..budget import (
+    BUDGETS, GRADE_CHECK_RUNS, GRADE_REFERENCE_WEIGHT, SESSION_WORK, config_processing_work, grading_work, mode_weight,
+    session_units, session_work,
+)
 from ..engine import Config, InvalidInput, State, pointer, run
 from ..engine.bounds import MAX_TRACES  # noqa: F401  (re-exported)
 from ..engine.errors import MAX_ERRORS
@@ -53,18 +56,25 @@ def grade(trace: Any, *, diagnose: bool = True) -> dict:
 
     Returns the report ``{"passed", "score", "checks", "tolerance", "first_divergence",
     "diagnosis", "reference"}`` described in ``docs/grading.md``. ``diagnose=False`` skips the
-    catalogue (faster for failing traces). One trace is always within the budget of
-    ``POST /v1/grade`` (:func:`trace_cost`).
+    catalogue (faster for failing traces). One trace is always within the block-unit budget of
+    ``POST /v1/grade`` (:func:`trace_cost`), not always within the work budget: a trace whose
+    reference run costs more (``budget.grading_work``) is refused as ``POST /v1/runs`` refuses
+    its config.
 
     Raises :class:`~specdec_service.engine.InvalidInput` (HTTP 422) when the trace is malformed
     (not an object, invalid config, or not matching the grading schema), with the path of each
-    fault.
+    fault; :class:`~specdec_service.budget.OverBudget` (pointer ``#/config``) when its reference
+    run, or its checks and diagnosis, cost more than ``budget.WORK_BUDGET`` work units.
     """
     config = parse_trace_config(trace)
+    SESSION_WORK.check(grading_work(config), pointer="#/config")
     reference = _reference(config, _config_key(config))
     if _is_reference(trace, reference):
         return _passed(reference)
     validate_trace(trace)
+    blocks = trace.get("blocks")
+    SESSION_WORK.check(grading_work(config) + failing_work(config, len(blocks) if isinstance(blocks, list) else 0),
+                       pointer="#/config")
     return _grade_valid(trace, config, reference, diagnose)
 
 
@@ -128,6 +138,30 @@ def trace_cost(config: Config, blocks: int) -> int:
     runs = sum(m.mode == config.mode for m in CATALOGUE) + GRADE_CHECK_RUNS
     return runs * mode_weight(config.mode) * session_units(drafted_width(config), len(config.vocab),
                                                            min(blocks, config.limit) + 1)
+
+
+def failing_work(config: Config, blocks: int) -> int:
+    """The exact work of checking and diagnosing a failing trace of ``blocks`` blocks beyond its
+    reference (``budget.grading_work``), in work units: as many runs as :func:`trace_cost` counts,
+    each of at most ``min(blocks, limit) + 1`` blocks, the rows already processed."""
+    runs = sum(m.mode == config.mode for m in CATALOGUE) + GRADE_CHECK_RUNS
+    return runs * (session_work(config, min(blocks, config.limit) + 1) - config_processing_work(config))
+
+
+def batch_work(distinct: dict, failing: Sequence[tuple[dict, Config]]) -> int:
+    """The exact work of a grading batch in work units: :func:`grading_work` of each distinct
+    config (values of ``distinct``) plus :func:`failing_work` of each failing ``(trace, config)``."""
+    return sum(map(grading_work, distinct.values())) + sum(failing_work(config, len(trace["blocks"]))
+                                                             for trace, config in failing)
+
+
+def _work_pointer(configs: Sequence[Optional[Config]]) -> str:
+    """Where a batch over the work budget points: the first trace whose config alone is over it
+    (``#/traces/i/config``), else the whole ``#/traces``."""
+    for i, config in enumerate(configs):
+        if config is not None and grading_work(config) > SESSION_WORK.limit:
+            return f"#/traces/{i}/config"
+    return "#/traces"
 
 
 def batch_cost(references: Sequence[Config], failing: Sequence[tuple[dict, Config]]) -> int:
@@ -240,7 +274,7 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
     keys = [None if config is None else _config_key(config) for config in configs]
     distinct = {key: config for key, config in zip(keys, configs) if config is not None}
     budget = GRADE_BUDGET
-    if faults or _batch_cost(distinct, []) > budget.limit:
+    if faults or _batch_cost(distinct, []) > budget.limit or batch_work(distinct, []) > SESSION_WORK.limit:
         # Nothing is run: every fault of the batch first (a 422 of invalid input wins over the budget).
         for i, trace in enumerate(traces):
             if faults.full:
@@ -249,6 +283,7 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
                 _validate_at(trace, i, faults)
         faults.raise_any()
         budget.check(_batch_cost(distinct, []), pointer="#/traces")
+        SESSION_WORK.check(batch_work(distinct, []), pointer=_work_pointer(configs))  # the references' exact work
     # Within the budget of the references: run each distinct one once. A trace equal to its
     # reference (of the schema's types) passes, as in grade(); any other is validated (all faults
     # are raised before any grading) and compared.
@@ -274,7 +309,9 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
             else:
                 failing.append((i, trace, config, reference, difference))
     faults.raise_any()
-    budget.check(_batch_cost(distinct, [(trace, config) for _, trace, config, _, _ in failing]), pointer="#/traces")
+    failed = [(trace, config) for _, trace, config, _, _ in failing]
+    budget.check(_batch_cost(distinct, failed), pointer="#/traces")
+    SESSION_WORK.check(batch_work(distinct, failed), pointer="#/traces")
     for i, trace, config, reference, difference in failing:
         reports[i] = _failed(trace, config, reference, difference, diagnose)
     done = [r for r in reports if r is not None]  # all of them: every trace has its report by now

@@ -43,6 +43,7 @@ from typing import NamedTuple, Optional, Sequence
 
 from ..distributions import Dist, exact_string, sample, to_float
 from ..draws import Draw, Stream
+from ..work import charge
 from .tokenwise import Decisions, TokenWise, Verdict
 
 _TWO_53 = 2**53
@@ -65,6 +66,7 @@ def weights_and_thresholds(ps: Sequence[Dist], qs: Sequence[Dist], tokens: Seque
     h = []
     for i in range(1, len(tokens)):
         s = scaled_mass(ps[i], qs[i], w[i])
+        charge(4 * (_bits(s) + _bits(w[i])))  # s + 1 - w and the division
         h.append(ONE if s + 1 - w[i] == 0 else s / (s + 1 - w[i]))
     if tokens:
         h.append(w[-1])
@@ -79,6 +81,7 @@ def weights(ps: Sequence[Dist], qs: Sequence[Dist], tokens: Sequence[int]) -> li
     for p, q, x in zip(ps, qs, tokens):
         if not q.weights[x]:
             raise ValueError("a proposal of draft probability 0 has no weight (it cannot be drafted)")
+        charge(4 * (_bits(w[-1]) + p.total.bit_length() + q.total.bit_length()))
         w.append(min(ONE, w[-1] * Fraction(p.weights[x] * q.total, p.total * q.weights[x])))
     return w
 
@@ -87,12 +90,21 @@ def _scaled_weights(p: Dist, q: Dist, w: Fraction) -> tuple:
     """The integers ``max(w * p(y) - q(y), 0)`` over the common denominator
     ``den(w) * total(p) * total(q)``."""
     a, b = w.numerator, w.denominator
+    charge(2 * len(p.weights) * (_bits(w) + p.total.bit_length() + q.total.bit_length()))
     return tuple(max(a * wp * q.total - wq * b * p.total, 0) for wp, wq in zip(p.weights, q.weights))
 
 
 def scaled_mass(p: Dist, q: Dist, w: Fraction) -> Fraction:
     """``s = sum_y max(w * p(y) - q(y), 0)``, exact (SPEC 10.3)."""
-    return Fraction(sum(_scaled_weights(p, q, w)), w.denominator * p.total * q.total)
+    mass = Fraction(sum(_scaled_weights(p, q, w)), w.denominator * p.total * q.total)
+    charge(2 * _bits(mass) + w.denominator.bit_length() + p.total.bit_length() + q.total.bit_length())  # the gcd
+    return mass
+
+
+def _bits(value: Fraction) -> int:
+    """The bits of an exact value's numerator and denominator (what an operation on it costs,
+    engine.work)."""
+    return value.numerator.bit_length() + value.denominator.bit_length()
 
 
 def scaled_residual(p: Dist, q: Dist, w: Fraction) -> Dist:
@@ -106,6 +118,7 @@ def scaled_residual(p: Dist, q: Dist, w: Fraction) -> Dist:
 
 def passes(d: Draw, h: Fraction) -> bool:
     """SPEC 10.4: ``eta < h``, exactly: ``m * den(h) < num(h) * 2^53``."""
+    charge(_bits(h) + 106)
     return d.mantissa * h.denominator < h.numerator * _TWO_53
 
 

@@ -38,6 +38,7 @@ from fractions import Fraction
 from typing import Optional, Sequence
 
 from ..distributions import Dist, accepts, exact_string, residual, sample, to_float
+from ..work import charge
 from ..draws import Stream
 from ..state import Counters
 from .tokenwise import SampledBonus, Verdict
@@ -45,6 +46,7 @@ from .tokenwise import SampledBonus, Verdict
 
 def exact_strings(row: Dist) -> list[str]:
     """Each probability of ``row`` as its exact value written as a string: ``"1/2"``, ``"0"``."""
+    charge(2 * len(row.weights) * row.total.bit_length())  # each entry's gcd with the total
     return [exact_string(Fraction(w, row.total)) for w in row.weights]
 
 
@@ -84,6 +86,7 @@ class TreeVerifier:
         another token (the catalogued mistake ``tree-disagreeing-chains-continue``) does, and its
         test ``u * q(y) < r(y)`` then accepts iff r(y) > 0."""
         qy = q.probability(y)
+        charge(4 * (row.total.bit_length() + q.total.bit_length()))
         return row.probability(y) / qy if qy else None
 
     # -- the verification
