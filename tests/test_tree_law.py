@@ -198,7 +198,8 @@ def test_cost_grows_with_what_is_enumerated():
     small = cost(config(), Tree("chains", "target_only"), 3, [2])
     assert cost(config(drafts=4), Tree("chains", "target_only"), 3, [2]) > small
     assert cost(config(), Tree("chains", "target_only"), 3, [2, 4, 8]) > small
-    assert cost(config(), Tree("chains", "target_only"), 6, [2]) > small
+    assert cost(config(), Tree("chains", "target_only"), 3, [2], range(1, 9)) > small
+    assert cost(config(limit=64), Tree("chains", "target_only"), 3, [2]) > small
     assert cost(config(), Tree("beam", "target_only"), 3, [2]) < small
 
 

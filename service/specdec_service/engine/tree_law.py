@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from math import comb
+from math import comb, perm
 from typing import Any, NamedTuple, Optional, Sequence
 
 from .analysis import ONE, ZERO, row_of, step_denominator
@@ -97,8 +97,33 @@ class _Shape:
     def __init__(self, law: "TreeShapeLaw", drafts: int):
         self.law, self.drafts = law, drafts
 
-    def forget(self, state):
+    def root(self, c: Optional[int], k: int) -> Node:
+        """The root of a block at context ``c`` with a tree of depth ``k``."""
+        raise NotImplementedError
+
+    def start(self, node: Node) -> Any:
+        """The state of ``node`` before any child is drawn."""
+        raise NotImplementedError
+
+    def draw(self, node: Node, state: Any) -> list:
+        """The next child's branches ``[(probability, token, proposal law or None, state)]``."""
+        raise NotImplementedError
+
+    def tokens(self, state: Any) -> tuple:
+        """The children drawn so far: distinct tokens, in order."""
+        raise NotImplementedError
+
+    def after(self, node: Node, state: Any, y: int) -> list:
+        """The branches ``[(probability, node)]`` of the node that accepting child ``y`` leads to."""
+        raise NotImplementedError
+
+    def forget(self, state: Any) -> Any:
+        """What of ``state`` a later residual test still reads."""
         return state
+
+    def drafted(self, c: Optional[int], k: int) -> Fraction:
+        """The expected drafted nodes of a block at context ``c`` with depth ``k`` (SPEC 12.5)."""
+        raise NotImplementedError
 
 
 class _Chains(_Shape):
@@ -127,8 +152,7 @@ class _Chains(_Shape):
                 out.append((qy, y, q, grown))
         return out
 
-    @staticmethod
-    def tokens(state) -> tuple:
+    def tokens(self, state) -> tuple:
         return state[1]
 
     def forget(self, state):
@@ -176,8 +200,7 @@ class _Distinct(_Shape):
         s = self.law_after(c, state)
         return [] if s is None else [(sy, y, s, state + (y,)) for y, sy in enumerate(s) if sy]
 
-    @staticmethod
-    def tokens(state) -> tuple:
+    def tokens(self, state) -> tuple:
         return state
 
     def forget(self, state):
@@ -277,8 +300,7 @@ class _Beam(_Shape):
         y = self.tree(c0, k0).tokens[children[len(state)]]
         return [(ONE, y, None, state + (y,))]
 
-    @staticmethod
-    def tokens(state) -> tuple:
+    def tokens(self, state) -> tuple:
         return state
 
     def after(self, node: Node, state, y: int) -> list:
@@ -426,7 +448,8 @@ class TreeShapeLaw(TreeLaw):
 
     def _target_only(self, shape: _Shape, node: Node, bonus: bool, keep: int, tally: _Tally) -> None:
         """SPEC 12.4: the node's children are drafted whole, then one draw decides."""
-        states, complete = {shape.start(node): ONE}, {}
+        states: dict = {shape.start(node): ONE}
+        complete: dict = {}
         while states:
             nxt: dict = {}
             for state, w in states.items():
@@ -471,7 +494,7 @@ def total_variation(a: dict, b: dict) -> Fraction:
 def target_output(config: Config, depth: int) -> dict:
     """The law of the first ``depth`` tokens of plain sampling from the target's rows (after
     SPEC 9; shorter where an EOS ends the session, at most ``limit``)."""
-    rows, eos, out = config.rows, config.eos, {}
+    rows, eos, out = config.rows, config.eos, dict[tuple, Fraction]()
     prefixes: dict = {(): ONE}
     for _ in range(min(depth, config.limit)):
         nxt: dict = {}
@@ -504,38 +527,60 @@ def tree_report(config: Config, tree: Any, width: int, drafts: int, depth: int) 
             "verdict": "lossless" if tv == 0 else "lossy"}
 
 
-def cost(config: Config, tree: Any, depth: int, widths: Sequence[int]) -> int:
-    """An estimate of the work of :func:`tree_report` over ``widths`` (and the config's width),
-    in analysis units (about a microsecond of one core, as :func:`.analysis.analysis_cost`),
-    computed before any of it: the nodes of the walk times the branches at each, times the
-    growth of exact fractions with the rows' bit size.
+def cost(config: Config, tree: Any, depth: int, widths: Sequence[int],
+         sweep_drafts: Sequence[int] = ()) -> int:
+    """An estimate of the work of a tree analysis, in analysis units (about a microsecond of one
+    core, as :func:`.analysis.analysis_cost`), computed before any of it from V (vocabulary), D
+    (drafts), k = min(largest width, limit), the limit, ``depth`` and the rows' bit size: the
+    session's expectations at the config's width and each of ``widths``, the law of the first
+    ``depth`` tokens (:func:`tree_report`), and one block from the empty prefix for each D of
+    ``sweep_drafts`` and each width (``tree_sweep``).
 
-    With V tokens, D drafts and k = min(largest width, limit): a node of the walk is one of
-    (V + 1) contexts x k depths x its shape state (``chains``: D alive counts; ``distinct``:
-    one per depth; ``beam``: D nodes a level); enumerating its children costs ``chains``
-    V^D (target-only: every ordered draw) or D V (residual: one candidate at a time, the
-    rejected ones forgotten), ``distinct`` V! / (V - b)! with b the widest branching, ``beam``
-    D. The session's dynamic program repeats each block for every committed length (the limit,
-    at most k of them with a different depth) and the output for each committed prefix
-    shorter than ``depth`` (V^depth at most)."""
+    - **walk nodes** per width: (V + 1) contexts x k depths x the shape's states (``chains``: D
+      alive counts; ``distinct``: k depths; ``beam``: the k D nodes of a beam tree), x 2 (a
+      bonus at the deepest level or not);
+    - **branches at a node** (:func:`branches`): the children's states enumerated, each asking
+      one question of V answers;
+    - **outcome tables** merged at each acceptance: (k + 1) lengths x V^keep first tokens, keep
+      0 for the expectations and 1..depth for the output law;
+    - **the session**: limit x (V + 1) contexts x (k + 1) V outcomes, growing with the limit;
+    - all times ``1 + max(0, bits - 64) / 32 * (1 + limit / 32)``, ``bits`` the size of the
+      rows' common step denominator (:func:`.analysis.step_denominator`): exact fractions grow
+      with the rows' digits and the session's length.
+
+    Measured (docs/analysis.md): between 0.01 and 1.2 microseconds a unit above 100,000 units
+    (an over-estimate for wide vocabularies), up to 3.3 on configs of a few thousand units.
+    """
     size, limit = len(config.vocab), config.limit
     k = min(max([config.width, *widths]), limit)
-    drafts = config.drafts
-    if tree.shape == "chains":
-        states, children = drafts, (size ** drafts if tree.verify == "target_only" else drafts * size)
-    elif tree.shape == "distinct":
-        b = max(tree.branching or (drafts,))
-        states, children = 1, _falling(size, min(b, size))
-    else:
-        states, children = drafts, drafts
-    per_block = (size + 1) * k * states * (children + size) * (1 + k)
-    walk = per_block * (len({config.width, *widths}) * min(k, limit) + min(size ** depth, limit * size))
+    width_count = len({config.width, *widths})
+
+    def walk(drafts: int, depth_: int) -> float:
+        states = {"chains": drafts, "distinct": k}.get(tree.shape, k * drafts)
+        return 2 * (size + 1) * k * states * branches(tree, size, drafts) * (k + 1) * size ** depth_
+
+    session = width_count * (walk(config.drafts, 0) * (1 + limit / 8) + limit * (size + 1) * (k + 1) * size
+                             * (1 + limit / 4))
+    output = sum(walk(config.drafts, keep) for keep in range(1, min(depth, limit) + 1))
+    sweep = width_count * sum(walk(d, 0) for d in sweep_drafts)
     bits = step_denominator(config).bit_length()
-    return int(walk * (1 + max(0, bits - 64) / 32 * (1 + limit / 32)))
+    return int((session + output + sweep) * (1 + max(0, bits - 64) / 32 * (1 + limit / 32)) / 4)
 
 
-def _falling(n: int, b: int) -> int:
-    out = 1
-    for i in range(b):
-        out *= n - i
-    return out
+def branches(tree: Any, size: int, drafts: int) -> int:
+    """The branches the walk enumerates at one node of ``tree`` (SPEC 12) with V = ``size``
+    tokens and D = ``drafts``: ``chains`` + ``"residual"`` D V (one candidate at a time, the
+    rejected ones forgotten) + D (the alive chains after an acceptance); ``chains`` +
+    ``"target_only"`` V times the ordered draws merged by (distinct tokens in order, their
+    counts): sum over d <= D, j <= d of P(V, j) C(d - 1, j - 1); ``distinct`` V times the
+    ordered sibling lists of fewer than b tokens, sum over j < b of P(V, j) (b the widest
+    branching); ``beam`` D."""
+    if tree.shape == "beam":
+        return drafts
+    if tree.shape == "chains" and tree.verify == "residual":
+        return drafts * size + drafts
+    if tree.shape == "chains":
+        return size * sum(perm(size, j) * comb(d - 1, j - 1) for d in range(1, drafts + 1)
+                          for j in range(1, min(d, size) + 1))
+    b = max(tree.branching or (drafts,))
+    return size * sum(perm(size, j) for j in range(min(b, size)))
