@@ -6,6 +6,7 @@ an independent simulation of SPEC 12's rules (fixed seeds, 4.5 standard errors).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
@@ -16,6 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from specdec_service.engine import parse_config
 from specdec_service.engine.errors import InvalidInput
+from specdec_service.engine.state import Config
 from specdec_service.engine.tree_analysis import TreeLaw
 from specdec_service.engine.tree_law import Tree, TreeShapeLaw, cost, is_lossless, target_only_choice, tree_report
 
@@ -310,3 +312,45 @@ def test_monte_carlo_agrees_with_the_exact_law(draft, tree):
     assert abs(mean - float(exact)) <= 4.5 * sd / math.sqrt(blocks) + 1e-12, (mean, float(exact))
     for y, p in first.items():
         assert abs(firsts[y] / blocks - float(p)) <= 4.5 * math.sqrt(float(p * (1 - p)) / blocks) + 1e-12, (y, p)
+
+
+# ---------------------------------------------------------------- POST /v1/analysis
+
+
+def test_analysis_body_reports_the_verdict():
+    from specdec_service.api.analysis import AnalysisOut
+    from specdec_service.engine.tree_analysis import analyze_tree
+
+    cfg = config()
+    lossy = Tree("beam", "target_only", threshold_acc=Fraction(1, 2))
+    body = analyze_tree(cfg, 1, [2], Fraction(0), TreeShapeLaw(cfg, lossy), lossy)
+    assert AnalysisOut().validate(body) == {}
+    assert body["tree"] == {"shape": "beam", "verify": "target_only", "verdict": "lossy"}
+    assert body["output"]["tv_exact"] == "1/2"
+    assert {(e["drafts"], e["width"]): e["committed_per_pass_exact"] for e in body["tree_sweep"]}[(2, 2)] == "3"
+    lossless = Tree("distinct", "residual")
+    body = analyze_tree(cfg, 2, [2], Fraction(0), TreeShapeLaw(cfg, lossless), lossless)
+    assert body["tree"]["verdict"] == "lossless" and body["output"]["tv_exact"] == "0"
+    assert {(e["drafts"], e["width"]): e["committed_per_pass_exact"] for e in body["tree_sweep"]}[(2, 2)] == "77/32"
+
+
+HAS_TREE = "tree" in {f.name for f in dataclasses.fields(Config)}
+
+
+@pytest.mark.skipif(not HAS_TREE, reason="the config's tree setting (SPEC 12) is read by the engine's parser")
+@pytest.mark.parametrize("tree, tv, verdict, per_pass_exact", [
+    ({"shape": "beam", "verify": "target_only", "threshold_acc": 0.5}, "1/2", "lossy", "3"),
+    ({"shape": "beam", "verify": "target_only"}, "0", "lossless", "11/5"),
+    ({"shape": "distinct", "verify": "residual"}, "0", "lossless", "77/32"),
+    ({"shape": "chains", "verify": "residual"}, "0", "lossless", "349449/160000"),
+])
+def test_post_analysis_with_a_tree(tree, tv, verdict, per_pass_exact):
+    from specdec_service import create_app
+
+    client = create_app({"TESTING": True}).test_client()
+    response = client.post("/v1/analysis", json={"config": {"draft": "biased", "mode": "tree", "width": 2, "drafts": 2,
+                                                            "tree": tree}, "depth": 1, "widths": [2]})
+    assert response.status_code == 200, response.get_json()
+    body = response.get_json()
+    assert body["tree"]["verdict"] == verdict and body["output"]["tv_exact"] == tv
+    assert {(e["drafts"], e["width"]): e["committed_per_pass_exact"] for e in body["tree_sweep"]}[(2, 2)] == per_pass_exact

@@ -42,7 +42,7 @@ from typing import Any, NamedTuple, Optional, Sequence
 from .analysis import ONE, ZERO, row_of, step_denominator
 from .errors import InvalidInput
 from .state import Config
-from .tree_analysis import TreeLaw
+from .tree_analysis import TreeLaw, tree_cost
 
 Row = tuple[Fraction, ...]
 Node = tuple
@@ -568,19 +568,50 @@ def cost(config: Config, tree: Any, depth: int, widths: Sequence[int],
 
 
 def branches(tree: Any, size: int, drafts: int) -> int:
-    """The branches the walk enumerates at one node of ``tree`` (SPEC 12) with V = ``size``
-    tokens and D = ``drafts``: ``chains`` + ``"residual"`` D V (one candidate at a time, the
-    rejected ones forgotten) + D (the alive chains after an acceptance); ``chains`` +
-    ``"target_only"`` V times the ordered draws merged by (distinct tokens in order, their
-    counts): sum over d <= D, j <= d of P(V, j) C(d - 1, j - 1); ``distinct`` V times the
+    """The branches the walk enumerates and merges at one node of ``tree`` (SPEC 12) with V =
+    ``size`` tokens and D = ``drafts``: ``chains`` + ``"residual"`` D V x D (one candidate at a
+    time, the rejected ones forgotten, then up to D alive counts after an acceptance); ``chains`` +
+    ``"target_only"`` V min(V, D) (each state drawn, then each child accepted) times the ordered
+    draws merged by (distinct tokens in order, their counts): sum over d <= D, j <= d of
+    P(V, j) C(d - 1, j - 1); ``distinct`` V times the
     ordered sibling lists of fewer than b tokens, sum over j < b of P(V, j) (b the widest
     branching); ``beam`` D."""
     if tree.shape == "beam":
         return drafts
     if tree.shape == "chains" and tree.verify == "residual":
-        return drafts * size + drafts
+        return drafts * size * drafts
     if tree.shape == "chains":
-        return size * sum(perm(size, j) * comb(d - 1, j - 1) for d in range(1, drafts + 1)
-                          for j in range(1, min(d, size) + 1))
+        return size * min(size, drafts) * sum(perm(size, j) * comb(d - 1, j - 1) for d in range(1, drafts + 1)
+                                              for j in range(1, min(d, size) + 1))
     b = max(tree.branching or (drafts,))
     return size * sum(perm(size, j) for j in range(min(b, size)))
+
+
+# ---------------------------------------------------------------- what /v1/analysis reads
+
+
+def tree_of(config: Config) -> Optional[Any]:
+    """The config's ``tree`` setting (SPEC 12; its fields as :class:`Tree`'s), ``None`` when it
+    was not sent: then SPEC 11 holds and the analysis is :class:`.tree_analysis.TreeLaw`'s."""
+    return getattr(config, "tree", None)
+
+
+def law_for(config: Config) -> TreeLaw:
+    """The exact law of a mode-tree ``config``: SPEC 11's per-depth recursion
+    (:class:`.tree_analysis.TreeLaw`) for chains walked by ``"residual"`` (the default tree,
+    sent or not: equal to the enumeration, tests/test_tree_law.py), else the enumeration of
+    :class:`TreeShapeLaw`."""
+    tree = tree_of(config)
+    if tree is None or (tree.shape == "chains" and tree.verify == "residual"):
+        return TreeLaw(config)
+    return TreeShapeLaw(config, tree)
+
+
+def analysis_cost(config: Config, depth: int, widths: Sequence[int], sweep_drafts: Sequence[int]) -> int:
+    """The cost of ``POST /v1/analysis`` for a mode-tree ``config`` in analysis units: SPEC 11's
+    (:func:`.tree_analysis.tree_cost`) for chains walked by ``"residual"``, else :func:`cost`
+    with the ``tree_sweep`` over ``sweep_drafts``."""
+    tree = tree_of(config)
+    if tree is None or (tree.shape == "chains" and tree.verify == "residual"):
+        return tree_cost(config, depth, widths)
+    return cost(config, tree, depth, widths, sweep_drafts)
