@@ -20,13 +20,11 @@ from specdec_service.engine.errors import InvalidInput
 from specdec_service.engine.state import Config
 from specdec_service.engine.tree_analysis import TreeLaw
 from specdec_service.engine.tree_law import Tree, TreeShapeLaw, cost, is_lossless, target_only_choice, tree_report
+from test_analysis import rows
+from test_tree_analysis import EOS_DRAFT, EOS_MODEL
 
 LOSSLESS = [Tree("chains", "residual"), Tree("distinct", "residual"), Tree("chains", "target_only"),
             Tree("distinct", "target_only"), Tree("beam", "target_only")]
-EOS_MODEL = {"vocab": ["a", "b", "$"], "start": [0.5, 0.3, 0.2],
-             "next": {"a": [0.2, 0.5, 0.3], "b": [0.6, 0.1, 0.3], "$": [0.3, 0.3, 0.4]}}
-EOS_DRAFT = {"vocab": ["a", "b", "$"], "start": [0.7, 0.2, 0.1],
-             "next": {"a": [0.1, 0.8, 0.1], "b": [0.3, 0.3, 0.4], "$": [0.2, 0.2, 0.6]}}
 
 
 ONE_ = Fraction(1)
@@ -161,12 +159,6 @@ def test_beam_with_residual_is_refused():
     with pytest.raises(InvalidInput) as error:
         TreeShapeLaw(config(), Tree("beam", "residual"))
     assert error.value.faults[0].path == ("tree", "verify")
-
-
-@st.composite
-def rows(draw, size: int):
-    cuts = sorted(draw(st.lists(st.integers(0, 20), min_size=size - 1, max_size=size - 1)))
-    return [(b - a) / 20 for a, b in zip([0, *cuts], [*cuts, 20])]
 
 
 @st.composite
