@@ -346,3 +346,19 @@ def test_post_analysis_with_a_tree(tree, tv, verdict, per_pass_exact):
     body = response.get_json()
     assert body["tree"]["verdict"] == verdict and body["output"]["tv_exact"] == tv
     assert {(e["drafts"], e["width"]): e["committed_per_pass_exact"] for e in body["tree_sweep"]}[(2, 2)] == per_pass_exact
+
+
+def test_the_sdk_reads_the_verdict_and_the_cli_says_lossy():
+    from specdec_client.analysis import Analysis
+    from specdec_client.analyze import report
+    from specdec_client.render import Style
+    from specdec_service.engine.tree_analysis import analyze_tree
+
+    cfg = config()
+    lossy = Tree("beam", "target_only", threshold_acc=Fraction(1, 2))
+    result = Analysis.from_dict(analyze_tree(cfg, 1, [2], Fraction(0), TreeShapeLaw(cfg, lossy), lossy))
+    assert result.tree_verdict == "lossy" and result.output.tv == Fraction(1, 2)
+    assert "total variation to the target: 1/2 (lossy: not the target's distribution)" in "\n".join(
+        report(result, Style(color=False, unicode=False)))
+    plain = Analysis.from_dict(analyze_tree(cfg, 1, [2], Fraction(0)))
+    assert plain.tree_verdict is None
