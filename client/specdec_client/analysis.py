@@ -183,6 +183,14 @@ class Analysis(Record):
                                "token_wise": exact(row["token_wise_accepted_per_block_exact"])}
                 for row in block["comparison"]}
 
+    @property
+    def tree_verdict(self) -> Optional[str]:
+        """Mode tree with a ``tree`` setting only (``None`` otherwise): ``"lossless"`` when the
+        output is exactly the target's, ``"lossy"`` when not (SPEC 12.4's thresholds below 1:
+        ``output.tv`` is then the exact price)."""
+        tree = None if self.raw is None else self.raw.get("tree")
+        return None if tree is None else str(tree["verdict"])
+
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Analysis":
         return cls(

@@ -124,6 +124,8 @@ def report(result: Analysis, style: Style) -> list[str]:
     lines += ["", style.bold(f"Output over the first {out.depth} token(s)") + style.dim(
         f"  ({len(out.distribution)} outcomes; the target has {len(out.target)})")]
     verdict = "the target's distribution exactly" if out.tv == 0 else "not the target's distribution"
+    if result.tree_verdict == "lossy":
+        verdict = "lossy: " + verdict
     lines.append(f"  total variation to the target: {out.tv} ({verdict})")
     if result.naive is not None:
         lines.append(f"  naive rule (correction from p): total variation {result.naive.tv} = {_num(result.naive.tv)}")

@@ -159,6 +159,18 @@ class TreeSweepOut(StrictSchema):
     accepted_per_pass_exact = Exact("accepted_per_pass.")
 
 
+class TreeVerdictOut(StrictSchema):
+    """Mode tree with a ``tree`` setting (SPEC 12): the tree analysed and whether its output is
+    exactly the target's."""
+
+    shape = fields.String(required=True, validate=validate.OneOf(["chains", "distinct", "beam"]))
+    verify = fields.String(required=True, validate=validate.OneOf(["residual", "target_only"]))
+    verdict = fields.String(required=True, validate=validate.OneOf(["lossless", "lossy"]), metadata={
+        "description": "\"lossy\" when the output's total variation from the target (`output.tv`) is positive: "
+                       "the target-only thresholds below 1 (SGLang's --speculative-accept-threshold-single/-acc); "
+                       "toy, biased, beam, width 2, D = 2, threshold_acc 1/2: tv 1/2 over the first token."})
+
+
 class AnalysisConfigOut(ConfigOut):
     """The normalised session settings of an analysis: every default filled in, no seed."""
 
@@ -191,6 +203,8 @@ class AnalysisOut(StrictSchema):
     tree_sweep = fields.List(fields.Nested(TreeSweepOut), metadata={
         "description": "Mode tree only (absent otherwise): for D = 1..8 and each requested width, one block from the "
                        "empty prefix with no limit (SPEC 11)."})
+    tree = fields.Nested(TreeVerdictOut, metadata={
+        "description": "Mode tree with a `tree` setting only (absent otherwise): its shape, verifier and verdict."})
 
 
 # ---------------------------------------------------------------- view

@@ -495,9 +495,10 @@ def analysis_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
     (:func:`.analysis_block.draft_block_cells`), and the operations between blocks weigh
     :data:`.analysis_block.BLOCK_DP_FACTOR` times as much (exact fractions, not scaled integers).
     """
-    if config.mode == "tree":  # SPEC 11: engine/tree_analysis.py states its own cost
-        from .tree_analysis import tree_cost
-        return tree_cost(config, depth, widths)
+    if config.mode == "tree":  # SPEC 11-12: engine/tree_law.py states its own cost
+        from .tree_analysis import TREE_DRAFTS
+        from .tree_law import analysis_cost as tree_analysis_cost
+        return tree_analysis_cost(config, depth, widths, TREE_DRAFTS)
     size, limit = len(config.vocab), config.limit
     bits = step_denominator(config).bit_length()
     mass_limbs = limit * bits / 64
@@ -631,9 +632,10 @@ def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] =
     draft_cost = Fraction(draft_cost)
     check_request(config, depth, widths, draft_cost)
     depth = effective_depth(config, depth)
-    if config.mode == "tree":  # SPEC 11: its own exact law (engine/tree_analysis.py)
+    if config.mode == "tree":  # SPEC 11-12: its own exact law (engine/tree_analysis.py, engine/tree_law.py)
         from .tree_analysis import analyze_tree
-        return analyze_tree(config, depth, widths, draft_cost)
+        from .tree_law import law_for, tree_of
+        return analyze_tree(config, depth, widths, draft_cost, law_for(config), tree_of(config))
 
     rules = rules_for(config)
     laws = BlockLaws(config) if config.mode == "block" else None

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from math import comb
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from .analysis import ZERO, ONE, contexts_of, row_of
 from .bounds import MAX_DRAFTS, MIN_DRAFTS
@@ -253,21 +253,25 @@ def tree_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
     return int((sessions + output) * growth)
 
 
-def analyze_tree(config: Config, depth: int, widths: Sequence[int], draft_cost: Fraction) -> dict:
-    """The body of ``POST /v1/analysis`` for a config of mode tree (SPEC 11): the expected
-    counters of a session (SPEC 11.5), the sweep over ``widths`` at the config's D, the
-    distribution of the first ``depth`` tokens against the target's (total variation 0), and
-    ``tree_sweep``: for D = 1..8 and each width, one block from the empty prefix with no limit
-    (committed and accepted tokens per target pass: toy, biased, width 2: 407/200 for D = 1,
-    349449/160000 for D = 2). ``leviathan`` and ``naive`` are null (one chain's closed form
-    and the naive rule of mode speculative)."""
+def analyze_tree(config: Config, depth: int, widths: Sequence[int], draft_cost: Fraction,
+                 law: Optional[TreeLaw] = None, tree: Any = None) -> dict:
+    """The body of ``POST /v1/analysis`` for a config of mode tree (SPEC 11-12): the expected
+    counters of a session (SPEC 11.5, 12.5), the sweep over ``widths`` at the config's D, the
+    distribution of the first ``depth`` tokens against the target's (total variation 0 unless
+    the tree is lossy), and ``tree_sweep``: for D = 1..8 and each width, one block from the
+    empty prefix with no limit (committed and accepted tokens per target pass: toy, biased,
+    width 2: 407/200 for D = 1, 349449/160000 for D = 2). ``leviathan`` and ``naive`` are null
+    (one chain's closed form and the naive rule of mode speculative). ``law``: the exact law
+    (default SPEC 11's, :class:`TreeLaw`); ``tree``: the config's tree setting when sent
+    (SPEC 12), then reported as ``tree``: its shape, verifier and ``"lossless"`` or
+    ``"lossy"``."""
     from .analysis import (  # noqa: PLC0415  (analysis imports this module's entry point lazily)
         _contexts_json, _counters_json, _distribution_json, _with_exact, output_weights as chain_output,
         ratios, rules_for,
     )
     from .rules import AUTOREGRESSIVE
 
-    law, drafts = TreeLaw(config), config.drafts
+    law, drafts = law or TreeLaw(config), config.drafts
     counters = law.expectations(config.width, drafts)
     sweep, best = [], None
     for w in widths:
@@ -306,4 +310,6 @@ def analyze_tree(config: Config, depth: int, widths: Sequence[int], draft_cost: 
                    "target": target_json, **_with_exact("tv", tv)},
         "naive": None,
         "tree_sweep": tree_sweep,
+        **({} if tree is None else {"tree": {"shape": tree.shape, "verify": tree.verify,
+                                             "verdict": "lossless" if tv == 0 else "lossy"}}),
     }
