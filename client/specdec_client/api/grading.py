@@ -84,15 +84,18 @@ class GradingApi(ApiGroup):
         return self.transport.call("GET", "/v1/grade/suites", lambda b: [SuiteSummary.from_dict(s) for s in b["suites"]])
 
     def suite(self, name: str = "standard") -> Suite:
-        """``GET /v1/grade/suites/{name}``: the :class:`Suite` with its configs.
-        Raises :class:`~specdec_client.errors.NotFound` (404) for an unknown name."""
+        """``GET /v1/grade/suites/{name}``: the :class:`Suite` with its configs (``name`` its
+        newest version, ``name@N`` version N, which never changes). Raises :class:`~specdec_client.errors.NotFound` (404) for an unknown name."""
         return self.transport.call("GET", "/v1/grade/suites/" + quote(name, safe=""), Suite.from_dict)
 
     def grade_program(self, command: str, *, suite: str = "standard", timeout: float = 10.0, jobs: int = 1,
-                      cwd: Optional[str] = None, progress: Optional[Progress] = None) -> list[ProgramTest]:
+                      cwd: Optional[str] = None, progress: Optional[Progress] = None,
+                      modes: Optional[list[str]] = None) -> list[ProgramTest]:
         """Run the shell ``command`` (a student's program, any language) once per config of
-        ``suite``, config JSON on its stdin and one trace on its stdout, and grade the traces in
-        one ``POST /v1/grade`` batch: a :class:`~specdec_client.harness.ProgramTest` per config
-        (``passed``, ``score``, ``problem``, ``report``, ``message()``). See
-        :func:`specdec_client.harness.grade_program` for the errors and ``progress``."""
-        return grade_program(self, command, suite=suite, timeout=timeout, jobs=jobs, cwd=cwd, progress=progress)
+        ``suite`` (a name, or ``name@N`` for version N), config JSON on its stdin and one trace on
+        its stdout, and grade the traces in one ``POST /v1/grade`` batch: a
+        :class:`~specdec_client.harness.ProgramTest` per config (``passed``, ``score``,
+        ``problem``, ``report``, ``message()``); ``modes`` keeps only the configs of those modes.
+        See :func:`specdec_client.harness.grade_program` for the errors and ``progress``."""
+        return grade_program(self, command, suite=suite, timeout=timeout, jobs=jobs, cwd=cwd, progress=progress,
+                             modes=modes)
