@@ -159,16 +159,21 @@ def test_suites_routes(client):
     from specdec_service.grading.suites import suite
 
     listed = client.get("/v1/grade/suites").get_json()["suites"]
-    assert [s["name"] for s in listed] == ["quick", "standard", "full"]
-    assert listed[1]["count"] == len(suite("standard").configs)
+    assert [s["name"] for s in listed] == ["quick", "standard", "full", "sampling", "block", "tree", "all"]
+    assert listed[1] == {"name": "standard", "version": 1, "versions": [1], "covers": ["core"],
+                         "description": suite("standard").description, "count": len(suite("standard").configs)}
     body = client.get("/v1/grade/suites/standard").get_json()
-    assert body == suite("standard").to_json()
+    assert body == suite("standard").to_json() and body["version"] == 1 and body["covers"] == ["core"]
+    assert client.get("/v1/grade/suites/standard@1").get_json() == body  # name@N: that version for ever
+    missing = client.get("/v1/grade/suites/standard@2")
+    assert missing.status_code == 404 and missing.get_json()["detail"] == (
+        "no version '2' of the standard suite: its versions are standard@1.")
     first = body["configs"][0]
     assert set(first) == {"id", "config", "exercises"} and set(first["config"]) == {
         "target", "draft", "mode", "width", "seed", "limit", "eos"}
     response = client.get("/v1/grade/suites/nope")
     assert response.status_code == 404 and response.mimetype == "application/problem+json"
-    assert response.get_json()["detail"] == "no suite named 'nope': the suites are quick, standard, full."
+    assert response.get_json()["detail"] == "no suite named 'nope': the suites are quick, standard, full, sampling, block, tree, all."
 
 
 def test_grading_requests_pause_the_cycle_collector_and_restore_it(client, monkeypatch):

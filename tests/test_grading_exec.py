@@ -262,7 +262,8 @@ def test_a_command_that_does_not_exist_fails_with_the_shells_words(service):
 def test_suite_command_lists_suites_configs_and_prints_one_config(service, capsys):
     service.add_callback("GET", BASE + "/v1/grade/suites", callback=forward)
     assert main(["suite", "--url", BASE]) == 0
-    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == ["quick", "standard", "full"]
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == [
+        "quick", "standard", "full", "sampling", "block", "tree", "all"]
     assert main(["suite", "standard", "--url", BASE]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["ID", "EXERCISES"] and [line.split()[0] for line in lines[1:]] == [c.id for c in STANDARD.configs]
@@ -281,7 +282,7 @@ def test_a_failed_config_says_how_to_run_it_alone(service, tmp_path, capsys):
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if line.startswith("Run it alone: "))
     config_id = line.split("--config ")[1].split(" ")[0]
-    assert line == f"Run it alone: specdec suite quick --config {config_id} | {command}"
+    assert line == f"Run it alone: specdec suite quick@1 --config {config_id} | {command}"  # the version, for ever
     assert main(["suite", "quick", "--config", config_id, "--url", BASE]) == 0
     config = capsys.readouterr().out
     trace = subprocess.run(command, shell=True, input=config, capture_output=True, text=True, check=True).stdout

@@ -37,10 +37,11 @@ SAMPLER_MODULE = _load_sampler()
 
 
 def sample_configs():
-    """The distinct configs of the standard suite that have an output law (not greedy; the seed does
-    not matter) and no sampling parameters (a sampler is handed the raw tables, as the SDK's)."""
+    """The distinct configs of the ``all`` suite (every rule family) that have an output law (not
+    greedy; the seed does not matter) and no sampling parameters (a sampler is handed the raw
+    tables, as the SDK's)."""
     seen = {}
-    for entry in suite("standard").configs:
+    for entry in suite("all").configs:
         if entry.config["mode"] != "greedy" and "sampling" not in entry.config:
             seen.setdefault(json.dumps({k: v for k, v in entry.config.items() if k != "seed"}, sort_keys=True), entry)
     return list(seen.values())

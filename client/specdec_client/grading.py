@@ -46,16 +46,17 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from .argtypes import integer, positive_number
 from .harness import (
-    MAX_JOBS, MAX_TIMEOUT, SCORE_UNIT, Row, divergence_lines, grade_program, grade_rows, gradescope_results,
+    MAX_JOBS, MAX_TIMEOUT, SCORE_UNIT, Row, divergence_lines, grade_program, grade_rows, gradescope_results, TRACE_MODES,
 )
 from .traces import MAX_TRACE_BYTES, json_kind, loads_json
 
-SUITES = ("quick", "standard", "full")
-"""The service's assignment suites (``GET /v1/grade/suites``), offered by shell completion."""
+SUITES = ("quick", "standard", "full", "sampling", "block", "tree", "all")
+"""The service's assignment suites (``GET /v1/grade/suites``), offered by shell completion
+(``NAME@N`` names version N of a suite)."""
 MAX_BATCH = 1000
 """The service grades at most this many traces in one request."""
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
@@ -78,7 +79,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="grade a program instead: run the shell command CMD once per config of the suite "
                              "(config JSON on its stdin, one trace on its stdout); --timeout then limits each run (default 10 s)")
     suites = parser.add_argument("--suite", default="standard",
-                                 help="with --exec: the suite of configs (quick, standard, full; default standard)")
+                                 help="with --exec or --samples: the suite of configs (quick, standard, full: SPEC 1-8; "
+                                      "sampling, block, tree; all; NAME@N for version N; default standard)")
     setattr(suites, "completer", completes(*SUITES))
     parser.add_argument("--jobs", type=integer(1, MAX_JOBS), default=1, help=f"with --exec: runs at once, 1-{MAX_JOBS} (default 1)")
     parser.add_argument("--gradescope", metavar="RESULTS.json", help="also write Gradescope autograder results to this file")
@@ -93,8 +95,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="with --samples: a Python function fn(target=, draft=, width=, limit=, eos=, rng=) -> labels "
                              "(plus mode=, drafts=, sampling= when it takes them; needed for modes block and tree)")
     parser.add_argument("--modes", metavar="MODE,...",
-                        help="with --samples: grade only the configs of these modes (speculative, autoregressive, "
-                             "block, tree), e.g. speculative,autoregressive for a sampler of SPEC 4 alone")
+                        help="grade only the configs (or trace files) of these modes (speculative, greedy, "
+                             "autoregressive, block, tree; greedy has no samples), e.g. speculative,autoregressive")
     parser.add_argument("--samples-from", metavar="FILE",
                         help="grade the samples in FILE (one JSON list of labels per line) for --config")
     parser.add_argument("--config", metavar="CONFIG", help="with --samples-from, or with --samples instead of the suite: the config, as JSON or @FILE.json")
@@ -105,7 +107,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                     "--config ID: that config as one line of JSON, ready to pipe into a student's program "
                     "(specdec suite standard --config ID | python3 sd.py). Exit 4 for an unknown suite (the "
                     "service's 404), 2 for an unknown id.")
-    name = suite.add_argument("name", metavar="NAME", nargs="?", help="quick, standard or full")
+    name = suite.add_argument("name", metavar="NAME", nargs="?",
+                              help="quick, standard, full, sampling, block, tree or all (NAME@N: version N)")
     setattr(name, "completer", completes(*SUITES))
     suite.add_argument("--config", metavar="ID", help="print only this config's JSON (the input of a program under --exec)")
     suite.add_argument("--json", action="store_true",
@@ -233,9 +236,57 @@ def _summary(name: str, report: dict[str, Any]) -> str:
     return "\n".join([f"{name}:"] + divergence_lines(report))
 
 
+def gradescope_problem(path: Optional[str]) -> Optional[str]:
+    """Why Gradescope's results cannot be written to ``path`` (a sentence), or ``None`` (also
+    for no path): checked before anything runs, so that a run is not lost at its end. The file
+    must be writable, or its directory exist and be writable; a directory is refused."""
+    if path is None:
+        return None
+    if os.path.isdir(path):
+        return f"--gradescope {path} is a directory; give the results file's path (e.g. {os.path.join(path, 'results.json')})"
+    if os.path.exists(path):
+        return None if os.access(path, os.W_OK) else f"--gradescope {path} cannot be written (no permission)"
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        return f"--gradescope {path}: the directory {parent} does not exist"
+    return None if os.access(parent, os.W_OK) else f"--gradescope {path}: the directory {parent} cannot be written"
+
+
+def modes_of(args: argparse.Namespace) -> Optional[list[str]]:
+    """``--modes A,B`` as ``["A", "B"]`` (``None`` without the option)."""
+    text = getattr(args, "modes", None)
+    return None if text is None else [m.strip() for m in text.split(",") if m.strip()]
+
+
+def _trace_mode(row: Row) -> Optional[str]:
+    """The mode of a file's trace (its config's; ``None`` when the file is not a trace object)."""
+    config = row.trace.get("config") if isinstance(row.trace, dict) else None
+    return config.get("mode", "speculative") if isinstance(config, dict) else None
+
+
+def _kept_files(rows: list[Row], modes: Optional[list[str]]) -> tuple[list[Row], int]:
+    """The rows whose trace has a mode of ``modes`` (all without ``--modes``; a file that is no
+    trace is kept, to be reported malformed), and how many were left out. ``ValueError`` for a
+    mode outside :data:`~specdec_client.harness.TRACE_MODES`, or when no file is left."""
+    if modes is None:
+        return rows, 0
+    unknown = sorted(set(modes) - set(TRACE_MODES))
+    if unknown:
+        raise ValueError(f"modes must be among {', '.join(TRACE_MODES)}, not {', '.join(unknown)}")
+    kept = [r for r in rows if _trace_mode(r) is None or _trace_mode(r) in modes]
+    if not kept:
+        raise ValueError(f"no trace file of mode {', '.join(modes)} to grade")
+    return kept, len(rows) - len(kept)
+
+
 def run(args: argparse.Namespace, client: Any) -> int:
     """The ``grade`` subcommand: returns 0 when every file (or config) passed, else 1; 2 for a
-    usage error (files and --exec together, or neither)."""
+    usage error (files and --exec together, or neither; a ``--gradescope`` path that cannot be
+    written, checked before anything runs; an unknown mode of ``--modes``)."""
+    problem = gradescope_problem(getattr(args, "gradescope", None))
+    if problem is not None:
+        print(f"specdec grade: error: {problem}", file=sys.stderr)
+        return EXIT_ERROR
     if args.samples is not None or args.samples_from is not None or args.python is not None:
         from .sampling_cli import run_samples
 
@@ -251,13 +302,21 @@ def run(args: argparse.Namespace, client: Any) -> int:
     from .cli import progress_bars
 
     rows = [read_file(name) for name in args.files]
+    try:
+        rows, left_out = _kept_files(rows, modes_of(args))
+    except ValueError as error:
+        print(f"specdec grade: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
     with progress_bars(args) as bars:
         grade_rows(rows, client, args.batch, progress=bars)
     if args.json:
         sys.stdout.write(json.dumps([{"file": r.name, "report": r.report, "malformed": r.malformed,
                                       "errors": r.errors} for r in rows], indent=2) + "\n")
     else:
-        sys.stdout.write("\n".join(table(rows)) + "\n")
+        lines = table(rows)
+        if left_out:
+            lines.append(f"{left_out} file(s) of other modes left out (--modes {args.modes})")
+        sys.stdout.write("\n".join(lines) + "\n")
     if args.gradescope:
         with open(args.gradescope, "w", encoding="utf-8") as f:
             json.dump(gradescope(rows, args.points), f, indent=2)
@@ -273,8 +332,13 @@ def run_exec(args: argparse.Namespace, client: Any) -> int:
     client.transport.timeout = max(client.transport.timeout, SERVICE_TIMEOUT)
     from .cli import progress_bars
 
-    with progress_bars(args) as bars:
-        tests = grade_program(client, args.command, suite=args.suite, timeout=timeout, jobs=args.jobs, progress=bars)
+    try:
+        with progress_bars(args) as bars:
+            tests = grade_program(client, args.command, suite=args.suite, timeout=timeout, jobs=args.jobs,
+                                  progress=bars, modes=modes_of(args))
+    except ValueError as error:
+        print(f"specdec grade: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
     if args.json:
         sys.stdout.write(json.dumps([{"id": t.id, "config": t.config, "exercises": t.exercises, "passed": t.passed,
                                       "score": t.score, "problem": t.problem, "message": t.message(),

@@ -34,7 +34,7 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import IO, Any, Optional, Sequence
+from typing import IO, Any, Mapping, Optional, Sequence
 
 from .errors import InvalidInput, PayloadTooLarge
 from .progress import Progress
@@ -277,6 +277,26 @@ def _pipes(proc: subprocess.Popen[bytes]) -> tuple[IO[bytes], io.BufferedReader,
     return proc.stdin, proc.stdout, proc.stderr
 
 
+TRACE_MODES = ("speculative", "greedy", "autoregressive", "block", "tree")
+"""The modes a trace can have (``--modes`` of trace grading)."""
+
+
+def kept_modes(chosen: Sequence[tuple[str, Mapping[str, Any]]], modes: Optional[Sequence[str]],
+               allowed: Sequence[str] = TRACE_MODES) -> list[int]:
+    """The indices of the configs of ``chosen`` (``[(id, config)]``) whose mode is in ``modes``
+    (all of them when ``modes`` is None). Raises ``ValueError`` for a mode outside ``allowed``
+    or when no config is left. Shared by sample and trace grading (``--modes``)."""
+    if modes is None:
+        return list(range(len(chosen)))
+    unknown = sorted(set(modes) - set(allowed))
+    if unknown:
+        raise ValueError(f"modes must be among {', '.join(allowed)}, not {', '.join(unknown)}")
+    kept = [i for i, (_, c) in enumerate(chosen) if c.get("mode", "speculative") in modes]
+    if not kept:
+        raise ValueError(f"no config of mode {', '.join(modes)} to grade")
+    return kept
+
+
 @dataclass
 class ProgramTest:
     """One config of the suite as a test: ``id``, ``config``, ``exercises``, the ``command`` and
@@ -470,23 +490,30 @@ def config_mismatch(given: dict[str, Any], echoed: Any) -> Optional[str]:
 
 
 def grade_program(client: Any, command: str, *, suite: str = "standard", timeout: float = 10.0, jobs: int = 1,
-                  cwd: Optional[str] = None, progress: Optional[Progress] = None) -> list[ProgramTest]:
-    """Run ``command`` on every config of ``suite`` (at most ``jobs`` at once, each for at most
-    ``timeout`` seconds) and grade the traces in one batch with ``client`` (a
-    :class:`specdec_client.Client`). Returns the tests in the suite's order. ``progress``, when
+                  cwd: Optional[str] = None, progress: Optional[Progress] = None,
+                  modes: Optional[Sequence[str]] = None) -> list[ProgramTest]:
+    """Run ``command`` on every config of ``suite`` (a name, or ``name@N`` for version N; at
+    most ``jobs`` at once, each for at most ``timeout`` seconds) and grade the traces in one
+    batch with ``client`` (a :class:`specdec_client.Client`). ``modes``, when given, keeps only
+    the configs of those modes (of :data:`TRACE_MODES`), as sample grading does. Returns the
+    tests in the suite's order; each names the suite as ``name@version`` (how to run a config
+    alone, for ever). ``progress``, when
     given, is called as ``progress("run", runs done, configs)`` as the runs finish, then as
     :func:`grade_rows` calls it (:data:`specdec_client.progress.Progress`).
 
     Raises ``ValueError`` for a ``timeout`` outside (0, :data:`MAX_TIMEOUT`] or ``jobs``
-    outside 1..:data:`MAX_JOBS`, the client's errors when the service cannot be reached or
+    outside 1..:data:`MAX_JOBS`, a mode outside :data:`TRACE_MODES` or none left, the client's errors when the service cannot be reached or
     does not know the suite (:class:`~specdec_client.errors.NotFound`), and ``OSError`` when
     no shell can be started."""
     if not 0 < timeout <= MAX_TIMEOUT:
         raise ValueError(f"timeout must be above 0 and at most {MAX_TIMEOUT:g} seconds, got {timeout}")
     if not 1 <= jobs <= MAX_JOBS:
         raise ValueError(f"jobs must be 1 to {MAX_JOBS}, got {jobs}")
-    tests = [ProgramTest(c["id"], c["config"], list(c.get("exercises", [])), command, suite)
-             for c in client.suite(suite)["configs"]]
+    found = client.suite(suite)
+    pinned = f"{found['name']}@{found['version']}"
+    configs = found["configs"]
+    tests = [ProgramTest(configs[i]["id"], configs[i]["config"], list(configs[i].get("exercises", [])), command, pinned)
+             for i in kept_modes([(c["id"], c["config"]) for c in configs], modes)]
 
     running = Running()
 

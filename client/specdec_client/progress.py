@@ -24,14 +24,15 @@ from typing import IO, Any, Callable, Optional
 Progress = Callable[[str, int, int], None]
 """A progress callback: ``progress(stage, done, total)``, ``done`` of ``total`` units of the
 ``stage`` finished (``"run"``: runs of a program; ``"grade"``: traces graded; ``"replay"``:
-blocks replayed; ``"samples"``: configs graded by their samples). It is called with ``done == 0`` when a stage starts."""
+blocks replayed; ``"sample"``: sessions a Python sampler has returned, all configs together;
+``"samples"``: configs graded by their samples). It is called with ``done == 0`` when a stage starts."""
 
 DELAY = 1.0
 """Seconds before a bar is drawn: a task that ends sooner shows none."""
 MIN_INTERVAL = 0.1
 """The bar is redrawn at most this often (seconds)."""
 STAGES = {"run": ("running", "config"), "grade": ("grading", "trace"), "replay": ("replaying", "block"),
-          "samples": ("grading samples of", "config")}
+          "sample": ("sampling", "sample"), "samples": ("grading samples of", "config")}
 """Each stage's label and unit."""
 
 

@@ -262,11 +262,18 @@ class DistributionReport(JsonLike, Record):
 
 @dataclass(frozen=True)
 class SuiteSummary(JsonLike, Record):
-    """An entry of ``GET /v1/grade/suites``: ``name``, ``description``, ``count`` of configs."""
+    """An entry of ``GET /v1/grade/suites``: ``name``, its newest ``version`` and every one of
+    its ``versions`` (``name@N`` is version N for ever), the rule families it ``covers``,
+    ``description``, ``count`` of configs."""
 
     name: str
+    version: int
+    versions: tuple[int, ...]
+    covers: tuple[str, ...]
     description: str
     count: int
+
+    convert = dict(versions=_tuple, covers=_tuple)
 
 
 @dataclass(frozen=True)
@@ -283,10 +290,18 @@ class SuiteConfig(JsonLike, Record):
 
 @dataclass(frozen=True)
 class Suite(JsonLike, Record):
-    """An assignment suite (``GET /v1/grade/suites/{name}``)."""
+    """An assignment suite (``GET /v1/grade/suites/{name}``): ``name``, ``version``, the rule
+    families it ``covers``, ``description``, ``configs``."""
 
     name: str
+    version: int
+    covers: tuple[str, ...]
     description: str
     configs: tuple[SuiteConfig, ...]
 
-    convert = dict(configs=_many(SuiteConfig))
+    convert = dict(configs=_many(SuiteConfig), covers=_tuple)
+
+    @property
+    def pinned(self) -> str:
+        """``name@version``: the name that means this version of the suite for ever."""
+        return f"{self.name}@{self.version}"

@@ -35,7 +35,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
-from .harness import MAX_TIMEOUT, Running, _stderr_tail, run_program
+from .harness import MAX_TIMEOUT, Running, _stderr_tail, kept_modes, run_program
 from .progress import Progress
 from .tables import TableModel
 
@@ -137,14 +137,14 @@ class SampleTest:
 
 
 def sample_configs(client: Any, suite: str = "standard") -> list[tuple[str, dict[str, Any]]]:
-    """The configs of ``suite`` that have an output law: ``[(id, config)]``, greedy left out and
-    configs that differ only by their seed taken once (the first id). Configs with sampling
-    parameters (SPEC 9) are left out too: a sampler is handed the models' raw tables, not the
-    processed rows its output must follow."""
+    """The configs of ``suite`` (a name, or ``name@N`` for version N) that have an output law:
+    ``[(id, config)]``, greedy left out and configs that differ only by their seed taken once
+    (the first id). Configs with sampling parameters (SPEC 9: the ``sampling`` and ``all``
+    suites) are kept: a sampler is handed the models' raw tables and processes the rows itself."""
     seen: dict[str, tuple[str, dict[str, Any]]] = {}
     for entry in client.suite(suite)["configs"]:
         config = dict(entry["config"])
-        if config.get("mode") == "greedy" or "sampling" in config:
+        if config.get("mode") == "greedy":
             continue
         key = json.dumps({k: v for k, v in config.items() if k != "seed"}, sort_keys=True)
         seen.setdefault(key, (entry["id"], config))
@@ -311,14 +311,20 @@ def call_deadline(seconds: Optional[float]) -> Iterator[Callable[[float], None]]
         signal.signal(signal.SIGALRM, previous)
 
 
+PROGRESS_EVERY = 50
+"""A function's calls are reported to the progress bar in batches of this many samples."""
+
+
 def call_sampler(test: SampleTest, fn: Callable[..., Any], count: int, target: ModelView, draft: ModelView,
-                 timeout: Optional[float] = None) -> None:
+                 timeout: Optional[float] = None, tick: Optional[Callable[[int], None]] = None) -> None:
     """Call ``fn`` ``count`` times for ``test`` (one seeded ``random.Random`` for the config)
     with :func:`sampler_arguments`, and fill its ``samples`` or its ``problem`` (a setting the
     function cannot receive, a signature it cannot be called with, or the exception with the
     student's frame, or a call that ran longer than ``timeout`` seconds: an endless loop fails its
     config instead of hanging the grader). What the function prints goes to standard error, so
-    that the command's own output (``--json``) stays whole."""
+    that the command's own output (``--json``) stays whole. ``tick(calls)``, when given, is
+    called after every :data:`PROGRESS_EVERY` calls and after the last (a progress bar that
+    moves while the config's samples are drawn)."""
     test.source, test.requested = "function", count
     kwargs, test.problem = sampler_arguments(fn, test.config)
     if test.problem is not None:
@@ -340,6 +346,8 @@ def call_sampler(test: SampleTest, fn: Callable[..., Any], count: int, target: M
                     test.samples = []
                     return
                 test.samples.append(sample)
+                if tick is not None and (call % PROGRESS_EVERY == 0 or call == count):
+                    tick(call)
     except CallTimeout as error:
         test.samples = []
         test.problem = (f"call {call} of the function ran longer than {timeout:g} s and was stopped (at "
@@ -404,28 +412,27 @@ def _check_arguments(fn: Optional[Callable[..., Any]], command: Optional[str], s
 
 
 def _chosen_configs(client: Any, suite: str, configs: Optional[Sequence[tuple[str, Mapping[str, Any]]]],
-                    modes: Optional[Sequence[str]]) -> list[tuple[str, dict[str, Any]]]:
-    """The ``[(id, config)]`` :func:`grade_sampler` grades: ``configs`` or the suite's sample
-    configs, kept to ``modes`` when given (``ValueError`` for an unknown mode or none left)."""
+                    modes: Optional[Sequence[str]]) -> list[tuple[int, str, dict[str, Any]]]:
+    """The ``[(index, id, config)]`` :func:`grade_sampler` grades: ``configs`` or the suite's
+    sample configs, kept to ``modes`` when given (``ValueError`` for an unknown mode or none
+    left); ``index`` is the config's place before ``modes`` filters them, so that its seed does
+    not depend on the filter."""
     chosen = sample_configs(client, suite) if configs is None else [(i, dict(c)) for i, c in configs]
-    if modes is None:
-        return chosen
-    unknown = sorted(set(modes) - set(SAMPLE_MODES))
-    if unknown:
-        raise ValueError(f"modes must be among {', '.join(SAMPLE_MODES)}, not {', '.join(unknown)}")
-    chosen = [(i, c) for i, c in chosen if c.get("mode", "speculative") in modes]
-    if not chosen:
-        raise ValueError(f"no config of mode {', '.join(modes)} to grade")
-    return chosen
+    return [(n, chosen[n][0], dict(chosen[n][1])) for n in kept_modes(chosen, modes, SAMPLE_MODES)]
 
 
 def _collect_from_function(client: Any, tests: Sequence[SampleTest], fn: Callable[..., Any], samples: int,
                            timeout: float, progress: Optional[Progress]) -> None:
-    """Call ``fn`` ``samples`` times per config, in this process, one config after another."""
-    for done, test in enumerate(tests, 1):
-        call_sampler(test, fn, samples, *models_of(client, test.config), timeout=timeout)
-        if progress is not None:
-            progress("run", done, len(tests))
+    """Call ``fn`` ``samples`` times per config, in this process, one config after another;
+    ``progress("sample", samples drawn, samples of every config)`` follows the calls in batches
+    of :data:`PROGRESS_EVERY`."""
+    total = samples * len(tests)
+    for done, test in enumerate(tests):
+        def tick(calls: int, before: int = done * samples) -> None:
+            if progress is not None:
+                progress("sample", before + calls, total)
+        call_sampler(test, fn, samples, *models_of(client, test.config), timeout=timeout, tick=tick)
+        tick(samples)
 
 
 def _collect_from_program(tests: Sequence[SampleTest], command: str, samples: int, timeout: float,
@@ -455,21 +462,24 @@ def grade_sampler(client: Any, *, fn: Optional[Callable[..., Any]] = None, comma
     """Collect ``samples`` sessions per config of ``suite`` (or of ``configs``, ``[(id, config)]``,
     any configs instead of a suite's; ``modes``, when given, keeps only the configs of those
     modes, e.g. ``["speculative", "autoregressive"]`` for a sampler of SPEC 4 alone) from a
-    Python function ``fn`` or a shell ``command`` (exactly one) and grade them. Config ``i``
-    gets the seed ``seed + i``. ``jobs`` (1-64) runs of ``command`` at once (a function is
+    Python function ``fn`` or a shell ``command`` (exactly one) and grade them. The ``i``-th
+    config of the suite's sample configs (or of ``configs``) gets the seed ``seed + i``, counted
+    before ``modes`` filters them: the same config gets the same seed with or without ``modes``. ``jobs`` (1-64) runs of ``command`` at once (a function is
     called in this process, one call at a time: ``jobs`` must be 1). ``timeout`` (seconds) limits each run of ``command``, or each
     call of ``fn`` (an endless loop fails its config; by ``SIGALRM``, on the main thread). Raises ``ValueError`` for bad arguments (a mode outside
     :data:`SAMPLE_MODES`, or no config left), the client's errors when the service fails, and
     :class:`~specdec_client.errors.InvalidInput` when it refuses a config of ``configs``."""
     _check_arguments(fn, command, samples, jobs, timeout)
     chosen = _chosen_configs(client, suite, configs, modes)
-    tests = [SampleTest(i, c, seed + n) for n, (i, c) in enumerate(chosen)]
-    if progress is not None:
-        progress("run", 0, len(tests))
+    tests = [SampleTest(i, c, seed + n) for n, i, c in chosen]
     if fn is not None:
+        if progress is not None:
+            progress("sample", 0, samples * len(tests))
         _collect_from_function(client, tests, fn, samples, timeout, progress)
     else:
         assert command is not None
+        if progress is not None:
+            progress("run", 0, len(tests))
         _collect_from_program(tests, command, samples, timeout, cwd, jobs, progress)
     grade_collected(client, tests, progress)
     return tests

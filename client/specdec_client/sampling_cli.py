@@ -13,6 +13,7 @@ import os
 import sys
 from typing import Any, Callable, Optional
 
+from .grading import modes_of
 from .sampling import FILE_HINT, SampleTest, gradescope_sample_results, grade_collected, grade_sampler, read_lines
 
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
@@ -47,10 +48,27 @@ def load_function(spec: str) -> Callable[..., Any]:
     return function
 
 
+def unreadable(named: str, error: OSError) -> str:
+    """A sentence for a file that cannot be read, ``named`` as the option gave it (e.g.
+    ``--samples-from nofile``), saying why in words (not the raw errno text)."""
+    if isinstance(error, FileNotFoundError):
+        why = "there is no such file"
+    elif isinstance(error, IsADirectoryError):
+        why = "it is a directory, not a file"
+    elif isinstance(error, PermissionError):
+        why = "it cannot be read (no permission)"
+    else:
+        why = f"it cannot be read ({error.strerror or error})"
+    return f"{named}: {why}"
+
+
 def _config(text: str) -> dict[str, Any]:
     if text.startswith("@"):
-        with open(text[1:], encoding="utf-8") as f:
-            text = f.read()
+        try:
+            with open(text[1:], encoding="utf-8") as f:
+                text = f.read()
+        except OSError as error:
+            raise ValueError(unreadable(f"--config {text}", error)) from None
     try:
         value = json.loads(text)
     except ValueError as error:
@@ -62,8 +80,11 @@ def _config(text: str) -> dict[str, Any]:
 
 def _from_file(args: argparse.Namespace, client: Any) -> list[SampleTest]:
     config = _config(args.config)
-    with open(args.samples_from, "rb") as f:
-        data = f.read()
+    try:
+        with open(args.samples_from, "rb") as f:
+            data = f.read()
+    except OSError as error:
+        raise ValueError(unreadable(f"--samples-from {args.samples_from}", error)) from None
     count = len([line for line in data.splitlines() if line.strip()])
     if count == 0:
         raise ValueError(f"{args.samples_from} holds no samples (one JSON list of labels a line)")
@@ -95,7 +116,7 @@ def _collect(args: argparse.Namespace, client: Any) -> tuple[Optional[list[Sampl
 
     timeout = min(getattr(args, "timeout", 60.0), 3600.0)
     client.transport.timeout = max(client.transport.timeout, 60.0)  # a grade of many samples may take a while
-    modes = None if getattr(args, "modes", None) is None else [m.strip() for m in args.modes.split(",") if m.strip()]
+    modes = modes_of(args)
     with progress_bars(args) as bars:
         try:
             return grade_sampler(client, fn=fn, command=args.command, suite=args.suite, samples=args.samples,
@@ -103,6 +124,17 @@ def _collect(args: argparse.Namespace, client: Any) -> tuple[Optional[list[Sampl
                                  jobs=getattr(args, "jobs", 1)), None
         except ValueError as error:
             return None, str(error)
+
+
+def p_values(report: Optional[dict[str, Any]]) -> tuple[str, str]:
+    """The table's P-RAW and P-HOLM cells: the smallest p-value of the family's tests (the most
+    deviating row's, or of the lengths) and the smallest Holm-adjusted one (the report's
+    ``p_value``, on which the grade passes or fails); ``-`` where there is none."""
+    if not report:
+        return "-", "-"
+    worst = report.get("most_deviating") or {}
+    raw = "-" if worst.get("p_value") is None else f"{worst['p_value']:.3g}"
+    return raw, f"{report['p_value']:.3g}"
 
 
 def run_samples(args: argparse.Namespace, client: Any) -> int:
@@ -119,13 +151,12 @@ def run_samples(args: argparse.Namespace, client: Any) -> int:
                                       "report": t.report} for t in tests], indent=2) + "\n")
     else:
         width = max(len(t.id) for t in tests)
-        lines = [f"{'CONFIG'.ljust(width)}  RESULT  SAMPLES  P-VALUE  MISTAKE"]
+        lines = [f"{'CONFIG'.ljust(width)}  RESULT  SAMPLES  P-RAW     P-HOLM    MISTAKE"]
         for t in tests:
-            report = t.report or {}
-            named = (report.get("mistake") or {}).get("named")
-            p = "-" if not report else f"{report['p_value']:.3g}"
-            lines.append(f"{t.id.ljust(width)}  {'pass' if t.passed else 'FAIL':6}  {len(t.samples):7}  {p:7}  "
-                         f"{named['id'] if named else ''}")
+            raw, holm = p_values(t.report)
+            named = ((t.report or {}).get("mistake") or {}).get("named")
+            lines.append(f"{t.id.ljust(width)}  {'pass' if t.passed else 'FAIL':6}  {len(t.samples):7}  {raw:8}  "
+                         f"{holm:8}  {named['id'] if named else ''}")
         for t in tests:
             if not t.passed:
                 lines += ["", t.message()]

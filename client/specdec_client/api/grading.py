@@ -35,9 +35,13 @@ class GradingApi(ApiGroup):
     def grade_distribution(self, **payload: Any) -> DistributionReport:
         """``POST /v1/grade/distribution`` with the keyword arguments as the
         body (``config``, ``m``, ``samples`` or ``counts``, ...): the
-        goodness-of-fit :class:`DistributionReport`."""
+        goodness-of-fit :class:`DistributionReport`. The seed does not matter
+        to the test (docs/grading.md): a ``config`` without ``seed`` is sent
+        with seed 0, which the route's config (``ConfigIn``) requires."""
         if isinstance(payload.get("config"), Config):
             payload["config"] = payload["config"].to_dict()
+        if isinstance(payload.get("config"), Mapping) and "seed" not in payload["config"]:
+            payload["config"] = {**payload["config"], "seed": 0}
         return self.transport.call("POST", "/v1/grade/distribution", DistributionReport.from_dict, json=payload)
 
     def grade_samples(self, config: Union[Config, Mapping[str, Any]], samples: Iterable[Iterable[str]], *,
@@ -80,15 +84,18 @@ class GradingApi(ApiGroup):
         return self.transport.call("GET", "/v1/grade/suites", lambda b: [SuiteSummary.from_dict(s) for s in b["suites"]])
 
     def suite(self, name: str = "standard") -> Suite:
-        """``GET /v1/grade/suites/{name}``: the :class:`Suite` with its configs.
-        Raises :class:`~specdec_client.errors.NotFound` (404) for an unknown name."""
+        """``GET /v1/grade/suites/{name}``: the :class:`Suite` with its configs (``name`` its
+        newest version, ``name@N`` version N, which never changes). Raises :class:`~specdec_client.errors.NotFound` (404) for an unknown name."""
         return self.transport.call("GET", "/v1/grade/suites/" + quote(name, safe=""), Suite.from_dict)
 
     def grade_program(self, command: str, *, suite: str = "standard", timeout: float = 10.0, jobs: int = 1,
-                      cwd: Optional[str] = None, progress: Optional[Progress] = None) -> list[ProgramTest]:
+                      cwd: Optional[str] = None, progress: Optional[Progress] = None,
+                      modes: Optional[list[str]] = None) -> list[ProgramTest]:
         """Run the shell ``command`` (a student's program, any language) once per config of
-        ``suite``, config JSON on its stdin and one trace on its stdout, and grade the traces in
-        one ``POST /v1/grade`` batch: a :class:`~specdec_client.harness.ProgramTest` per config
-        (``passed``, ``score``, ``problem``, ``report``, ``message()``). See
-        :func:`specdec_client.harness.grade_program` for the errors and ``progress``."""
-        return grade_program(self, command, suite=suite, timeout=timeout, jobs=jobs, cwd=cwd, progress=progress)
+        ``suite`` (a name, or ``name@N`` for version N), config JSON on its stdin and one trace on
+        its stdout, and grade the traces in one ``POST /v1/grade`` batch: a
+        :class:`~specdec_client.harness.ProgramTest` per config (``passed``, ``score``,
+        ``problem``, ``report``, ``message()``); ``modes`` keeps only the configs of those modes.
+        See :func:`specdec_client.harness.grade_program` for the errors and ``progress``."""
+        return grade_program(self, command, suite=suite, timeout=timeout, jobs=jobs, cwd=cwd, progress=progress,
+                             modes=modes)

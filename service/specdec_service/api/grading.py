@@ -42,7 +42,7 @@ from ..grading import BY_ID, CHECKS, DEFAULT_ALPHA, DISTRIBUTION_REQUEST, GRADE_
 from ..grading import SAMPLES_REQUEST, check_batch, faulty_run, grade, grade_distribution, grade_many
 from ..grading import grade_samples as grade_sessions_of
 from ..grading.distribution import POOLED
-from ..grading.suites import EXERCISES, UnknownSuite, suite, suites
+from ..grading.suites import EXERCISES, FAMILIES, UnknownSuite, suite, suites
 from ..grading.validate import grading_schema
 from .bodies import read_json
 from .problems import PROBLEM_MIMETYPE, ApiProblem, json_response
@@ -183,8 +183,17 @@ class GradeBatchOut(StrictSchema):
     summary = fields.Nested(SummaryOut, required=True)
 
 
+_VERSION = {"description": "The suite's version (1, 2, ...): a change of configs is a new version; `name@version` "
+                           "means that version for ever."}
+_COVERS = {"description": "The rule families its configs and guarantees belong to: `core` (SPEC 1-8), `sampling` "
+                          "(SPEC 9), `block` (SPEC 10), `tree` (SPEC 11)."}
+
+
 class SuiteSummaryOut(StrictSchema):
     name = fields.String(required=True)
+    version = fields.Integer(required=True, metadata=_VERSION)
+    versions = fields.List(fields.Integer(), required=True, metadata={"description": "Every published version of the suite."})
+    covers = fields.List(fields.String(validate=validate.OneOf(list(FAMILIES))), required=True, metadata=_COVERS)
     description = fields.String(required=True)
     count = fields.Integer(required=True, metadata={"description": "How many configs the suite has."})
 
@@ -208,6 +217,8 @@ class SuiteOut(StrictSchema):
     """An assignment suite (docs/grading.md, Assignment suites)."""
 
     name = fields.String(required=True)
+    version = fields.Integer(required=True, metadata=_VERSION)
+    covers = fields.List(fields.String(validate=validate.OneOf(list(FAMILIES))), required=True, metadata=_COVERS)
     description = fields.String(required=True)
     configs = fields.List(fields.Nested(SuiteConfigOut), required=True)
 
@@ -456,8 +467,9 @@ def cycle_collection_paused() -> Iterator[None]:
 @blueprint.operation(
     "GET", "/v1/grade/suites", summary="Assignment suites",
     operation_id="listSuites",
-    description="The named suites of configs a student's program is graded on (`quick`, `standard`, `full`); "
-                "`specdec grade --exec` runs a program on every config of one.",
+    description="The named suites of configs a student's program is graded on, each the newest version of its "
+                "name: `quick`, `standard`, `full` (SPEC 1-8), `sampling`, `block`, `tree` (one rule family each), "
+                "`all`; a published version never changes. `specdec grade --exec` runs a program on every config of one.",
     ok=SuitesOut, ok_description="The suites.",
     ok_examples=lambda: {"suites": example("The suites", {"suites": [s.summary() for s in suites().values()]})})
 def list_suites():
@@ -477,11 +489,15 @@ def _unknown_suite() -> dict:
     "GET", "/v1/grade/suites/<name>", summary="One assignment suite",
     operation_id="getSuite",
     description="The suite's configs, each complete (every setting, as a trace echoes it) with the SPEC rules its "
-                "reference trace exercises. `standard` exercises every rule and every catalogued mistake fails at "
-                "least one of its configs with a diagnosis that names it (docs/grading.md). An unknown name is a 404.",
+                "reference trace exercises. Each suite exercises every rule of the families it covers and every "
+                "catalogued mistake of those families fails at least one of its configs with a diagnosis that names "
+                "it (docs/grading.md). `name` is the newest version, `name@N` version N. An unknown name or version "
+                "is a 404.",
     ok=SuiteOut, ok_description="The suite.",
-    parameters=[{"in": "path", "name": "name", "required": True, "schema": {"type": "string", "enum": list(suites())},
-                 "description": "The suite's name."}],
+    parameters=[{"in": "path", "name": "name", "required": True,
+                 "schema": {"type": "string", "maxLength": 64,
+                            "pattern": "^(" + "|".join(suites()) + ")(@[1-9][0-9]{0,5})?$"},
+                 "description": "The suite's name (its newest version), or `name@N` for version N."}],
     ok_examples=lambda: {"quick": example("The quick suite", suite("quick").to_json())},
     responses=_unknown_suite)
 def get_suite(name: str):

@@ -1,19 +1,28 @@
-"""Assignment suites: named, fixed sets of session configs that a student's program is run on.
+"""Assignment suites: named, versioned, fixed sets of session configs that a student's program is run on.
 
-A suite (``GET /v1/grade/suites/{name}``, ``specdec grade --exec``) is
-``{"name", "description", "configs": [{"id", "config", "exercises"}]}``: each ``config`` is a
-full session config (every setting of SPEC section 8, defaults filled in, as a trace echoes it),
-and ``exercises`` names the SPEC rules its reference trace exercises (:data:`EXERCISES`,
-computed by :func:`exercises` from the reference trace, never written by hand).
+A suite (``GET /v1/grade/suites/{name}``, ``specdec grade --exec``) is ``{"name", "version",
+"covers", "description", "configs": [{"id", "config", "exercises"}]}``: each ``config`` is a full
+session config (every setting of SPEC section 8, defaults filled in, as a trace echoes it), and
+``exercises`` names the SPEC rules its reference trace exercises (:data:`EXERCISES`, computed by
+:func:`exercises` from the reference trace, never written by hand).
 
-The suites are data (``suites.json`` next to this module), found once by the search script
-:mod:`.suites_search` over seeds and settings: ``standard`` exercises every rule of
-:data:`EXERCISES` and every catalogued mistake (:data:`.catalogue.CATALOGUE`) fails at least
-one of its configs with a diagnosis that names it; ``quick`` is 3-4 configs that catch as many
-mistakes as possible; ``full`` catches each mistake on several configs.
-``tests/test_grading_suites.py`` checks all of this against the catalogue as it is at run time.
+**A suite is an assignment, and a published suite never changes.** Each rule family of the SPEC
+(:data:`FAMILIES`: SPEC 1-8, sampling parameters, mode block, mode tree) has its own suites, and
+``covers`` says which families a suite's configs and guarantees belong to: ``quick``,
+``standard`` and ``full`` cover SPEC 1-8 only; ``sampling``, ``block`` and ``tree`` one family
+each; ``all`` every family. A change of configs is a new ``version`` of the suite (or a new
+name), appended to ``suites.json`` next to the versions already published: ``name`` means the
+newest version, ``name@N`` exactly version N, forever (:func:`suite`). ``tests/golden/suites.json``
+pins every published version's config ids and configs (``tests/test_grading_suites.py``).
 
-Errors: :func:`suite` raises :class:`UnknownSuite` (HTTP 404) for a name that is not a suite.
+The suites are data (``suites.json`` next to this module), written by the search script
+:mod:`.suites_search`: it keeps every published version and appends a new one only when the
+newest no longer meets its guarantee for the catalogue (:data:`.catalogue.CATALOGUE`) of the
+day: every catalogued mistake of the families it covers fails at least one of its configs with a
+diagnosis that names it, and every rule of those families that the candidate pool can exercise
+is exercised.
+
+Errors: :func:`suite` raises :class:`UnknownSuite` (HTTP 404) for a name or version that is not a suite.
 """
 
 from __future__ import annotations
@@ -58,8 +67,35 @@ EXERCISES = {
 """The rules a config can exercise, each with the SPEC section and what happens."""
 
 
+FAMILIES = {
+    "core": "SPEC 1-8: modes speculative, greedy and autoregressive, the EOS, custom models",
+    "sampling": "SPEC 9: sampling parameters (temperature, top-k, top-p, min-p) on the rows",
+    "block": "SPEC 10: mode block (block verification)",
+    "tree": "SPEC 11: mode tree (several draft chains)",
+}
+"""The rule families of the SPEC, each assigned by suites of its own (:attr:`Suite.covers`)."""
+
+
+def config_family(config: dict) -> str:
+    """The family of :data:`FAMILIES` a JSON config belongs to: ``sampling`` when it has
+    sampling parameters (SPEC 9), else ``block`` or ``tree`` by its mode, else ``core``."""
+    if config.get("sampling"):
+        return "sampling"
+    mode = config.get("mode", "speculative")
+    return mode if mode in ("block", "tree") else "core"
+
+
+def rule_family(rule: str) -> str:
+    """The family of :data:`FAMILIES` a rule of :data:`EXERCISES` belongs to (by its name:
+    ``block...``, ``tree...``, ``sampling``; every other rule is SPEC 1-8's)."""
+    for family in ("sampling", "block", "tree"):
+        if rule == family or rule.startswith(family + "-"):
+            return family
+    return "core"
+
+
 class UnknownSuite(LookupError):
-    """A suite name that is not in :data:`SUITES_PATH` (HTTP 404)."""
+    """A suite name (or ``name@version``) that is not in :data:`SUITES_PATH` (HTTP 404)."""
 
 
 @dataclass(frozen=True)
@@ -78,36 +114,70 @@ class SuiteConfig:
 
 @dataclass(frozen=True)
 class Suite:
-    """A named suite: ``name``, ``description`` and its ``configs`` in order."""
+    """A published suite: ``name``, ``version`` (1, 2, ...: a change of configs is a new
+    version), ``covers`` (the families of :data:`FAMILIES` its configs and guarantees belong
+    to), ``description`` and its ``configs`` in order."""
 
     name: str
+    version: int
+    covers: tuple[str, ...]
     description: str
     configs: tuple[SuiteConfig, ...]
 
+    @property
+    def pinned(self) -> str:
+        """``name@version``: the name that means this version forever."""
+        return f"{self.name}@{self.version}"
+
     def to_json(self) -> dict:
-        """``{"name", "description", "configs": [...]}`` (``GET /v1/grade/suites/{name}``)."""
-        return {"name": self.name, "description": self.description, "configs": [c.to_json() for c in self.configs]}
+        """``{"name", "version", "covers", "description", "configs": [...]}`` (``GET /v1/grade/suites/{name}``)."""
+        return {"name": self.name, "version": self.version, "covers": list(self.covers),
+                "description": self.description, "configs": [c.to_json() for c in self.configs]}
 
     def summary(self) -> dict:
-        """``{"name", "description", "count"}`` (an entry of ``GET /v1/grade/suites``)."""
-        return {"name": self.name, "description": self.description, "count": len(self.configs)}
+        """``{"name", "version", "versions", "covers", "description", "count"}`` (an entry of
+        ``GET /v1/grade/suites``: the newest version, and every version published)."""
+        versions = [s.version for s in published() if s.name == self.name]
+        return {"name": self.name, "version": self.version, "versions": versions, "covers": list(self.covers),
+                "description": self.description, "count": len(self.configs)}
+
+
+def suite_of_json(data: dict) -> Suite:
+    """A :class:`Suite` from its JSON form (an entry of ``suites.json``)."""
+    return Suite(data["name"], data["version"], tuple(data["covers"]), data["description"],
+                 tuple(SuiteConfig(c["id"], c["config"], tuple(c["exercises"])) for c in data["configs"]))
 
 
 @lru_cache(maxsize=1)
-def suites() -> dict[str, Suite]:
-    """Every suite by name, in the file's order (read once)."""
+def published() -> tuple[Suite, ...]:
+    """Every published version of every suite, in the file's order (read once)."""
     data = json.loads(SUITES_PATH.read_text(encoding="utf-8"))
-    return {s["name"]: Suite(s["name"], s["description"],
-                             tuple(SuiteConfig(c["id"], c["config"], tuple(c["exercises"])) for c in s["configs"]))
-            for s in data["suites"]}
+    return tuple(suite_of_json(s) for s in data["suites"])
+
+
+def suites() -> dict[str, Suite]:
+    """The newest version of every suite, by name, in the order the names were first published."""
+    newest: dict[str, Suite] = {}
+    for s in published():
+        if s.name not in newest or s.version > newest[s.name].version:
+            newest[s.name] = s
+    return newest
 
 
 def suite(name: str) -> Suite:
-    """The suite called ``name``; raises :class:`UnknownSuite` naming the known suites."""
-    found = suites().get(name)
+    """The suite called ``name`` (its newest version) or ``name@N`` (exactly version N); raises
+    :class:`UnknownSuite` naming the known suites (or the versions of that name)."""
+    base, _, version = name.partition("@")
+    found = suites().get(base)
     if found is None:
-        raise UnknownSuite(f"no suite named {name!r}: the suites are {', '.join(suites())}")
-    return found
+        raise UnknownSuite(f"no suite named {base!r}: the suites are {', '.join(suites())}")
+    if not version:
+        return found
+    versions = {str(s.version): s for s in published() if s.name == base}
+    if version not in versions:
+        raise UnknownSuite(f"no version {version!r} of the {base} suite: its versions are "
+                           f"{', '.join(base + '@' + v for v in versions)}")
+    return versions[version]
 
 
 def _block_exercises(block: dict) -> set:

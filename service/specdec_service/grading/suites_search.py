@@ -18,16 +18,24 @@ closest), ``caught`` (the trace fails but the diagnosis names another mistake), 
 mistake does not show on that config: same trace as the reference) or ``undefined`` (the
 mistake's rule cannot be applied there).
 
-- ``standard``: a greedy set cover of every rule of :data:`.suites.EXERCISES` the pool can
-  exercise, plus for every mistake "fails on two configs" and "named" (exact where the pool
-  allows), then pruned of redundant configs; at most 12 configs are expected (the script says
-  when it needs more). The configs without sampling parameters are chosen first, then configs
-  with them (SPEC 9) for what only they show, so an implementation meets the configs of SPEC
-  4-8, 10 and 11 on their own;
-- ``quick``: at most 4 configs without sampling parameters that name every mistake they can and
-  cover :data:`QUICK_RULES`;
-- ``full``: the standard suite plus configs (without sampling parameters first) until every
-  mistake fails on at least 3 configs and every rule is exercised 3 times (where the pool allows).
+**Published suites never change** (:mod:`.suites`): the search reads ``suites.json``, keeps
+every version in it (only their ``exercises`` are read again), and for each suite of
+:data:`SUITE_SPECS` appends a new version only when its newest one no longer meets its guarantee
+(:func:`kept`) for the catalogue of the day, e.g. when a catalogued mistake of its families
+passes all its configs. A suite covers rule families (:data:`.suites.FAMILIES`); its search
+runs over the pool's configs of those families and the mistakes of those families
+(:func:`family_mistakes`, a mistake's family is its example config's):
+
+- ``standard`` kind (``standard`` for SPEC 1-8, ``sampling``, ``block``, ``tree``, ``all`` for
+  every family): a greedy set cover of every rule of those families the pool can exercise, plus
+  for every mistake "fails on two configs" and "named" (exact where the pool allows), then
+  pruned of redundant configs; at most 12 configs are expected (the script says when it needs
+  more). The configs without sampling parameters are chosen first, then configs with them
+  (SPEC 9) for what only they show;
+- ``quick``: at most 4 configs of SPEC 1-8 that name every mistake they can and cover
+  :data:`QUICK_RULES`;
+- ``full``: the standard suite plus configs of SPEC 1-8 until every mistake fails on at least 3
+  configs and every rule is exercised 3 times (where the pool allows).
 
 Deterministic: the same catalogue and engine give the same suites. Takes a few minutes.
 """
@@ -45,7 +53,7 @@ from ..engine import Config, InvalidInput, parse_config, run
 from .catalogue import CATALOGUE, FLAT_DRAFT, Mistake
 from .faulty import faulty_run
 from .grader import grade
-from .suites import EXERCISES, SUITES_PATH, exercises
+from .suites import EXERCISES, FAMILIES, SUITES_PATH, config_family, exercises, rule_family
 
 DOCS_PATH = Path(__file__).resolve().parents[3] / "docs" / "grading.md"
 """``docs/grading.md`` in a source checkout (the matrix lives between :data:`MARKERS`)."""
@@ -240,58 +248,139 @@ def _prune(chosen: list[str], covers: dict[str, set], wanted: dict, fixed: Itera
     return kept
 
 
-def search(progress=None) -> dict:
-    """Search the pool (see the module docstring); returns the suites file's dict."""
+SuiteSpec = tuple[str, tuple[str, ...], str, str]
+"""A suite the search keeps published: name, the families it covers, its kind (``quick``,
+``standard`` or ``full``: what the search asks of it) and its description."""
+ALL_FAMILIES = tuple(FAMILIES)
+SUITE_SPECS: tuple[SuiteSpec, ...] = (
+    ("quick", ("core",), "quick", "Configs of SPEC 1-8 that name every catalogued mistake they can and run every mode "
+                                  "(speculative, greedy, autoregressive): a fast first check while developing."),
+    ("standard", ("core",), "standard",
+     "The assignment of SPEC 1-8 (speculative sampling, greedy and autoregressive decoding, the EOS, custom models): "
+     "every rule of those sections exercised (rejections at the first and a later position, a bonus, no bonus at "
+     "the limit, the limit clipping the width, an EOS drafted, accepted and corrected, greedy with an argmax tie, "
+     "autoregressive, custom vocabularies) and every catalogued mistake of those sections caught and named on at "
+     "least one config."),
+    ("full", ("core",), "full", f"The standard suite plus configs of SPEC 1-8 until every catalogued mistake of those "
+                                f"sections fails on at least {FULL_COVER} configs and every rule is exercised "
+                                f"{FULL_COVER} times."),
+    ("sampling", ("sampling",), "standard",
+     "The assignment of SPEC 9 (sampling parameters: temperature, top-k, top-p, min-p processing every row before "
+     "speculative sampling reads it): every catalogued mistake of SPEC 9 caught and named on at least one config."),
+    ("block", ("block",), "standard",
+     "The assignment of SPEC 10 (mode block: weights, thresholds, all k eta draws, tau the last passing one, the "
+     "scaled residual): every rule of SPEC 10 exercised and every catalogued mistake of mode block caught and "
+     "named on at least one config."),
+    ("tree", ("tree",), "standard",
+     "The assignment of SPEC 11 (mode tree: several draft chains verified depth by depth against the recursive "
+     "residual): every rule of SPEC 11 exercised and every catalogued mistake of mode tree caught and named on at "
+     "least one config."),
+    ("all", ALL_FAMILIES, "standard",
+     "Every rule family at once (SPEC 1-11: speculative, greedy, autoregressive, EOS, custom models, sampling "
+     "parameters, block and tree verification): every rule exercised and every catalogued mistake caught and "
+     "named on at least one config."),
+)
+"""The suites, in the order they are listed; each published version is kept for ever."""
+
+
+def family_mistakes(covers: Sequence[str], mistakes: Sequence[Mistake] = CATALOGUE) -> list[Mistake]:
+    """The catalogued mistakes of the families ``covers`` (a mistake's family is its example config's)."""
+    return [m for m in mistakes if config_family(m.example) in covers]
+
+
+def guarantee(covers: Sequence[str], kind: str, pool_covers: dict[str, set]) -> dict:
+    """What a suite of ``kind`` covering ``covers`` must hold, as ``{element: times}`` over
+    :func:`_elements`' elements: the families' rules the family pool exercises (``quick``: its
+    :data:`QUICK_RULES`), and each of the families' mistakes caught and named (exact where the
+    pool allows; ``standard``: caught on two configs where it can; ``full``: every element
+    :data:`FULL_COVER` times). ``pool_covers``: what each config of the family pool covers."""
+    ids = {m.id for m in family_mistakes(covers)}
+    found = set().union(*pool_covers.values()) if pool_covers else set()
+    rules = {e for e in found if isinstance(e, str) and rule_family(e) in covers}
+    caught = {e for e in found if not isinstance(e, str) and e[1] in ids and e[0] != "exact"}
+    exact = {e for e in found if not isinstance(e, str) and e[1] in ids and e[0] == "exact"}
+    if kind == "quick":
+        return {**{e: 1 for e in caught if e[0] == "named"}, **{e: 1 for e in QUICK_RULES if e in rules}}
+    if kind == "full":
+        return {e: FULL_COVER for e in rules | caught}
+    return {**{e: 1 for e in rules | exact}, **{e: 1 + (e[0] == "caught") for e in caught}}
+
+
+def kept(covers: Sequence[str], kind: str, keys: Sequence[str], suite_covers: dict[str, set],
+         pool_covers: dict[str, set]) -> bool:
+    """Whether a published suite of ``kind`` (its config ``keys`` and what each covers) still
+    meets its guarantee (:func:`guarantee`, each element once): the rules of its families that
+    the family pool exercises are exercised, and every catalogued mistake of its families that
+    the pool catches (names) fails (is named) on one of its configs. How often, and exactly or
+    not, is the search's aim, not a reason for a new version."""
+    required = {e for e in guarantee(covers, kind, pool_covers) if isinstance(e, str) or e[0] != "exact"}
+    has = set().union(*(suite_covers[k] for k in keys)) if keys else set()
+    return required <= has
+
+
+def _searched(spec: SuiteSpec, covers: dict[str, set], pool: dict[str, dict], standard: Sequence[str]) -> list[str]:
+    """The configs the search picks for ``spec`` from the pool (:func:`_cover`, :func:`_prune`):
+    ``standard`` first among the configs without sampling parameters (an implementation of the
+    other sections meets the same configs as before SPEC 9); ``quick`` at most
+    :data:`QUICK_SIZE`; ``full`` from the ``standard`` suite on."""
+    _, families, kind, _ = spec
+    family = {k: c for k, c in covers.items() if config_family(pool[k]) in families}
+    wants = guarantee(families, kind, family)
+    plain = [k for k in family if "sampling" not in pool[k]] or list(family)
+    if kind == "quick":
+        return _cover(family, wants, limit=QUICK_SIZE, among=plain)
+    if kind == "full":
+        return _cover(family, wants, start=_cover(family, wants, start=standard, among=plain))
+    chosen = _prune(_cover(family, wants, among=plain), family, wants)
+    return _prune(_cover(family, wants, start=chosen), family, wants, fixed=chosen)
+
+
+def search(progress=None, published: Optional[dict] = None) -> dict:
+    """Search the pool (see the module docstring); returns the suites file's dict. The versions
+    in ``published`` (the file's dict; by default ``suites.json`` as it is) are kept unchanged
+    (their ``exercises`` read again); a suite of :data:`SUITE_SPECS` gets a new version only when
+    its newest one no longer meets its guarantee (:func:`kept`), or its first when it has none."""
+    if published is None:
+        published = json.loads(SUITES_PATH.read_text(encoding="utf-8")) if SUITES_PATH.exists() else {"suites": []}
     pool = candidates()
-    parsed = {key: parse_config(c) for key, c in pool.items()}
+    extra = {c["id"]: c["config"] for s in published["suites"] for c in s["configs"] if c["id"] not in pool}
+    every = {**pool, **extra}
+    parsed = {key: parse_config(c) for key, c in every.items()}
     references = {key: json.loads(json.dumps(run(c))) for key, c in parsed.items()}
-    exercised = {key: exercises(parsed[key], references[key]) for key in pool}
+    exercised = {key: exercises(parsed[key], references[key]) for key in every}
     table: dict[str, dict[str, str]] = {m.id: {} for m in CATALOGUE}
-    for i, key in enumerate(pool):
+    for i, key in enumerate(every):
         for m in CATALOGUE:
             table[m.id][key] = outcome(m, parsed[key], references[key])
         if progress and i % 100 == 0:
-            progress(f"{i}/{len(pool)} configs")
-    covers = {key: _elements(key, pool[key], table, exercised[key]) for key in pool}
-    everything = set().union(*covers.values())
-    rules = {e for e in everything if isinstance(e, str)}
-    mistakes = {e for e in everything if not isinstance(e, str) and e[0] != "exact"}
-    exact = {e for e in everything if not isinstance(e, str) and e[0] == "exact"}
-    standard_wants = {**{e: 1 for e in rules | exact}, **{e: 1 + (e[0] == "caught") for e in mistakes}}
-    # configs without sampling parameters first (an implementation of SPEC 4-8 and 10-11 meets the same
-    # configs as before SPEC 9), then configs with them for what only they show
-    plain = [key for key in pool if "sampling" not in pool[key]]
-    standard = _prune(_cover(covers, standard_wants, among=plain), covers, standard_wants)
-    standard = _prune(_cover(covers, standard_wants, start=standard), covers, standard_wants, fixed=standard)
-    quick_wants = {**{e: 1 for e in mistakes if e[0] == "named"}, **{e: 1 for e in QUICK_RULES}}
-    quick = _cover(covers, quick_wants, limit=QUICK_SIZE, among=plain)
-    full_wants = {e: FULL_COVER for e in rules | mistakes}
-    full = _cover(covers, full_wants, start=_cover(covers, full_wants, start=standard, among=plain))
-    missing_rules = sorted(set(EXERCISES) - rules)
-    never = sorted(m.id for m in CATALOGUE if ("caught", m.id) not in everything)
+            progress(f"{i}/{len(every)} configs")
+    covers = {key: _elements(key, every[key], table, exercised[key]) for key in every}
+    pool_covers = {key: covers[key] for key in pool}
+    everything = set().union(*pool_covers.values())
 
     def entries(keys):
-        return [{"id": k, "config": pool[k], "exercises": list(exercised[k])} for k in keys]
+        return [{"id": k, "config": every[k], "exercises": list(exercised[k])} for k in keys]
 
+    out = [{**s, "configs": entries([c["id"] for c in s["configs"]])} for s in published["suites"]]
+    newest = {s["name"]: s for s in out}
+    found: dict[str, list[str]] = {}
+    for spec in SUITE_SPECS:
+        name, families, _, description = spec
+        family = {k: c for k, c in pool_covers.items() if config_family(pool[k]) in families}
+        current = newest.get(name)
+        keys = [c["id"] for c in current["configs"]] if current else []
+        if current is not None and kept(families, spec[2], keys, covers, family):
+            found[name] = keys
+            continue
+        found[name] = _searched(spec, pool_covers, pool, found.get("standard", ()))
+        out.append({"name": name, "version": current["version"] + 1 if current else 1, "covers": list(families),
+                    "description": description, "configs": entries(found[name])})
     return {
         "generated_by": "python -m specdec_service.grading.suites_search --write",
         "catalogue": [m.id for m in CATALOGUE],
-        "unreachable": {"rules": missing_rules, "mistakes": never},
-        "suites": [
-            {"name": "quick", "description": f"{len(quick)} configs that name every catalogued mistake they can and run "
-                                             "every mode: a fast first check while developing.",
-             "configs": entries(quick)},
-            {"name": "standard", "description": "The assignment: every rule of the SPEC exercised (rejections at the first "
-                                                "and a later position, a bonus, no bonus at the limit, the limit clipping "
-                                                "the width, an EOS drafted, accepted and corrected, greedy with an argmax "
-                                                "tie, autoregressive, custom vocabularies, block and tree verification, "
-                                                "sampling parameters) and every catalogued mistake "
-                                                "caught and named on at least one config.",
-             "configs": entries(standard)},
-            {"name": "full", "description": f"The standard suite plus configs until every catalogued mistake fails on at "
-                                            f"least {FULL_COVER} configs and every rule is exercised {FULL_COVER} times.",
-             "configs": entries(full)},
-        ],
+        "unreachable": {"rules": sorted(set(EXERCISES) - {e for e in everything if isinstance(e, str)}),
+                        "mistakes": sorted(m.id for m in CATALOGUE if ("caught", m.id) not in everything)},
+        "suites": out,
     }
 
 
@@ -314,16 +403,29 @@ def render_matrix(configs: dict[str, dict], mistakes: Sequence[Mistake] = CATALO
     return "\n".join(lines)
 
 
-def standard_configs() -> dict[str, dict]:
-    """The standard suite's configs (id -> config) as stored in ``suites.json``."""
-    data = json.loads(SUITES_PATH.read_text(encoding="utf-8"))
-    standard = next(s for s in data["suites"] if s["name"] == "standard")
-    return {c["id"]: c["config"] for c in standard["configs"]}
+MATRIX_SUITES = ("standard", "sampling", "block", "tree")
+"""The suites whose mistake x config matrix docs/grading.md publishes (one per rule family)."""
+
+
+def suite_configs(name: str, data: Optional[dict] = None) -> tuple[dict[str, dict], tuple[str, ...], int]:
+    """The newest version of suite ``name`` in ``data`` (the file's dict; by default
+    ``suites.json``): its configs (id -> config), the families it covers and its version."""
+    if data is None:
+        data = json.loads(SUITES_PATH.read_text(encoding="utf-8"))
+    found = [s for s in data["suites"] if s["name"] == name]
+    newest = max(found, key=lambda s: s["version"])
+    return {c["id"]: c["config"] for c in newest["configs"]}, tuple(newest["covers"]), newest["version"]
 
 
 def docs_block() -> str:
-    """The generated block of ``docs/grading.md``, markers included."""
-    return f"{MARKERS[0]}\n{render_matrix(standard_configs())}\n{MARKERS[1]}"
+    """The generated block of ``docs/grading.md``, markers included: for each suite of
+    :data:`MATRIX_SUITES` (its newest version), the matrix of its configs and the mistakes of
+    the families it covers."""
+    parts = [MARKERS[0]]
+    for name in MATRIX_SUITES:
+        configs, covers, version = suite_configs(name)
+        parts += [f"#### `{name}@{version}`", "", render_matrix(configs, family_mistakes(covers)), ""]
+    return "\n".join(parts + [MARKERS[1]])
 
 
 def _replace_block(text: str, block: str) -> str:
@@ -345,15 +447,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0
     result = search(progress=lambda text: print(text, file=sys.stderr))
     for s in result["suites"]:
-        print(f"{s['name']}: {len(s['configs'])} configs: {', '.join(c['id'] for c in s['configs'])}")
+        print(f"{s['name']}@{s['version']}: {len(s['configs'])} configs: {', '.join(c['id'] for c in s['configs'])}")
     print("unreachable:", result["unreachable"])
-    standard = next(s for s in result["suites"] if s["name"] == "standard")
-    if len(standard["configs"]) > STANDARD_MAX:
-        print(f"warning: the standard suite needs {len(standard['configs'])} configs (aim: {STANDARD_MAX})")
+    for name in MATRIX_SUITES + ("all",):
+        configs, _, _ = suite_configs(name, result)
+        if len(configs) > STANDARD_MAX:
+            print(f"warning: the {name} suite needs {len(configs)} configs (aim: {STANDARD_MAX})")
     if args.write:
         SUITES_PATH.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
         DOCS_PATH.write_text(_replace_block(DOCS_PATH.read_text(encoding="utf-8"), docs_block()), encoding="utf-8")
-    print(render_matrix({c["id"]: c["config"] for c in standard["configs"]}))
     return 0
 
 
