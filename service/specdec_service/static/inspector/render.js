@@ -96,8 +96,29 @@ export function markedToken(label, how) {
 
 // ------------------------------------------------------------------ regions
 
-/** The proposal's tokens (drawn as not committed when `pending`) and its step table. */
-export function proposal({ list, table, summary }, proposalJson, vocab, pending, blockNumber) {
+/**
+ * The fate of proposal `index` (1-based) of a verified chain block: accepted, rejected or
+ * discarded (block verification: by tau, SPEC 10; else by its verification row, SPEC 4).
+ */
+export function proposalFate(block, index) {
+  const v = block.verification.find((row) => row.index === index);
+  if (B.isBlock(block)) return v ? B.fate(v, block.tau) : "discarded";
+  if (!v) return "discarded";
+  return v.accepted ? "accepted" : "rejected";
+}
+
+/** A verified proposal's token: accepted as committed, rejected or discarded struck through. */
+function fatedToken(label, fate) {
+  if (fate === "accepted") return markedToken(label, "accepted");
+  const words = el("span", { className: "visually-hidden" }, ` (${fate})`);
+  return el("del", { className: `proposal-${fate}` }, fate === "rejected" ? token(label, "rejected-token") : markedToken(label, "discarded"), words);
+}
+
+/**
+ * The proposal's tokens (drawn as not committed when `pending`; once verified, `block` given,
+ * each with its fate, the rejected and discarded ones struck through) and its step table.
+ */
+export function proposal({ list, table, summary }, proposalJson, vocab, pending, blockNumber, block = null) {
   list.replaceChildren();
   table.tBodies[0].replaceChildren();
   if (!proposalJson) {
@@ -125,7 +146,8 @@ export function proposal({ list, table, summary }, proposalJson, vocab, pending,
     ? `Drafted, not committed: ${steps.length} proposal${steps.length === 1 ? "" : "s"} waiting for Verify (dashed, marked ?). The committed output has not changed.`
     : `Block ${blockNumber}'s proposal: ${steps.length} drafted token${steps.length === 1 ? "" : "s"}.`;
   for (const step of steps) {
-    list.append(el("li", {}, pending ? markedToken(step.token, "uncommitted") : token(step.token)));
+    const shown = pending ? markedToken(step.token, "uncommitted") : block ? fatedToken(step.token, proposalFate(block, step.index)) : token(step.token);
+    list.append(el("li", {}, shown));
     table.tBodies[0].append(stepRow(step));
   }
   table.hidden = false;
@@ -189,7 +211,9 @@ export function pqTable(vocab, v, correction) {
         correction.distribution.map((x) => pqCell(x))));
     }
   }
-  const note = correction ? el("p", { className: "hint pq-note" }, `correction = the positive part of ${diffName}, rescaled to sum 1`) : null;
+  const rawWords = rawRows ? "Dimmed rows in italics: the models' own rows; \u2032 (prime): the row after the sampling parameters, the one verified. " : "";
+  const note = correction || rawRows ? el("p", { className: "hint pq-note" }, rawWords,
+    correction ? `correction = the positive part of ${diffName}, rescaled to sum 1` : "") : null;
   return el("div", { className: "table-scroll", tabindex: "0", role: "group", "aria-label": `p and q ${v.context === null ? "at the empty prefix" : `after ${v.context}`} (scrolls sideways)` },
     el("table", { className: "pq" },
       el("caption", {}, `The two models' rows ${v.context === null ? "at the empty prefix" : `after ${v.context}`}`),
@@ -290,10 +314,12 @@ export function correction({ correction: box, discarded, bonus }, block, vocab) 
       el("p", {}, `Proposal ${c.index} (${contextLabel(c.context)}) was rejected: the correction token is `,
         block.mode === "greedy" ? "the target's argmax" : "drawn from the positive part of p \u2212 q, rescaled to sum 1 (the residual)", ":"),
       distribution(vocab, c.distribution, { chosen: c.token, caption: "correction distribution" }),
-      el("p", { className: "correction-choice" }, "chosen ", markedToken(c.token, "correction"), " with ", drawText(c.draw)));
+      el("p", { className: "correction-choice" }, "chosen ", markedToken(c.token, "correction"), " with ", drawText(c.draw)),
+      c.draw ? cumulativeBar(vocab, c.distribution, c.draw.u, c.token) : null);
   } else {
-    box.append(el("p", {}, "No rejection: no correction."));
+    box.append(T.isTree(block) ? T.noCorrectionWords(block) : el("p", {}, "No rejection: no correction."));
   }
+  if (c && !T.isTree(block) && block.discarded.length) discarded.append(whyDiscarded(block));
   discarded.append(el("p", {}, "Discarded: ",
     block.discarded.length
       ? el("span", { className: "discarded-list" }, block.discarded.map((t) => el("del", {}, markedToken(t, "discarded"))),
@@ -302,10 +328,54 @@ export function correction({ correction: box, discarded, bonus }, block, vocab) 
       : el("span", { className: "muted" }, "none")));
   if (block.bonus) {
     bonus.append(el("p", { className: "bonus" }, "Bonus token: ", markedToken(block.bonus.token, "bonus"),
-      " sampled from the target ", contextLabel(block.bonus.context), " with ", drawText(block.bonus.draw)));
+      " sampled from the target ", contextLabel(block.bonus.context), " with ", drawText(block.bonus.draw)),
+    block.bonus.draw && block.bonus.p ? cumulativeBar(vocab, block.bonus.p, block.bonus.draw.u, block.bonus.token) : null);
   } else {
     bonus.append(el("p", { className: "no-bonus" }, "No bonus: ", NO_BONUS[block.no_bonus] || "none", "."));
   }
+}
+
+/**
+ * How a draw picks a token (SPEC 3, sample(d, u)): the row laid end to end as one 0-1 bar, each
+ * token's part as long as its probability, with u marked; the token whose part holds u is chosen.
+ */
+export function cumulativeBar(vocab, row, u, chosen) {
+  let from = 0;
+  const parts = [];
+  row.forEach((p, i) => {
+    if (p <= 0) return;
+    const part = el("span", { className: `cum-part${vocab[i] === chosen ? " chosen" : ""}` }, el("span", { className: "cum-label" }, vocab[i]));
+    part.style.left = `${from * 100}%`;
+    part.style.width = `${p * 100}%`;
+    parts.push(part);
+    from += p;
+  });
+  const mark = el("span", { className: "bar-marker" });
+  mark.style.left = `${Math.max(0, Math.min(1, u)) * 100}%`;
+  const ends = row.map((p, i) => [vocab[i], p]).filter(([, p]) => p > 0);
+  let sum = 0;
+  const cuts = ends.map(([t, p]) => `${t} up to ${fmt((sum += p))}`).join(", ");
+  return el("div", { className: "cumulative" },
+    el("span", { className: "cum-bar", role: "img", "aria-label": `The row end to end: ${cuts}; u ${fmt(u)} marked, in ${chosen}'s part` }, ...parts, mark),
+    el("p", { className: "hint cum-words" }, `How u picks the token: the row laid end to end (${cuts}); u ${fmt(u)} falls in ${chosen}'s part.`));
+}
+
+/**
+ * Why a block's discarded proposals are thrown away: the prefix they were drafted after (ending in
+ * the rejected proposal) beside the committed output that replaced it (ending in the correction).
+ */
+function whyDiscarded(block) {
+  const c = block.correction;
+  const tail = block.prefix.slice(-3);
+  const lead = block.prefix.length > 3 ? ["… "] : [];
+  const drafted = block.proposal.tokens.slice(0, c.index);
+  const row = (words, tokens, lastHow) => el("div", { className: "context-row" }, el("span", { className: "context-words" }, words),
+    el("span", { className: "context-tokens" }, ...lead, ...tail.map((t) => token(t)), ...tokens.map((t, i) =>
+      (i === tokens.length - 1 ? (lastHow === "rejected" ? el("del", {}, token(t, "rejected-token")) : markedToken(t, lastHow)) : token(t)))));
+  return el("div", { className: "why-discarded" },
+    row("They were drafted after:", drafted, "rejected"),
+    row("The committed output now reads:", block.committed, "correction"),
+    el("p", { className: "hint" }, `That prefix no longer exists, so what was drafted after it is thrown away, however plausible.`));
 }
 
 /** The Committed output region: every committed token with the block it came from. */

@@ -281,6 +281,23 @@ export function correctionWords(block) {
     + "the last r, what is left of the target's row after each rejected candidate's q was taken away (max(r \u2212 q, 0), rescaled):");
 }
 
+/**
+ * The Correction region's words for a tree block without a correction (SPEC 11): when a candidate
+ * was rejected, a later candidate at its depth was accepted against the recursive residual r
+ * (what the rejections left of the target's row), so no correction was drawn; else nothing was rejected.
+ */
+export function noCorrectionWords(block) {
+  const rejected = block.verification.filter((t) => !t.accepted);
+  if (!rejected.length) return el("p", {}, "No rejection: no correction.");
+  const saved = rejected.map((t) => {
+    const later = block.verification.find((a) => a.accepted && a.depth === t.depth);
+    return `chain ${t.chain}'s ${t.token} was rejected at depth ${t.depth}, and then chain ${later.chain}'s ${later.token} `
+      + "was accepted against the recursive residual r (what the rejection left of the target's row)";
+  });
+  const text = saved.join("; ");
+  return el("p", { className: "tree-no-correction" }, `No correction: ${text}. A candidate accepted at every depth needs no correction token.`);
+}
+
 /** Why the tree's discarded tokens were never tested, in plain words. */
 export const DISCARDED_WORDS = "drafted but never tested: on a chain that left the accepted path, or after an accepted token at their depth";
 
