@@ -45,7 +45,7 @@ export function sweepChart(sweep, best) {
   chart.append(svg("text", { x: (left + W - right) / 2, y: H - 4, class: "tick", "text-anchor": "middle" }, "width"));
   // the 1x line: the target alone (one pass per token); a speedup under it is a slowdown
   chart.append(svg("line", { x1: left, y1: y(1), x2: W - right, y2: y(1), class: "one-x" }));
-  chart.append(svg("text", { x: W - right - 4, y: y(1) + 18, class: "tick one-x-label", "text-anchor": "end" }, "1\u00d7: the target alone"));
+  chart.append(svg("text", { x: W - right - 4, y: y(1) - 6, class: "tick one-x-label", "text-anchor": "end" }, "1\u00d7: the target alone"));
   const bestX = x(best);
   chart.append(svg("line", { x1: bestX, y1: top, x2: bestX, y2: y(0), class: "best" }));
   const right_ = bestX > W * 0.6; // near the right edge the label goes left of its line

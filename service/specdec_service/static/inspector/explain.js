@@ -119,7 +119,7 @@ function lawColumn(rule, words, vocab, exact, counts, total) {
           bar("exact-bar", exact[i], `${t}: exact ${fmt(exact[i])}`),
           bar("sample-bar", share, `${t}: ${counts[i]} of ${total} samples`)),
         el("span", { className: "law-nums" }, el("span", { className: "law-exact" }, fmt(exact[i])),
-          el("span", { className: "law-share" }, total ? ` \u00b7 ${fmt(share)} sampled` : "")));
+          el("span", { className: "law-share" }, total ? ` \u00b7 ${fmt(share)}` : "")));
     })));
 }
 
@@ -159,6 +159,8 @@ function twoTokenTable(result) {
 
 // ------------------------------------------------------------------ the panel
 
+const HEADINGS = { traces: "Two traces, one distribution", laws: "The first token under three rules" };
+
 /**
  * Wire the story's figure panel (#explain). Returns {state: {shown}, show(kind), invalidate()}:
  * `show("traces" | "laws")` fetches and draws that figure for the current settings (awaited
@@ -194,7 +196,8 @@ export function setupExplain({ enqueue, settings, vocab, changed, verdict }) {
       el("div", { className: "laws" }, RULES.map(([rule, words]) => lawColumn(rule, words, vocab, exact[rule], counts[rule], total))),
       el("p", { className: "laws-note" },
         el("span", { className: "laws-total" }, `${total.toLocaleString("en")} samples of each rule`),
-        ` (draws of seed ${laws.seed}; upper bar exact, lower bar sampled; total variation of the naive rule to the target: ${fmt(exact.tv)}). `,
+        ` (draws of seed ${laws.seed}): upper bar and first number exact, lower bar and second number the samples' share; `
+        + `total variation of the naive rule to the target ${fmt(exact.tv)}. `,
         more)));
   }
 
@@ -226,6 +229,7 @@ export function setupExplain({ enqueue, settings, vocab, changed, verdict }) {
     const current = settings();
     if (which === "traces") await traces(current);
     else await lawsFigure(current);
+    $("explain-heading").textContent = HEADINGS[which];
     shown = which;
   }
 

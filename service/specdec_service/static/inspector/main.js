@@ -340,9 +340,9 @@ function arrangeRegions(current) {
     if (FREE_ORDER[0].parentNode !== views) views.append(...FREE_ORDER);
     return;
   }
-  columns.classList.toggle("single", !current.show.some((name) => ["output", "correction"].includes(name)));
-  place($("story-col-a"), ["proposal", "verification", "history", "counters", "analysis"]);
-  place($("story-col-b"), ["output", "tree", "correction"]);
+  columns.classList.toggle("single", !current.show.some((name) => ["proposal", "output", "correction"].includes(name)));
+  place($("story-col-a"), ["verification", "history", "counters", "analysis", "explain"]);
+  place($("story-col-b"), ["proposal", "output", "tree", "correction"]);
 }
 
 /** Put the regions in a column, in order, unless they are there already (moving a node drops the keyboard focus inside it). */

@@ -82,7 +82,7 @@ export function distribution(vocab, row, { chosen = null, caption = "" } = {}) {
 /** "u 0.4444 (draw #3)" (or "no draw" in greedy). Draw numbers count the seed's stream from #0. */
 export function drawText(draw) {
   if (!draw) return el("span", { className: "muted" }, "no draw (argmax)");
-  return el("span", { className: "draw" }, "u ", num(draw.u), ` (draw #${draw.position})`);
+  return el("span", { className: "draw" }, "u ", num(draw.u), el("span", { className: "draw-position" }, ` (draw #${draw.position})`));
 }
 
 /**
@@ -135,7 +135,9 @@ export function proposal({ list, table, summary }, proposalJson, vocab, pending,
   const stepRow = (step, first = `proposal ${step.index}`) => el("tr", {},
     el("td", {}, first),
     el("td", {}, step.context === null ? "empty prefix" : step.context),
-    el("td", {}, distribution(vocab, step.q, { chosen: step.token, caption: `q ${contextLabel(step.context)}` })),
+    el("td", {}, distribution(vocab, step.q, { chosen: step.token, caption: `q ${contextLabel(step.context)}` }),
+      el("span", { className: "q-compact", "aria-hidden": "true" }, step.q.flatMap((x, i) => [i ? " / " : "",
+        vocab[i] === step.token ? el("strong", {}, fmt(x)) : fmt(x)]))),
     el("td", {}, drawText(step.draw)),
     el("td", {}, token(step.token, pending ? "uncommitted" : ""), step.drafted ? null : el("span", { className: "tag" }, " (supplied)")));
   if (T.isTreeProposal(proposalJson)) {
@@ -188,7 +190,7 @@ function pqCell(value, { signed = false } = {}) {
   if (!signed) return el("td", {}, num(value), bar(value, { className: "mini", label: "" }));
   const positive = value > 0;
   const mark = el("span", { className: `signed ${positive ? "positive" : value < 0 ? "negative" : "zero"}` });
-  mark.style.width = `${Math.min(1, Math.abs(value)) * 50}%`;
+  mark.style.width = `${Math.min(1, Math.abs(value)) * 100}%`;
   return el("td", { className: positive ? "pos" : "" },
     el("span", { className: "num" }, value > 0 ? `+${fmt(value)}` : value < 0 ? `\u2212${fmt(-value)}` : "0"),
     el("span", { className: "signed-bar", "aria-hidden": "true" }, mark),
@@ -373,9 +375,10 @@ function whyDiscarded(block) {
     el("span", { className: "context-tokens" }, ...lead, ...tail.map((t) => token(t)), ...tokens.map((t, i) =>
       (i === tokens.length - 1 ? (lastHow === "rejected" ? el("del", {}, token(t, "rejected-token")) : markedToken(t, lastHow)) : token(t)))));
   return el("div", { className: "why-discarded" },
-    row("They were drafted after:", drafted, "rejected"),
-    row("The committed output now reads:", block.committed, "correction"),
-    el("p", { className: "hint" }, `That prefix no longer exists, so what was drafted after it is thrown away, however plausible.`));
+    row("Drafted after:", drafted, "rejected"),
+    row("Output now:", block.committed, "correction"),
+    el("p", { className: "hint" }, "The later proposals were drafted after the first prefix; the output now reads the second: "
+      + "their prefix no longer exists, so they are thrown away, however plausible."));
 }
 
 /** The Committed output region: every committed token with the block it came from. */

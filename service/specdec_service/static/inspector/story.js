@@ -121,10 +121,10 @@ export const STEPS = [
     before: "Press Compare: at the empty prefix, the target's row p and the draft's row q laid over each other, and the "
       + "first token's exact law under three rules (the target alone, speculative sampling, the correction drawn from p) "
       + "beside a histogram of 10,000 samples of each, from the service's draws.",
-    after: "Green, min(p, q), is the mass kept at once: alpha = 0.7. Orange, the positive part of p \u2212 q, is the 0.3 "
-      + "the rejections must give back, all on B and C; the residual [0, 0.50, 0.50] puts it exactly there, so the first "
-      + "token is A with probability 0.5, as for the target. Drawing the correction from p ignores the mass already "
-      + "accepted: A gets 0.65, B 0.24, C 0.11 (total variation 0.15). Draw more samples: the histograms settle on the bars.",
+    after: "Green, min(p, q): the mass kept at once, alpha = 0.7. Orange, the positive part of p \u2212 q: the 0.3 the "
+      + "rejections must give back, on B and C, where the residual [0, 0.50, 0.50] puts it. So A stays at 0.5, as for the target. "
+      + "Drawing the correction from p ignores the mass already accepted: A 0.65, B 0.24, C 0.11 (total variation 0.15). "
+      + "Draw more: the samples settle on the bars.",
   },
   {
     id: "limit",
