@@ -262,12 +262,13 @@ function renderStory() {
   arrangeRegions(current);
   const done = Boolean(current) && stepDone(current);
   body.toggle("step-done", done);
+  body.toggle("story-closing", Boolean(current && current.recap));
   if (current) storyCard(model.story, current, done);
 }
 
 /** The story card of step `n`: where it is, its settings, its words, its action and the step links. */
 function storyCard(n, current, done) {
-  $("story-count").textContent = `Step ${n} of ${story.STEPS.length} \u00b7 ${current.section}`;
+  $("story-count").replaceChildren(`Step ${n} of ${story.STEPS.length}`, R.el("span", { className: "story-section" }, ` \u00b7 ${current.section}`));
   $("story-heading").textContent = current.title;
   $("story-setup").textContent = settingsWords(model.settings);
   const note = done ? costNote(current) : null; // replaceChildren would write a null as the text "null"
@@ -284,7 +285,7 @@ function storyCard(n, current, done) {
 /** The closing recap: each step's claim with a link back to the step (the links work as the step links do). */
 function recap() {
   return R.el("ol", { className: "story-recap" }, story.claims().map(({ n, step: s }) =>
-    R.el("li", {}, R.el("a", { href: `#${stepFragment(n)}`, "data-step": String(n) }, `Step ${n}: ${s.title}`), ` \u2014 ${s.claim}`)));
+    R.el("li", { value: String(n) }, R.el("a", { href: `#${stepFragment(n)}`, "data-step": String(n), title: s.title }, s.claim))));
 }
 
 /** When the reader moved the draft-cost slider, the step's words (written for its cost) say so. */
@@ -341,8 +342,15 @@ function arrangeRegions(current) {
     return;
   }
   columns.classList.toggle("single", !current.show.some((name) => ["proposal", "output", "correction"].includes(name)));
-  place($("story-col-a"), ["verification", "history", "counters", "analysis", "explain"]);
-  place($("story-col-b"), ["proposal", "output", "tree", "correction"]);
+  const a = $("story-col-a");
+  const b = $("story-col-b");
+  place(a, ["verification", "history", "counters", "analysis", "explain"]);
+  place(b, ["proposal", "output", "tree", "correction"]);
+  // side by side, the Correction card goes under the verdict when the right column would be the longer by more than it
+  const correction = $(REGIONS.correction);
+  const sideBySide = a.getBoundingClientRect().top === b.getBoundingClientRect().top;
+  const longer = b.getBoundingClientRect().height - a.getBoundingClientRect().height;
+  if (sideBySide && correction.offsetHeight && longer > correction.offsetHeight) a.append(correction);
 }
 
 /** Put the regions in a column, in order, unless they are there already (moving a node drops the keyboard focus inside it). */

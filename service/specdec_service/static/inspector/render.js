@@ -136,7 +136,7 @@ export function proposal({ list, table, summary }, proposalJson, vocab, pending,
     el("td", {}, first),
     el("td", {}, step.context === null ? "empty prefix" : step.context),
     el("td", {}, distribution(vocab, step.q, { chosen: step.token, caption: `q ${contextLabel(step.context)}` }),
-      el("span", { className: "q-compact", "aria-hidden": "true" }, step.q.flatMap((x, i) => [i ? " / " : "",
+      el("span", { className: "q-compact", "aria-hidden": "true" }, step.q.flatMap((x, i) => [i ? " " : "",
         vocab[i] === step.token ? el("strong", {}, fmt(x)) : fmt(x)]))),
     el("td", {}, drawText(step.draw)),
     el("td", {}, token(step.token, pending ? "uncommitted" : ""), step.drafted ? null : el("span", { className: "tag" }, " (supplied)")));
@@ -333,7 +333,7 @@ export function correction({ correction: box, discarded, bonus }, block, vocab) 
       " sampled from the target ", contextLabel(block.bonus.context), " with ", drawText(block.bonus.draw)),
     block.bonus.draw && block.bonus.p ? cumulativeBar(vocab, block.bonus.p, block.bonus.draw.u, block.bonus.token) : null);
   } else {
-    bonus.append(el("p", { className: "no-bonus" }, "No bonus: ", NO_BONUS[block.no_bonus] || "none", "."));
+    bonus.append(el("p", { className: `no-bonus no-bonus-${block.no_bonus}` }, "No bonus: ", NO_BONUS[block.no_bonus] || "none", "."));
   }
 }
 
@@ -369,16 +369,15 @@ export function cumulativeBar(vocab, row, u, chosen) {
 function whyDiscarded(block) {
   const c = block.correction;
   const tail = block.prefix.slice(-3);
-  const lead = block.prefix.length > 3 ? ["… "] : [];
+  const lead = block.prefix.length > 3 ? ["\u2026 "] : [];
   const drafted = block.proposal.tokens.slice(0, c.index);
-  const row = (words, tokens, lastHow) => el("div", { className: "context-row" }, el("span", { className: "context-words" }, words),
-    el("span", { className: "context-tokens" }, ...lead, ...tail.map((t) => token(t)), ...tokens.map((t, i) =>
-      (i === tokens.length - 1 ? (lastHow === "rejected" ? el("del", {}, token(t, "rejected-token")) : markedToken(t, lastHow)) : token(t)))));
+  const tokens = (list, last) => el("span", { className: "context-tokens" }, ...lead, ...tail.map((t) => token(t)),
+    ...list.slice(0, -1).map((t) => token(t)), last);
   return el("div", { className: "why-discarded" },
-    row("Drafted after:", drafted, "rejected"),
-    row("Output now:", block.committed, "correction"),
-    el("p", { className: "hint" }, "The later proposals were drafted after the first prefix; the output now reads the second: "
-      + "their prefix no longer exists, so they are thrown away, however plausible."));
+    el("div", { className: "context-row" }, "Discarded ", block.discarded.map((t) => el("del", {}, markedToken(t, "discarded"))),
+      ", drafted after ", tokens(drafted, el("del", {}, token(drafted.at(-1), "rejected-token")))),
+    el("div", { className: "context-row" }, "but the output now reads ", tokens(block.committed, markedToken(c.token, "correction"))),
+    el("p", { className: "hint" }, "Their prefix no longer exists, so they are thrown away, however plausible."));
 }
 
 /** The Committed output region: every committed token with the block it came from. */

@@ -43,10 +43,9 @@ export const STEPS = [
     before: "With nothing written yet, the target's row is [0.50, 0.30, 0.20] and the biased draft's is "
       + "[0.80, 0.15, 0.05]: it proposed A, which it likes more than the target does. "
       + "Press Verify: A is kept only if the draw u is below p/q = 0.50/0.80 = 0.625.",
-    after: "u = 0.7654 is not below 0.625: A is rejected. The two later A were drafted after that A; the output now "
-      + "ends in B instead, so the prefix they were drafted after no longer exists and they are discarded, however "
-      + "plausible (see Discarded). p \u2212 q = [0.50, 0.30, 0.20] \u2212 [0.80, 0.15, 0.05] = [\u22120.30, +0.15, +0.15]; "
-      + "its positive part, rescaled to sum 1, is the correction [0, 0.50, 0.50], from which B was drawn.",
+    after: "u = 0.7654 is not below 0.625: A is rejected. The two later A were drafted after it; the output now ends "
+      + "in B, so their prefix is gone and they are discarded, however plausible. p \u2212 q = [0.50, 0.30, 0.20] \u2212 "
+      + "[0.80, 0.15, 0.05] = [\u22120.30, +0.15, +0.15]; its positive part, rescaled, is the correction [0, 0.50, 0.50]: B was drawn.",
   },
   {
     id: "next-draft",
@@ -216,7 +215,7 @@ export const STEPS = [
     view: {},
     action: null,
     show: [],
-    before: "Each claim of the explainer, and the step that shows it (follow a link to see it again):",
+    before: "Each claim of the explainer, numbered by the step that shows it: follow a claim to see it again.",
     after: "",
   },
 ];
