@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from browser.inspector_page import Inspector, fmt, post, serious_axe_violations
+from browser.inspector_page import Inspector, fmt, fmt_draw, post, serious_axe_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -95,7 +95,7 @@ def story_steps(live_url: str) -> list[dict]:
     # SPEC 10's worked example: A then B kept as a block although A alone fails; token-wise rejects A
     v1, v2 = blockwise["verification"]
     assert (v1["weight_exact"], v1["threshold_exact"], v2["weight_exact"], v2["threshold_exact"]) == ("5/8", "4/9", "1", "1")
-    assert (fmt(v1["draw"]["u"]), fmt(v2["draw"]["u"]), v1["below_threshold"], v2["below_threshold"]) == ("0.8591", "0.4918", False, True)
+    assert (fmt_draw(v1["draw"]["u"]), fmt_draw(v2["draw"]["u"]), v1["below_threshold"], v2["below_threshold"]) == ("0.8591", "0.4918", False, True)
     assert (blockwise["tau"], blockwise["committed"], blockwise["next_position"]) == (2, ["A", "B", "A"], 5)
     assert [v["accepted"] for v in tokenwise["verification"]] == [False] and tokenwise["committed"] == ["B"]
     assert tokenwise["verification"][0]["draw"] == v1["draw"]
@@ -137,11 +137,11 @@ def story_steps(live_url: str) -> list[dict]:
         {"action": "Verify", "verdict": "verification-summary", "tree": tree, "output": tree["committed"],
          "texts": ["Committed B A A", "u 0.6439 \u2265 r/q = 0.5/0.8 = 0.625", "r becomes [0, 0.50, 0.50]",
                    "0.2307 < 0.5/0.15", "0.3737 < 0.55/0.8", "commits only the correction C",
-                   fmt(tree["verification"][0]["draw"]["u"]), fmt(tree["verification"][1]["draw"]["u"])]},
+                   fmt_draw(tree["verification"][0]["draw"]["u"]), fmt_draw(tree["verification"][1]["draw"]["u"])]},
         {"action": "Verify", "verdict": "verification-summary", "block": sampled, "output": sampled["committed"], "sampling": True,
          "before": [f"p\u2032 = [{fmt(v['p'][0])}, {fmt(v['p'][1])}, 0]", "q\u2032 = [1, 0, 0]", "proposed A",
                     f"p\u2032/q\u2032 = {fmt(v['ratio'])}"],
-         "texts": [f"u {fmt(v['draw']['u'])} is not below {fmt(v['ratio'])}", f"correction {sampled['correction']['token']}",
+         "texts": [f"u {fmt_draw(v['draw']['u'])} is not below {fmt(v['ratio'])}", f"correction {sampled['correction']['token']}",
                    f"p\u2032/q = {fmt(v['p'][0])}/{fmt(raw['q_token'])} = {fmt(raw['ratio'])} and is kept",
                    f"{alpha['raw']['alpha_exact']} = {fmt(alpha['raw']['alpha'])}, not "
                    f"{alpha['processed']['alpha_exact']} = {fmt(alpha['processed']['alpha'])}"]},
@@ -241,10 +241,10 @@ def check_block(page, block: dict) -> None:
         exact = lambda value, fraction: fmt(value) + ("" if fraction == fmt(value) else f" ({fraction})")
         expect(item.locator(".weight")).to_have_text(exact(v["weight"], v["weight_exact"]))
         expect(item.locator(".threshold")).to_have_text(exact(v["threshold"], v["threshold_exact"]))
-        expect(item.locator(".eta")).to_have_text(fmt(v["draw"]["u"]))
+        expect(item.locator(".eta")).to_have_text(fmt_draw(v["draw"]["u"]))
         bar = item.get_by_role("img")
         expect(bar).to_have_attribute("aria-label", re.compile(
-            rf"^threshold {re.escape(fmt(v['threshold']))} .* draw {re.escape(fmt(v['draw']['u']))} marked: {'below' if v['below_threshold'] else 'not below'}$"))
+            rf"^threshold {re.escape(fmt(v['threshold']))} .* draw {re.escape(fmt_draw(v['draw']['u']))} marked: {'below' if v['below_threshold'] else 'not below'}$"))
         fate = "accepted" if v["index"] <= block["tau"] else "rejected" if v["index"] == block["tau"] + 1 else "discarded"
         expect(item.locator(".verdict")).to_have_class(re.compile(rf"\b{fate}\b"))
     expect(page.locator("#verification .tau-tag")).to_have_text([f"tau = {block['tau']}"] if block["tau"] else [])
@@ -275,7 +275,7 @@ def check_tree(page, block: dict) -> None:
     expect(tests.locator(".verdict")).to_have_text(["\u2717 rejected" if not t["accepted"] else "\u2713 accepted" for t in block["verification"]])
     for item, t in zip(tests.all(), block["verification"]):
         expect(item.locator(".verify-head .token")).to_have_text(t["token"])
-        expect(item.locator(".tree-short")).to_contain_text(f"u {fmt(t['draw']['u'])}")
+        expect(item.locator(".tree-short")).to_contain_text(f"u {fmt_draw(t['draw']['u'])}")
         expect(item.locator(".tree-short")).to_contain_text(f"r/q {fmt(t['ratio'])}")
 
 
@@ -537,7 +537,7 @@ def test_a_small_nonzero_draw_is_not_shown_as_zero(inspector, live_url):
     draw were exactly 0. A nonzero value the 4 decimals would hide keeps 2 significant digits
     ("0.00003") wherever a number is shown (the bonus line, the draw stream), its float64 in the tooltip."""
     bonus = post(live_url, "/v1/step", {"config": TREE_EXAMPLE})["block"]["bonus"]["draw"]
-    assert (bonus["position"], f"{bonus['u']:.4f}", fmt(bonus["u"])) == (7, "0.0000", "0.00003")
+    assert (bonus["position"], f"{bonus['u']:.4f}", fmt_draw(bonus["u"])) == (7, "0.0000", "0.00003")
     ins = inspector.open("story=9")
     ins.page.locator("#btn-story-action").click()
     ins.wait_idle()

@@ -15,7 +15,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from browser.inspector_page import Inspector, fmt, post, serious_axe_violations
+from browser.inspector_page import Inspector, fmt, fmt_draw, post, serious_axe_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -101,7 +101,7 @@ def test_the_worked_example_is_drawn_as_a_tree_with_its_real_values(inspector, l
     for item, t in zip(tests.all(), block["verification"]):
         verdict = "accepted" if t["accepted"] else "rejected"
         expect(item.get_by_role("img")).to_have_attribute(
-            "aria-label", f"ratio r/q {fmt(t['ratio'])} filled on a 0 to 1 bar, u {fmt(t['draw']['u'])} marked: {verdict}")
+            "aria-label", f"ratio r/q {fmt(t['ratio'])} filled on a 0 to 1 bar, u {fmt_draw(t['draw']['u'])} marked: {verdict}")
     expect(tests.nth(0).locator(".explain")).to_contain_text("r becomes max(r \u2212 q, 0) rescaled to sum 1")
     expect(tests.nth(1).locator(".explain")).to_contain_text("B is committed; chain 2 goes on to the next depth")
     # the exact values, for those who want them

@@ -433,7 +433,7 @@ function blockVerdict(block, number) {
   if (B.isBlock(block)) return B.verdict(block, number);
   if (T.isTree(block)) return T.verdict(block, number);
   if (block.sample) return `Block ${number}: the target sampled ${block.sample.token}.`;
-  const fates = block.verification.map((v) => `${v.token} ${v.accepted ? "accepted" : "rejected"}${v.ratio === null ? "" : ` (u ${R.fmt(v.draw.u)} ${v.accepted ? "<" : "≥"} p/q ${R.fmt(v.ratio)})`}`);
+  const fates = block.verification.map((v) => `${v.token} ${v.accepted ? "accepted" : "rejected"}${v.ratio === null ? "" : ` (u ${R.fmtDraw(v.draw.u)} ${v.accepted ? "<" : "≥"} p/q ${R.fmt(v.ratio)})`}`);
   const end = block.correction ? `correction ${block.correction.token}` : block.bonus ? `bonus ${block.bonus.token}` : "no bonus";
   return `Block ${number}: ${fates.join(", ")}; ${end}. Committed ${block.committed.join(" ")}.`;
 }

@@ -35,6 +35,20 @@ export function fmt(x) {
   return String(Number(value.toPrecision(2)));
 }
 
+/**
+ * A draw u for people: always 4 decimals (0.9710027 -> "0.9710", as 0.9709 beside it), so the
+ * draws of a page line up; a nonzero draw those decimals would show as 0 is written as `fmt` does.
+ */
+export function fmtDraw(u) {
+  const value = Number(u);
+  return value !== 0 && Math.abs(value) < 0.00005 ? fmt(value) : value.toFixed(4);
+}
+
+/** A draw u with its full float64 value as a tooltip. */
+export function drawNum(u) {
+  return el("span", { className: "num", title: String(u) }, fmtDraw(u));
+}
+
 /** A number with its full float64 value as a tooltip. */
 export function num(x, className = "num") {
   return el("span", { className, title: x === null || x === undefined ? undefined : String(x) }, fmt(x));
@@ -82,7 +96,7 @@ export function distribution(vocab, row, { chosen = null, caption = "" } = {}) {
 /** "u 0.4444 (draw #3)" (or "no draw" in greedy). Draw numbers count the seed's stream from #0. */
 export function drawText(draw) {
   if (!draw) return el("span", { className: "muted" }, "no draw (argmax)");
-  return el("span", { className: "draw" }, "u ", num(draw.u), el("span", { className: "draw-position" }, ` (draw #${draw.position})`));
+  return el("span", { className: "draw" }, "u ", drawNum(draw.u), el("span", { className: "draw-position" }, ` (draw #${draw.position})`));
 }
 
 /**
@@ -207,7 +221,8 @@ export function pqTable(vocab, v, correction) {
   const diffName = !rawRows ? "p \u2212 q" : rawRows.draftRaw ? "p\u2032 \u2212 q" : "p\u2032 \u2212 q\u2032";
   const rows = modelRows(v.p, v.q, v.context, (x) => pqCell(x));
   if (v.ratio !== null) {
-    rows.push(el("tr", { className: "row-diff" }, el("th", { scope: "row" }, diffName), diff.map((x) => pqCell(x, { signed: true }))));
+    const zero = diff.every((x) => x === 0) ? " all-zero" : "";
+    rows.push(el("tr", { className: `row-diff${zero}` }, el("th", { scope: "row" }, diffName), diff.map((x) => pqCell(x, { signed: true }))));
     if (correction) {
       rows.push(el("tr", { className: "row-correction" }, el("th", { scope: "row" }, "correction"),
         correction.distribution.map((x) => pqCell(x))));
@@ -233,7 +248,7 @@ function verificationRow(v, vocab, correction) {
   if (ratio === null) {
     explanation = v.accepted ? "matches the target's argmax" : "differs from the target's argmax";
   } else {
-    explanation = `u ${fmt(v.draw.u)} (the line) ${v.accepted ? "<" : "\u2265"} ratio ${fmt(ratio)} (the filled part)`;
+    explanation = `u ${fmtDraw(v.draw.u)} (the line) ${v.accepted ? "<" : "\u2265"} ratio ${fmt(ratio)} (the filled part)`;
   }
   return el("li", { className: `verify ${verdict}` },
     el("div", { className: "verify-head" },
@@ -246,11 +261,11 @@ function verificationRow(v, vocab, correction) {
       el("dt", {}, "p"), el("dd", { className: "p" }, num(v.p_token)),
       el("dt", {}, "q"), el("dd", { className: "q" }, num(v.q_token)),
       el("dt", {}, "ratio p/q"), el("dd", { className: "ratio" }, ratio === null ? "none (greedy)" : num(ratio)),
-      el("dt", {}, "u"), el("dd", { className: "u" }, v.draw ? num(v.draw.u) : "no draw"),
+      el("dt", {}, "u"), el("dd", { className: "u" }, v.draw ? drawNum(v.draw.u) : "no draw"),
       el("dt", {}, "draw"), el("dd", { className: "position" }, v.draw ? `#${v.draw.position}` : "none")),
     ratio === null ? null : bar(ratio, {
       marker: v.draw.u, className: `ratio-bar ${verdict}`,
-      label: `ratio ${fmt(ratio)} filled on a 0 to 1 bar, u ${fmt(v.draw.u)} marked: ${verdict}`,
+      label: `ratio ${fmt(ratio)} filled on a 0 to 1 bar, u ${fmtDraw(v.draw.u)} marked: ${verdict}`,
     }),
     el("p", { className: "explain" }, explanation,
       ratio !== null && ratio >= 1 ? el("span", { className: "remark" }, " (a ratio of 1 or more is always accepted)") : ""));
@@ -436,7 +451,7 @@ export function draws(tbody, rawBody, blocks, pending, selected = 0) {
   rawBody.replaceChildren();
   const row = (draw, blockText, what, className = "") => {
     tbody.append(el("tr", { className },
-      el("td", {}, `#${draw.position}`), el("td", {}, num(draw.u)),
+      el("td", {}, `#${draw.position}`), el("td", {}, drawNum(draw.u)),
       el("td", {}, blockText), el("td", {}, what)));
     rawBody.append(el("tr", { className }, el("td", {}, `#${draw.position}`), el("td", {}, el("code", {}, draw.hex)),
       el("td", {}, el("code", {}, String(draw.u)))));

@@ -7,7 +7,7 @@
 // nothing, they show what the service decided. render.js and main.js call in here through
 // small hooks (isTree, isTreeProposal).
 
-import { bar, contextLabel, el, fmt, markedToken, modelRows, num, token } from "./render.js";
+import { bar, contextLabel, drawNum, el, fmt, fmtDraw, markedToken, modelRows, num, token } from "./render.js";
 
 /** Whether a proposal is a tree proposal (it has `chains`; SPEC 11.1). */
 export function isTreeProposal(proposal) {
@@ -180,7 +180,7 @@ function depthTable(vocab, tests, correction) {
 
 /** Why a test has its verdict, as [short, long]. */
 function testReason(t, last) {
-  const compare = [`u ${fmt(t.draw.u)}`, el("span", { className: "bar-words" }, " (the line)"), ` ${t.accepted ? "<" : "\u2265"} r/q ${fmt(t.ratio)}`,
+  const compare = [`u ${fmtDraw(t.draw.u)}`, el("span", { className: "bar-words" }, " (the line)"), ` ${t.accepted ? "<" : "\u2265"} r/q ${fmt(t.ratio)}`,
     el("span", { className: "bar-words" }, " (the filled part)")];
   if (t.accepted) {
     return [[...compare, ": accepted"], `: ${t.token} is committed; ${chainWords(t.alive)} go${t.alive.length === 1 ? "es" : ""} on to the next depth.`];
@@ -202,10 +202,10 @@ function testItem(t, last) {
       el("div", {}, el("dt", {}, `r(${t.token})`), el("dd", { className: "r-token" }, num(t.r_token))),
       el("div", {}, el("dt", {}, `q(${t.token})`), el("dd", { className: "q-token" }, num(t.q_token))),
       el("div", {}, el("dt", {}, "ratio r/q"), el("dd", { className: "ratio" }, exactNumber(t.ratio, t.ratio_exact))),
-      el("div", {}, el("dt", {}, "u"), el("dd", { className: "u" }, num(t.draw.u)))),
+      el("div", {}, el("dt", {}, "u"), el("dd", { className: "u" }, drawNum(t.draw.u)))),
     bar(t.ratio, {
       marker: t.draw.u, className: `ratio-bar ${verdict}`,
-      label: `ratio r/q ${fmt(t.ratio)} filled on a 0 to 1 bar, u ${fmt(t.draw.u)} marked: ${verdict}`,
+      label: `ratio r/q ${fmt(t.ratio)} filled on a 0 to 1 bar, u ${fmtDraw(t.draw.u)} marked: ${verdict}`,
     }),
     el("p", { className: "explain" }, el("span", { className: "tree-short" }, short), el("span", { className: "reason-long" }, long),
       t.ratio >= 1 ? el("span", { className: "remark" }, " (a ratio of 1 or more is always accepted)") : null),
