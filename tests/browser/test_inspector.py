@@ -298,6 +298,9 @@ def test_dropped_faulty_trace_shows_first_divergence(inspector, live_url):
     expect(ins.page.locator("#divergence")).to_be_visible()
     expect(ins.page.locator("#divergence")).to_contain_text("block 3: #/blocks/2/committed/0 expected \"A\", got \"C\"")
     expect(ins.page.locator("#grade-report .submitted li.divergent")).to_contain_text("Block 3:")
+    # the report stands below the page's views: it is brought into view, its heading focused
+    expect(ins.page.locator("#grade-report-heading")).to_be_focused()
+    expect(ins.page.locator("#grade-report-heading")).to_be_in_viewport()
     ins.screenshot("07-grade-first-divergence")
 
     # the same file through the file chooser, and a correct trace passes

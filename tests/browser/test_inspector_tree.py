@@ -61,6 +61,13 @@ def test_the_worked_example_is_drawn_as_a_tree_with_its_real_values(inspector, l
     page = ins.page
     assert ins.output() == block["committed"] == ["B", "A", "A"]
 
+    # no correction token, yet a rejection: the Correction card says why (it used to say "No rejection")
+    rejected = [t for t in block["verification"] if not t["accepted"]]
+    assert block["correction"] is None and block["counters"]["rejected"] == len(rejected) == 1
+    expect(page.locator("#correction")).to_have_text(
+        "No correction: chain 1's A was rejected at depth 1, and then chain 2's B was accepted against the recursive "
+        "residual r (what the rejection left of the target's row). A candidate accepted at every depth needs no correction token.")
+
     tree = page.locator("#tree .tree")
     expect(page.locator("#tree-region")).to_be_visible()
     expect(node(tree).locator(":scope > .tree-node")).to_contain_text("start: the empty prefix")
