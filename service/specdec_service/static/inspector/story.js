@@ -163,11 +163,10 @@ export const STEPS = [
     view: { proposal: true },
     action: "Verify",
     show: ["proposal", "verification", "correction", "output"],
-    before: "Block verification judges the draft's proposals together. The biased draft proposed A, B. Each proposal has "
-      + "a weight w, the running product of p/q capped at 1: w1 = 0.5/0.8 = 5/8, w2 = min(1, 5/8 \u00b7 0.6/0.15) = 1. "
-      + "Its threshold h is the chance that the block may stop there: h1 = s1 / (s1 + 1 \u2212 w1) with "
-      + "s1 = \u03a3 max(w1 p2 \u2212 q2, 0) = 0.3, so h1 = 0.3 / 0.675 = 4/9; the last is h2 = w2 = 1. "
-      + "Press Verify: each proposal gets a draw eta, and tau, the number of proposals kept, is the last one whose eta is below its h.",
+    before: "Block verification judges the proposals together. The biased draft proposed A, B. Weights w, the running "
+      + "product of p/q capped at 1: w1 = 0.5/0.8 = 5/8, w2 = min(1, 5/8 \u00b7 0.6/0.15) = 1. Thresholds h, how likely "
+      + "the block may stop there: h1 = s1 / (s1 + 1 \u2212 w1) = 0.3 / 0.675 = 4/9 with s1 = \u03a3 max(w1 p2 \u2212 q2, 0) "
+      + "= 0.3, and h2 = w2 = 1. Press Verify: each proposal gets a draw eta; tau, how many are kept, is the last one whose eta is below its h.",
     after: "The draw 0.8591 is not below h1 = 4/9, but 0.4918 is below h2 = 1, so tau = 2: A then B are accepted "
       + "although A alone would not be, and the bonus A follows: A B A committed from one target pass. "
       + "Token-wise verification of the same draws rejects A (0.8591 \u2265 p/q = 0.625) and commits only the correction B.",
@@ -180,7 +179,7 @@ export const STEPS = [
     settings: { draft: "biased", width: "2", seed: "16", mode: "tree", drafts: "2" },
     view: { proposal: true },
     action: "Verify",
-    show: ["proposal", "tree", "verification", "output"],
+    show: ["tree", "verification", "output"],
     before: "The biased draft proposed two chains at once, A A and B A, drawn as one tree. Press Verify: at each depth "
       + "the chains' tokens are tested in turn against r, which starts as the target's row p = [0.50, 0.30, 0.20]; "
       + "after a rejection the draft's q is taken away from r, and the next chain is tested against what is left.",
@@ -201,10 +200,9 @@ export const STEPS = [
       + "the other. A prime marks a row so changed (p\u2032, \u201cp prime\u201d): at the empty prefix the target's "
       + "[0.50, 0.30, 0.20] becomes p\u2032 = [0.7353, 0.2647, 0] and the draft's [0.80, 0.15, 0.05] "
       + "becomes q\u2032 = [1, 0, 0], so the draft proposed A. Press Verify: A is kept if u is below p\u2032/q\u2032 = 0.7353.",
-    after: "u 0.7458 is not below 0.7353: A is rejected, correction B. The output follows p\u2032 with either draft row "
-      + "if the ratio uses the row drafted from. From the raw q (draft rows raw) the same A has p\u2032/q = 0.7353/0.8 = 0.9191 "
-      + "and is kept: proposals here are accepted with probability 301/340 = 0.8853, not 25/34 = 0.7353. Mixing the rows "
-      + "(a raw target, or a raw q for a proposal drawn from q\u2032) breaks the output.",
+    after: "u 0.7458 is not below 0.7353: A is rejected, correction B. The output follows p\u2032 if the ratio uses the row "
+      + "drafted from: from the raw q (draft rows raw) the same A has p\u2032/q = 0.7353/0.8 = 0.9191 and is kept, and proposals "
+      + "are accepted with probability 301/340 = 0.8853, not 25/34 = 0.7353. Mixing the rows breaks the output.",
   },
   {
     id: "recap",
