@@ -403,7 +403,7 @@ function showVerdict(element, text) {
     if (!inView) element.scrollIntoView({ block: "start", behavior: reduced ? "auto" : "smooth" });
     if (!model.story) element.focus({ preventScroll: true });
   }
-  if (model.story) {
+  if (model.story && element) { // (no element: the slider keeps the focus, its next arrow key moves it again)
     const card = $("story-region");
     const { top, bottom } = card.getBoundingClientRect();
     if (top < 0 || bottom > window.innerHeight) card.scrollIntoView({ block: "start", behavior: "auto" });
