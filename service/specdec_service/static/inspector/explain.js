@@ -90,17 +90,17 @@ export function overlapFigure(vocab, p, q) {
   return el("figure", { className: "overlap" },
     el("ul", { className: "overlap-rows" }, rows),
     el("figcaption", {},
-      el("span", { className: "key key-kept" }, "min(p, q): kept, sum ", el("span", { className: "kept-sum" }, fmt(sum(kept)))), " \u00b7 ",
+      el("span", { className: "key key-kept" }, "min(p, q): kept, sum ", el("span", { className: "kept-sum" }, fmt(sum(kept)))),
       el("span", { className: "key key-back" }, "(p \u2212 q)\u207a: the correction's mass, sum ", el("span", { className: "back-sum" }, fmt(sum(back)))),
-      " \u00b7 ", el("span", { className: "key key-q" }, "| end of q")));
+      el("span", { className: "key key-q" }, "| where q ends")));
 }
 
 // ------------------------------------------------------------------ the first token's law, exact and sampled
 
 const RULES = [
-  ["target", "target alone"],
-  ["speculative", "speculative sampling (correction from the residual)"],
-  ["naive", "correction drawn from p (the naive rule)"],
+  ["target", "the target alone"],
+  ["speculative", "speculative: correction from the residual"],
+  ["naive", "naive: correction from p"],
 ];
 
 /** One rule's column: per token the exact probability (a bar) and the share of the samples (a second bar). */
