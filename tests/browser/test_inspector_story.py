@@ -245,6 +245,23 @@ def check_step(ins: Inspector, n: int, expected: dict, phone: bool) -> None:
                 ["\u2713 accepted" if row["accepted"] else "\u2717 rejected" for row in block["verification"]])
     if expected.get("tree"):
         check_tree(page, expected["tree"])
+    check_claim(ins, expected)
+    result = expected.get("analysis")
+    if result:
+        expect(page.locator("#analysis-result .analysis-verdict")).to_contain_text(
+            f"speedup {fmt(result['expected']['speedup'])}; best width {result['best_width']}")
+        expect(page.locator("#analysis-result .chart .one-x")).to_have_count(1)  # the 1x line on the chart
+
+    if phone:
+        overflow = page.evaluate(OVERFLOW)
+        assert overflow["out"] == [] and overflow["scrollWidth"] <= overflow["width"], (n, overflow)
+    assert serious_axe_violations(page) == [], n
+
+
+def check_claim(ins: Inspector, expected: dict) -> None:
+    """What a step shows beyond its block: the next draft's context, the counters, a reset
+    session, the two traces' figure or the three laws' figure."""
+    page = ins.page
     if "prefix" in expected:  # the next block was drafted after the committed output (the correction)
         expect(page.locator("#proposal-table tbody tr").first.locator("td").nth(1)).to_have_text(expected["prefix"][-1])
     if "counters" in expected:
@@ -256,16 +273,6 @@ def check_step(ins: Inspector, n: int, expected: dict, phone: bool) -> None:
         check_traces(page, *expected["traces"])
     if expected.get("laws"):
         check_laws(ins, expected["laws"])
-    result = expected.get("analysis")
-    if result:
-        expect(page.locator("#analysis-result .analysis-verdict")).to_contain_text(
-            f"speedup {fmt(result['expected']['speedup'])}; best width {result['best_width']}")
-        expect(page.locator("#analysis-result .chart .one-x")).to_have_count(1)  # the 1x line on the chart
-
-    if phone:
-        overflow = page.evaluate(OVERFLOW)
-        assert overflow["out"] == [] and overflow["scrollWidth"] <= overflow["width"], (n, overflow)
-    assert serious_axe_violations(page) == [], n
 
 
 def check_block(page, block: dict) -> None:
