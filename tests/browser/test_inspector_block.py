@@ -90,7 +90,7 @@ def test_a_block_with_a_rejection_shows_each_fate_and_the_scaled_residual(inspec
     correction = ins.page.locator("#correction")
     expect(correction).to_contain_text("scaled by the weight w1 = 0.625 (5/8)")
     expect(correction.locator(".correction-choice .token")).to_have_text(block["correction"]["token"])
-    expect(ins.page.locator("#discarded .token")).to_have_text(["C"])
+    expect(ins.page.locator("#discarded .discarded-list .token")).to_have_text(["C"])
     draws = ins.page.locator("#draws tbody tr td:nth-child(4)")
     expect(draws).to_have_text(["draft proposal 1 (A)", "draft proposal 2 (A)", "draft proposal 3 (C)",
                                 f"block check of proposal 1 (A): below threshold {fmt(block['verification'][0]['threshold'])}",

@@ -228,9 +228,7 @@ export function pqTable(vocab, v, correction) {
         correction.distribution.map((x) => pqCell(x))));
     }
   }
-  const rawWords = rawRows ? "Dimmed rows in italics: the models' own rows; \u2032 (prime): the row after the sampling parameters, the one verified. " : "";
-  const note = correction || rawRows ? el("p", { className: "hint pq-note" }, rawWords ? el("span", { className: "raw-words" }, rawWords) : null,
-    correction ? `correction = the positive part of ${diffName}, rescaled to sum 1` : "") : null;
+  const note = correction ? el("p", { className: "hint pq-note" }, `correction = the positive part of ${diffName}, rescaled to sum 1`) : null;
   return el("div", { className: "table-scroll", tabindex: "0", role: "group", "aria-label": `p and q ${v.context === null ? "at the empty prefix" : `after ${v.context}`} (scrolls sideways)` },
     el("table", { className: "pq" },
       el("caption", {}, `The two models' rows ${v.context === null ? "at the empty prefix" : `after ${v.context}`}`),
