@@ -116,7 +116,7 @@ def test_seed1_experiment_click_by_click(inspector, live_url):
     assert correction_bars(ins) == [("A", "0"), ("B", "0.75"), ("C", "0.25")]
     expect(ins.region("Correction").locator("ul.dist li.chosen .token")).to_have_text("C")
     expect(ins.region("Correction").locator(".correction-choice")).to_contain_text("u 0.7629 (draw #5)")
-    expect(ins.region("Correction").locator("del .token")).to_have_text(["C"])
+    expect(ins.region("Correction").locator(".discarded-list del .token")).to_have_text(["C"])
     expect(ins.region("Correction").locator(".no-bonus")).to_contain_text("a rejection; the correction token ends the block")
     assert ins.output() == ["A", "C"]
     expect(ins.region("Committed output").locator(".from")).to_have_text(["block 1, accepted", "block 1, correction"])
