@@ -5,7 +5,7 @@
 // (the uniforms the samples are drawn with); the page only counts.
 
 import * as api from "./api.js";
-import { el, fmt, num, token } from "./render.js";
+import { bar, el, fmt, num, token } from "./render.js";
 import * as S from "./settings.js";
 
 const $ = (id) => document.getElementById(id);
@@ -109,15 +109,10 @@ function lawColumn(rule, words, vocab, exact, counts, total) {
     el("h3", {}, words),
     el("ul", { className: "law-rows" }, vocab.map((t, i) => {
       const share = total ? counts[i] / total : 0;
-      const bar = (className, value, label) => {
-        const fill = el("span", { className: "bar-fill" });
-        fill.style.width = `${value * 100}%`;
-        return el("span", { className: `bar law-bar ${className}`, role: "img", "aria-label": label }, fill);
-      };
       return el("li", { "data-token": t }, token(t),
         el("span", { className: "law-bars" },
-          bar("exact-bar", exact[i], `${t}: exact ${fmt(exact[i])}`),
-          bar("sample-bar", share, `${t}: ${counts[i]} of ${total} samples`)),
+          bar(exact[i], { className: "law-bar exact-bar", label: `${t}: exact ${fmt(exact[i])}` }),
+          bar(share, { className: "law-bar sample-bar", label: `${t}: ${counts[i]} of ${total} samples` })),
         el("span", { className: "law-nums" }, el("span", { className: "law-exact" }, fmt(exact[i])),
           el("span", { className: "law-share" }, total ? ` \u00b7 ${fmt(share)}` : "")));
     })));
@@ -143,12 +138,7 @@ function twoTokenTable(result) {
   const target = new Map(result.output.target.map((e) => [key(e), e]));
   const mine = new Map(result.output.distribution.map((e) => [key(e), e]));
   const keys = [...new Set([...mine.keys(), ...target.keys()])].sort();
-  const bar = (p) => {
-    const fill = el("span", { className: "bar-fill" });
-    fill.style.width = `${Math.min(1, p / 0.4) * 100}%`;
-    return el("span", { className: "bar law-bar", "aria-hidden": "true" }, fill);
-  };
-  const cell = (entry) => el("td", {}, entry ? [num(entry.p), " ", bar(entry.p)] : "0");
+  const cell = (entry) => el("td", {}, entry ? [num(entry.p), " ", bar(entry.p, { className: "law-bar" })] : "0");
   return el("div", { className: "table-scroll", tabindex: "0", role: "group", "aria-label": "The first two tokens' distribution (scrolls sideways)" },
     el("table", { className: "two-token" },
       el("caption", {}, `The first two tokens: exact probability of each outcome (total variation ${fmt(result.output.tv)})`),
