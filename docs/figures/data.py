@@ -209,7 +209,8 @@ def story_steps(source: str) -> tuple[str, list[dict]]:
     steps_source = source[start:end]
     ids = re.findall(r'^ {4}id: "([^"]+)",$', steps_source, re.MULTILINE)
     titles = re.findall(r'^ {4}title: "((?:[^"\\]|\\.)*)",$', steps_source, re.MULTILINE)
-    actions = re.findall(r'^ {4}action: "([^"]+)",$', steps_source, re.MULTILINE)
+    # a step's action is a button's name, or null (the closing recap has none)
+    actions = [a or None for a in re.findall(r'^ {4}action: (?:"([^"]+)"|null),$', steps_source, re.MULTILINE)]
     if not (len(ids) == len(titles) == len(actions)) or not ids:
         raise RuntimeError(f"{STORY_JS}: {len(ids)} step ids, {len(titles)} titles, {len(actions)} actions found")
     return steps_source, [{"n": n, "id": i, "title": json.loads(f'"{t}"'), "action": a}
@@ -235,8 +236,9 @@ def frames_markdown(manifest: dict) -> str:
     :data:`FRAMES_END`): per step its number, title and fragment, then the frame."""
     lines = [FRAMES_BEGIN]
     for step in manifest["steps"]:
-        lines += ["", f"**Step {step['n']}: {step['title']}** (`#{step['fragment']}`, after {step['action']})", "",
-                  (f"![Step {step['n']} of the guided story, {step['title']}, after its action, "
+        after = f"after {step['action']}" if step["action"] else "no action"
+        lines += ["", f"**Step {step['n']}: {step['title']}** (`#{step['fragment']}`, {after})", "",
+                  (f"![Step {step['n']} of the guided story, {step['title']}, {after}, "
                    f"in projector mode](figures/story/{step['frame']})")]
     return "\n".join(lines + ["", FRAMES_END])
 

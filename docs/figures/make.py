@@ -181,13 +181,15 @@ def _step_frame(browser, base: str, n: int, path: Path) -> list[dict]:
         page.goto(f"{base}/#{data.FRAME_FRAGMENT.format(n=n)}")
         expect(page.locator("body[data-ready='true']")).to_have_count(1, timeout=30_000)
         expect(page.locator("body[aria-busy]")).to_have_count(0, timeout=30_000)
-        page.locator("#btn-story-action").click()
-        expect(page.locator("body[aria-busy]")).to_have_count(0, timeout=30_000)
+        if page.locator("#btn-story-action").count():  # the closing recap has no action
+            page.locator("#btn-story-action").click()
+            expect(page.locator("body[aria-busy]")).to_have_count(0, timeout=30_000)
         page.screenshot(path=str(path))
         requests = {}
         for request in finished:
-            if urlsplit(request.url).path.startswith("/v1/"):
-                record = {"method": request.method, "path": urlsplit(request.url).path, "body": request.post_data}
+            url = urlsplit(request.url)
+            if url.path.startswith("/v1/"):  # with its query (GET /v1/draws?seed=...), replayed as sent
+                record = {"method": request.method, "path": url.path + (f"?{url.query}" if url.query else ""), "body": request.post_data}
                 response = request.response()
                 text = response.text()
                 try:

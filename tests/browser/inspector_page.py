@@ -136,6 +136,12 @@ def fmt(x: float) -> str:
     return f"{float(f'{x:.1e}'):.12f}".rstrip("0")
 
 
+def fmt_draw(u: float) -> str:
+    """The page's draw u (render.js ``fmtDraw``): always 4 decimals ("0.9710"), a nonzero draw
+    under 0.00005 as ``fmt`` writes it."""
+    return fmt(u) if u != 0 and abs(u) < 0.00005 else f"{u:.4f}"
+
+
 def post(live_url: str, path: str, body: dict) -> dict:
     response = requests.post(f"{live_url}{path}", json=body, timeout=60)
     assert response.status_code == 200, response.text

@@ -120,7 +120,7 @@ def test_selecting_a_block_highlights_its_tokens_and_its_draws(inspector, live_u
     ins.assert_no_console_errors()
 
 
-@pytest.mark.parametrize("fragment", ["draft=biased&seed=1&blocks=3", "story=4&draft=biased&seed=1&blocks=4&end=1"])
+@pytest.mark.parametrize("fragment", ["draft=biased&seed=1&blocks=3", "story=9&draft=biased&seed=1&blocks=4&end=1"])
 def test_a_block_selected_by_keyboard_keeps_the_focus(inspector, fragment):
     """The history is redrawn when a block is selected: the focus used to drop to the page, so a
     keyboard user could not go on to the next block; it stays on the selected block's button."""

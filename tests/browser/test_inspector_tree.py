@@ -15,7 +15,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from browser.inspector_page import Inspector, fmt, post, serious_axe_violations
+from browser.inspector_page import Inspector, fmt, fmt_draw, post, serious_axe_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
@@ -61,6 +61,13 @@ def test_the_worked_example_is_drawn_as_a_tree_with_its_real_values(inspector, l
     page = ins.page
     assert ins.output() == block["committed"] == ["B", "A", "A"]
 
+    # no correction token, yet a rejection: the Correction card says why (it used to say "No rejection")
+    rejected = [t for t in block["verification"] if not t["accepted"]]
+    assert block["correction"] is None and block["counters"]["rejected"] == len(rejected) == 1
+    expect(page.locator("#correction")).to_have_text(
+        "No correction: chain 1's A was rejected at depth 1, and then chain 2's B was accepted against the recursive "
+        "residual r (what the rejection left of the target's row). A candidate accepted at every depth needs no correction token.")
+
     tree = page.locator("#tree .tree")
     expect(page.locator("#tree-region")).to_be_visible()
     expect(node(tree).locator(":scope > .tree-node")).to_contain_text("start: the empty prefix")
@@ -101,7 +108,7 @@ def test_the_worked_example_is_drawn_as_a_tree_with_its_real_values(inspector, l
     for item, t in zip(tests.all(), block["verification"]):
         verdict = "accepted" if t["accepted"] else "rejected"
         expect(item.get_by_role("img")).to_have_attribute(
-            "aria-label", f"ratio r/q {fmt(t['ratio'])} filled on a 0 to 1 bar, u {fmt(t['draw']['u'])} marked: {verdict}")
+            "aria-label", f"ratio r/q {fmt(t['ratio'])} filled on a 0 to 1 bar, u {fmt_draw(t['draw']['u'])} marked: {verdict}")
     expect(tests.nth(0).locator(".explain")).to_contain_text("r becomes max(r \u2212 q, 0) rescaled to sum 1")
     expect(tests.nth(1).locator(".explain")).to_contain_text("B is committed; chain 2 goes on to the next depth")
     # the exact values, for those who want them

@@ -43,6 +43,9 @@ export function sweepChart(sweep, best) {
   }
   for (const w of widths) chart.append(svg("text", { x: x(w), y: H - bottom + 18, class: "tick", "text-anchor": "middle" }, String(w)));
   chart.append(svg("text", { x: (left + W - right) / 2, y: H - 4, class: "tick", "text-anchor": "middle" }, "width"));
+  // the 1x line: the target alone (one pass per token); a speedup under it is a slowdown
+  chart.append(svg("line", { x1: left, y1: y(1), x2: W - right, y2: y(1), class: "one-x" }));
+  chart.append(svg("text", { x: W - right - 4, y: y(1) - 6, class: "tick one-x-label", "text-anchor": "end" }, "1\u00d7: the target alone"));
   const bestX = x(best);
   chart.append(svg("line", { x1: bestX, y1: top, x2: bestX, y2: y(0), class: "best" }));
   const right_ = bestX > W * 0.6; // near the right edge the label goes left of its line
@@ -80,15 +83,15 @@ function comparison(result, width) {
   const l = result.leviathan;
   const closed = (value) => (l ? num(value) : "none");
   return el("table", { className: "analysis-compare" },
-    el("caption", {}, `At width ${width}: exact against Leviathan et al.'s closed form (constant acceptance a, no limit)`),
+    el("caption", {}, `At width ${width}: exact against Leviathan et al.'s closed form (one acceptance rate alpha everywhere, no limit)`),
     el("thead", {}, el("tr", {}, ["", "exact", "Leviathan"].map((h) => el("th", { scope: "col" }, h)))),
     el("tbody", {},
       el("tr", {}, el("th", { scope: "row" }, "committed tokens per pass"), el("td", { className: "exact-cpp" }, num(e.committed_per_pass)),
         el("td", { className: "leviathan-cpp" }, closed(l && l.tokens_per_pass))),
       el("tr", {}, el("th", { scope: "row" }, "speedup"), el("td", { className: "exact-speedup" }, num(e.speedup)),
         el("td", { className: "leviathan-speedup" }, closed(l && l.speedup))),
-      el("tr", {}, el("th", { scope: "row" }, "acceptance rate a"), el("td", {}, e.acceptance_rate === null ? "none (nothing verified)" : num(e.acceptance_rate)),
-        el("td", {}, l ? "the same a, as input" : result.config.mode === "tree" ? "no closed form for several drafts"
+      el("tr", {}, el("th", { scope: "row" }, "acceptance rate alpha"), el("td", {}, e.acceptance_rate === null ? "none (nothing verified)" : num(e.acceptance_rate)),
+        el("td", {}, l ? "the same alpha, as input" : result.config.mode === "tree" ? "no closed form for several drafts"
           : "no closed form: nothing is drafted"))));
 }
 

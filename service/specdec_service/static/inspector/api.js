@@ -77,3 +77,5 @@ export const runs = (configText, options) => call("/v1/runs", `{"config": ${conf
 export const models = () => call("/v1/models");
 export const grade = (traceText) => call("/v1/grade", traceText);
 export const analysis = (bodyText, options) => call("/v1/analysis", bodyText, options);
+/** `count` (1-4096) draws of `seed`'s stream from `position` (SPEC 2): {draws: [{position, u, hex}]}. */
+export const draws = (seed, position, count) => call(`/v1/draws?seed=${seed}&position=${position}&count=${count}`);

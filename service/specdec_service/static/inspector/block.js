@@ -6,7 +6,7 @@
 // records (docs/trace-format.md, "Mode block"): they decide nothing, they show what the
 // service decided. render.js and main.js call in here through small hooks (isBlock).
 
-import { bar, contextLabel, el, fmt, modelRows, num, token } from "./render.js";
+import { bar, contextLabel, drawNum, el, fmt, fmtDraw, modelRows, num, token } from "./render.js";
 
 /** Whether a block record is a block-verification block (it has `tau`; SPEC 10). */
 export function isBlock(block) {
@@ -33,7 +33,7 @@ const FATE_WORDS = { accepted: "\u2713 accepted", rejected: "\u2717 rejected", d
  * alone on a projected story step), the long sentence follows them.
  */
 function reason(v, tau) {
-  const draw = `its draw ${fmt(v.draw.u)} (the line) is ${v.below_threshold ? "below" : "not below"} its threshold ${fmt(v.threshold)} (the filled part)`;
+  const draw = `its draw ${fmtDraw(v.draw.u)} (the line) is ${v.below_threshold ? "below" : "not below"} its threshold ${fmt(v.threshold)} (the filled part)`;
   if (v.index === tau) {
     return ["\u2193 below: the last draw that passes (tau)", `${draw}, and no later draw passes, so it and every proposal before it are kept.`];
   }
@@ -109,10 +109,10 @@ function proposalItem(v, block, vocab, k) {
       el("div", {}, el("dt", {}, "ratio p/q"), el("dd", { className: "ratio" }, num(v.ratio))),
       el("div", {}, el("dt", {}, `weight w${v.index}`), el("dd", { className: "weight" }, exactNumber(v.weight, v.weight_exact))),
       el("div", {}, el("dt", {}, `threshold h${v.index}`), el("dd", { className: "threshold" }, exactNumber(v.threshold, v.threshold_exact))),
-      el("div", {}, el("dt", {}, `draw \u03b7${v.index}`), el("dd", { className: "eta" }, num(v.draw.u)))),
+      el("div", {}, el("dt", {}, `draw \u03b7${v.index}`), el("dd", { className: "eta" }, drawNum(v.draw.u)))),
     bar(v.threshold, {
       marker: v.draw.u, className: `ratio-bar threshold-bar ${v.below_threshold ? "passes" : "fails"}`,
-      label: `threshold ${fmt(v.threshold)} filled on a 0 to 1 bar, draw ${fmt(v.draw.u)} marked: ${v.below_threshold ? "below" : "not below"}`,
+      label: `threshold ${fmt(v.threshold)} filled on a 0 to 1 bar, draw ${fmtDraw(v.draw.u)} marked: ${v.below_threshold ? "below" : "not below"}`,
     }),
     el("p", { className: "explain" }, el("span", { className: `pass ${v.below_threshold ? "yes" : "no"}` }, short),
       el("span", { className: "reason-long" }, `: ${long}`)),
@@ -170,7 +170,7 @@ export function draws(block) {
 
 /** The verdict of a block-verification block in words (announced after Verify or Step). */
 export function verdict(block, number) {
-  const draws_ = block.verification.map((v) => `${v.token} draw ${fmt(v.draw.u)} ${v.below_threshold ? "<" : "\u2265"} threshold ${fmt(v.threshold)}`);
+  const draws_ = block.verification.map((v) => `${v.token} draw ${fmtDraw(v.draw.u)} ${v.below_threshold ? "<" : "\u2265"} threshold ${fmt(v.threshold)}`);
   const end = block.correction ? `correction ${block.correction.token}` : block.bonus ? `bonus ${block.bonus.token}` : "no bonus";
   return `Block ${number}: ${draws_.join(", ")}; tau = ${block.tau}; ${end}. Committed ${block.committed.join(" ")}.`;
 }

@@ -92,6 +92,11 @@ export function setupGrading({ enqueue, showReference, status }) {
     box.replaceChildren(reportView(file.name, report, trace));
     status(`Graded ${file.name}: ${report.passed ? "passed" : "failed"}, score ${Math.round(report.score * 1000) / 10}%.`);
     if (trace && trace.config) await showReference(trace.config, report.first_divergence);
+    // the report stands below the page's views: bring it into view and focus its heading
+    const heading = $("grade-report-heading");
+    heading.setAttribute("tabindex", "-1");
+    region.scrollIntoView({ block: "start" });
+    heading.focus({ preventScroll: true });
   });
   input.addEventListener("change", () => {
     if (input.files.length) grade(input.files[0]);

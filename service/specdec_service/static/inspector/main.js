@@ -11,6 +11,7 @@ import * as T from "./tree.js";
 import * as S from "./settings.js";
 import { setupGrading } from "./grade.js";
 import { setupAnalysis } from "./analysis.js";
+import { setupExplain } from "./explain.js";
 import * as story from "./story.js";
 
 const $ = (id) => document.getElementById(id);
@@ -38,6 +39,7 @@ const model = {
 
 let renderedFragment = null;
 let analysis = { invalidate() {}, state: { shown: false, cost: "0" }, async restore() {} };
+let explain = { invalidate() {}, state: { shown: null }, async show() {} };
 let queue = Promise.resolve();
 
 /** Run `task` after every earlier one (clicks and history moves never interleave). */
@@ -62,7 +64,10 @@ function stateText() {
 }
 
 function newSession(settings) {
-  if (JSON.stringify(settings) !== JSON.stringify(model.settings)) analysis.invalidate();
+  if (JSON.stringify(settings) !== JSON.stringify(model.settings)) {
+    analysis.invalidate();
+    explain.invalidate();
+  }
   model.settings = settings;
   model.state = null;
   model.blocks = [];
@@ -194,7 +199,7 @@ function render() {
   const block = number ? model.blocks[number - 1] : null;
   const pendingShown = !model.selected && model.pending;
   R.proposal({ list: $("proposal-tokens"), table: $("proposal-table"), summary: $("proposal-summary") },
-    pendingShown ? model.pending : block && block.proposal, words, Boolean(pendingShown), number);
+    pendingShown ? model.pending : block && block.proposal, words, Boolean(pendingShown), number, pendingShown ? null : block);
   R.verification({ list: $("verification"), summary: $("verification-summary") }, pendingShown ? null : block, words);
   T.treeRegion({ region: $("tree-region"), box: $("tree"), summary: $("tree-summary") }, pendingShown ? model.pending : block && block.proposal,
     pendingShown ? null : block, pendingShown ? (model.state ? model.state.committed : []) : block ? block.prefix : []);
@@ -221,11 +226,15 @@ function render() {
 const REGIONS = {
   proposal: "proposal-region", verification: "verification-region", correction: "correction-region", output: "output-region",
   history: "history-region", draws: "draws-region", counters: "counters-region", analysis: "analysis-region", tree: "tree-region",
+  explain: "explain-region",
 };
 
 /** Whether the step's action has been taken in the view shown (its "after" words apply). */
 function stepDone(current) {
+  if (!current.action) return false; // the recap: no action, its words are the list of claims
   if (current.action === "Analyse") return analysis.state.shown;
+  if (current.explain) return explain.state.shown === current.explain;
+  if (current.change) return Object.entries(current.change).every(([name, value]) => model.settings[name] === value);
   if (current.action === "Run") return model.end || Boolean(model.done);
   return model.blocks.length > (current.view.blocks || 0);
 }
@@ -253,23 +262,30 @@ function renderStory() {
   arrangeRegions(current);
   const done = Boolean(current) && stepDone(current);
   body.toggle("step-done", done);
+  body.toggle("story-closing", Boolean(current && current.recap));
   if (current) storyCard(model.story, current, done);
 }
 
 /** The story card of step `n`: where it is, its settings, its words, its action and the step links. */
 function storyCard(n, current, done) {
-  $("story-count").textContent = `Step ${n} of ${story.STEPS.length} \u00b7 ${current.section}`;
+  $("story-count").replaceChildren(`Step ${n} of ${story.STEPS.length}`, R.el("span", { className: "story-section" }, ` \u00b7 ${current.section}`));
   $("story-heading").textContent = current.title;
   $("story-setup").textContent = settingsWords(model.settings);
   const note = done ? costNote(current) : null; // replaceChildren would write a null as the text "null"
-  $("story-text").replaceChildren(R.el("p", { className: done ? "story-after" : "story-before" }, done ? current.after : current.before),
-    ...(note ? [note] : []));
-  $("story-action-slot").replaceChildren(storyAction(current, done));
+  $("story-text").replaceChildren(R.el("p", { className: done ? "story-after" : "story-before", tabindex: "-1" }, done ? current.after : current.before),
+    ...(note ? [note] : []), ...(current.recap ? [recap()] : []));
+  $("story-action-slot").replaceChildren(...(current.action ? [storyAction(current, done)] : []));
   $("btn-story-prev").setAttribute("aria-disabled", String(n === 1));
   $("btn-story-next").setAttribute("aria-disabled", String(n === story.STEPS.length));
   $("story-steps").replaceChildren(...story.STEPS.map((s, i) => R.el("li", {},
     R.el("a", { href: `#${stepFragment(i + 1)}`, "data-step": String(i + 1), "aria-current": i + 1 === n ? "step" : undefined,
       title: s.title }, `${i + 1}`, R.el("span", { className: "visually-hidden" }, `: ${s.title}`)))));
+}
+
+/** The closing recap: each step's claim with a link back to the step (the links work as the step links do). */
+function recap() {
+  return R.el("ol", { className: "story-recap" }, story.claims().map(({ n, step: s }) =>
+    R.el("li", { value: String(n) }, R.el("a", { href: `#${stepFragment(n)}`, "data-step": String(n), title: s.title }, s.claim))));
 }
 
 /** When the reader moved the draft-cost slider, the step's words (written for its cost) say so. */
@@ -289,11 +305,25 @@ function storyAction(current, done) {
   const spent = done && current.action !== "Analyse";
   const button = R.el("button", { type: "button", id: "btn-story-action", className: done ? "secondary" : "",
     "aria-disabled": String(spent), title: spent ? "Done: press Next, or Previous to see it again" : undefined }, current.action);
-  const target = current.action === "Analyse" ? "btn-analyse" : `btn-${current.action.toLowerCase()}`;
   button.addEventListener("click", () => {
-    if (!spent) $(target).click();
+    if (spent) return;
+    if (current.change) enqueue(() => changeSetting(current.change));
+    else $(storyButton(current)).click();
   });
   return button;
+}
+
+/** The id of the page's button a step's action presses. */
+function storyButton(current) {
+  if (current.action === "Analyse") return "btn-analyse";
+  return current.explain ? "btn-compare" : `btn-${current.action.toLowerCase()}`;
+}
+
+/** A step's setting change, as the Settings form would make it: a new session (SPEC section 8). */
+async function changeSetting(change) {
+  S.writeForm({ ...model.settings, ...change });
+  await settingsChanged();
+  showVerdict($("output-summary"), `Settings changed (${Object.entries(change).map(([k, v]) => `${k} ${v}`).join(", ")}): new session, nothing committed, counters 0.`);
 }
 
 const FREE_ORDER = [];
@@ -311,9 +341,16 @@ function arrangeRegions(current) {
     if (FREE_ORDER[0].parentNode !== views) views.append(...FREE_ORDER);
     return;
   }
-  columns.classList.toggle("single", !current.show.some((name) => ["output", "correction"].includes(name)));
-  place($("story-col-a"), ["proposal", "verification", "history", "counters", "analysis"]);
-  place($("story-col-b"), ["output", "tree", "correction"]);
+  columns.classList.toggle("single", !current.show.some((name) => ["proposal", "output", "correction"].includes(name)));
+  const a = $("story-col-a");
+  const b = $("story-col-b");
+  place(a, ["verification", "history", "counters", "analysis", "explain"]);
+  place(b, ["proposal", "output", "tree", "correction"]);
+  // side by side, the Correction card goes under the verdict when the right column would be the longer by more than it
+  const correction = $(REGIONS.correction);
+  const sideBySide = a.getBoundingClientRect().top === b.getBoundingClientRect().top;
+  const longer = b.getBoundingClientRect().height - a.getBoundingClientRect().height;
+  if (sideBySide && correction.offsetHeight && longer > correction.offsetHeight) a.append(correction);
 }
 
 /** Put the regions in a column, in order, unless they are there already (moving a node drops the keyboard focus inside it). */
@@ -327,8 +364,10 @@ function place(column, names) {
  * exactly, and for a Verify step a drafted proposal or a verified block.
  */
 function stepFits(current, settings, view) {
+  const same = (wanted) => Object.keys(wanted).every((name) => settings[name] === wanted[name]);
   const wanted = { ...S.DEFAULTS, ...current.settings };
-  if (Object.keys(wanted).some((name) => settings[name] !== wanted[name])) return false;
+  if (current.change && same({ ...wanted, ...current.change })) return true; // the step's change made
+  if (!same(wanted)) return false;
   return current.action !== "Verify" || view.proposal || view.blocks > 0;
 }
 
@@ -349,18 +388,44 @@ function goStory(n) {
   });
 }
 
-/** Bring an action's verdict into view and focus (no smooth scroll when reduced motion is asked), and announce it. */
+/**
+ * Bring an action's verdict into view (no smooth scroll when reduced motion is asked) and
+ * announce it. In free exploration the verdict takes the focus; in the story the step's words
+ * do, and the story card (its words, its Next) is kept in view: beside the page on a wide screen
+ * (it stays at the top), brought back above the verdict on a narrow one.
+ */
 function showVerdict(element, text) {
+  const reduced = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
   if (element) {
-    const reduced = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
     if (!element.hasAttribute("tabindex")) element.setAttribute("tabindex", "-1");
     const { top, bottom } = element.getBoundingClientRect();
     const inView = top >= 0 && top < window.innerHeight * 0.6 && bottom <= window.innerHeight;
     if (!inView) element.scrollIntoView({ block: "start", behavior: reduced ? "auto" : "smooth" });
-    element.focus({ preventScroll: true });
+    if (!model.story) element.focus({ preventScroll: true });
+  }
+  if (model.story && element) { // (no element: the slider keeps the focus, its next arrow key moves it again)
+    const card = $("story-region");
+    const { top, bottom } = card.getBoundingClientRect();
+    if (top < 0 || bottom > window.innerHeight) card.scrollIntoView({ block: "start", behavior: "auto" });
+    const words = $("story-text").firstElementChild;
+    if (words) words.focus({ preventScroll: true });
   }
   // free exploration announces through its visible status line (role=status); the story hides it
   $("announce").textContent = model.story ? text : "";
+}
+
+/**
+ * Presentation clickers and keys in the story: ArrowRight and PageDown go to the next step,
+ * ArrowLeft and PageUp to the previous one (not while a field, the slider or a sideways-scrolling
+ * table has the focus: there the keys keep their own meaning).
+ */
+function storyKey(event) {
+  if (!model.story || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+  const move = { ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1 }[event.key];
+  const target = event.target instanceof Element ? event.target : null;
+  if (!move || (target && target.closest("input, select, textarea, [contenteditable], .table-scroll"))) return;
+  event.preventDefault();
+  goStory(model.story + move);
 }
 
 /** The verdict of a block in words: each proposal's fate, the correction or bonus, what was committed. */
@@ -368,7 +433,7 @@ function blockVerdict(block, number) {
   if (B.isBlock(block)) return B.verdict(block, number);
   if (T.isTree(block)) return T.verdict(block, number);
   if (block.sample) return `Block ${number}: the target sampled ${block.sample.token}.`;
-  const fates = block.verification.map((v) => `${v.token} ${v.accepted ? "accepted" : "rejected"}${v.ratio === null ? "" : ` (u ${R.fmt(v.draw.u)} ${v.accepted ? "<" : "≥"} p/q ${R.fmt(v.ratio)})`}`);
+  const fates = block.verification.map((v) => `${v.token} ${v.accepted ? "accepted" : "rejected"}${v.ratio === null ? "" : ` (u ${R.fmtDraw(v.draw.u)} ${v.accepted ? "<" : "≥"} p/q ${R.fmt(v.ratio)})`}`);
   const end = block.correction ? `correction ${block.correction.token}` : block.bonus ? `bonus ${block.bonus.token}` : "no bonus";
   return `Block ${number}: ${fates.join(", ")}; ${end}. Committed ${block.committed.join(" ")}.`;
 }
@@ -411,6 +476,7 @@ function fragment() {
   return S.toFragment(model.settings, {
     blocks: model.blocks.length, proposal: Boolean(model.pending), end: model.end, block: model.selected,
     analysis: analysis.state.shown, cost: analysis.state.cost, story: model.story, projector: model.projector,
+    explain: Boolean(explain.state.shown),
   });
 }
 
@@ -452,6 +518,9 @@ async function restore(hash) {
     }
     model.selected = view.block <= model.blocks.length ? view.block : 0;
     await analysis.restore({ shown: view.analysis, cost: view.cost });
+    explain.invalidate();
+    const figure = model.story ? story.step(model.story).explain : null;
+    if (view.explain && figure) await explain.show(figure);
     status(model.blocks.length || model.pending ? `Restored from the link: ${model.blocks.length} block${model.blocks.length === 1 ? "" : "s"}${model.pending ? " and a pending proposal" : ""}.` : "New session.");
   } finally {
     render();
@@ -518,14 +587,17 @@ function wire() {
   $("btn-story-start").addEventListener("click", () => goStory(1));
   // a step's link goes to the step as Next does (the focus on its heading: the link pressed is redrawn);
   // with a modifier key it opens where the browser opens links
-  $("story-steps").addEventListener("click", (event) => {
+  const stepLink = (event) => {
     const link = event.target.closest("a[data-step]");
     if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) return;
     event.preventDefault();
     goStory(Number(link.dataset.step));
-  });
+  };
+  $("story-steps").addEventListener("click", stepLink);
+  $("story-text").addEventListener("click", stepLink); // the recap's links too
   $("btn-story-prev").addEventListener("click", () => goStory(model.story - 1));
   $("btn-story-next").addEventListener("click", () => goStory(model.story + 1));
+  document.addEventListener("keydown", storyKey);
   $("btn-explore").addEventListener("click", () => enqueue(async () => {
     model.story = 0;
     render();
@@ -622,6 +694,8 @@ async function main() {
   wire();
   setupGrading({ enqueue, showReference, status });
   analysis = setupAnalysis({ enqueue, settings: () => S.readForm(), changed: () => { pushView(); renderStory(); }, verdict: showVerdict });
+  explain = setupExplain({ enqueue, settings: () => model.settings, vocab, changed: () => { pushView(); renderStory(); }, verdict: showVerdict });
+  explain.kind = () => (story.step(model.story) ? story.step(model.story).explain || null : null);
   try {
     const { models } = await api.models();
     for (const m of models) {

@@ -35,6 +35,20 @@ export function fmt(x) {
   return String(Number(value.toPrecision(2)));
 }
 
+/**
+ * A draw u for people: always 4 decimals (0.9710027 -> "0.9710", as 0.9709 beside it), so the
+ * draws of a page line up; a nonzero draw those decimals would show as 0 is written as `fmt` does.
+ */
+export function fmtDraw(u) {
+  const value = Number(u);
+  return value !== 0 && Math.abs(value) < 0.00005 ? fmt(value) : value.toFixed(4);
+}
+
+/** A draw u with its full float64 value as a tooltip. */
+export function drawNum(u) {
+  return el("span", { className: "num", title: String(u) }, fmtDraw(u));
+}
+
 /** A number with its full float64 value as a tooltip. */
 export function num(x, className = "num") {
   return el("span", { className, title: x === null || x === undefined ? undefined : String(x) }, fmt(x));
@@ -82,7 +96,7 @@ export function distribution(vocab, row, { chosen = null, caption = "" } = {}) {
 /** "u 0.4444 (draw #3)" (or "no draw" in greedy). Draw numbers count the seed's stream from #0. */
 export function drawText(draw) {
   if (!draw) return el("span", { className: "muted" }, "no draw (argmax)");
-  return el("span", { className: "draw" }, "u ", num(draw.u), ` (draw #${draw.position})`);
+  return el("span", { className: "draw" }, "u ", drawNum(draw.u), el("span", { className: "draw-position" }, ` (draw #${draw.position})`));
 }
 
 /**
@@ -96,8 +110,29 @@ export function markedToken(label, how) {
 
 // ------------------------------------------------------------------ regions
 
-/** The proposal's tokens (drawn as not committed when `pending`) and its step table. */
-export function proposal({ list, table, summary }, proposalJson, vocab, pending, blockNumber) {
+/**
+ * The fate of proposal `index` (1-based) of a verified chain block: accepted, rejected or
+ * discarded (block verification: by tau, SPEC 10; else by its verification row, SPEC 4).
+ */
+export function proposalFate(block, index) {
+  const v = block.verification.find((row) => row.index === index);
+  if (B.isBlock(block)) return v ? B.fate(v, block.tau) : "discarded";
+  if (!v) return "discarded";
+  return v.accepted ? "accepted" : "rejected";
+}
+
+/** A verified proposal's token: accepted as committed, rejected or discarded struck through. */
+function fatedToken(label, fate) {
+  if (fate === "accepted") return markedToken(label, "accepted");
+  const words = el("span", { className: "visually-hidden" }, ` (${fate})`);
+  return el("del", { className: `proposal-${fate}` }, fate === "rejected" ? token(label, "rejected-token") : markedToken(label, "discarded"), words);
+}
+
+/**
+ * The proposal's tokens (drawn as not committed when `pending`; once verified, `block` given,
+ * each with its fate, the rejected and discarded ones struck through) and its step table.
+ */
+export function proposal({ list, table, summary }, proposalJson, vocab, pending, blockNumber, block = null) {
   list.replaceChildren();
   table.tBodies[0].replaceChildren();
   if (!proposalJson) {
@@ -114,7 +149,9 @@ export function proposal({ list, table, summary }, proposalJson, vocab, pending,
   const stepRow = (step, first = `proposal ${step.index}`) => el("tr", {},
     el("td", {}, first),
     el("td", {}, step.context === null ? "empty prefix" : step.context),
-    el("td", {}, distribution(vocab, step.q, { chosen: step.token, caption: `q ${contextLabel(step.context)}` })),
+    el("td", {}, distribution(vocab, step.q, { chosen: step.token, caption: `q ${contextLabel(step.context)}` }),
+      el("span", { className: "q-compact", "aria-hidden": "true" }, step.q.flatMap((x, i) => [i ? " " : "",
+        vocab[i] === step.token ? el("strong", {}, fmt(x)) : fmt(x)]))),
     el("td", {}, drawText(step.draw)),
     el("td", {}, token(step.token, pending ? "uncommitted" : ""), step.drafted ? null : el("span", { className: "tag" }, " (supplied)")));
   if (T.isTreeProposal(proposalJson)) {
@@ -125,7 +162,8 @@ export function proposal({ list, table, summary }, proposalJson, vocab, pending,
     ? `Drafted, not committed: ${steps.length} proposal${steps.length === 1 ? "" : "s"} waiting for Verify (dashed, marked ?). The committed output has not changed.`
     : `Block ${blockNumber}'s proposal: ${steps.length} drafted token${steps.length === 1 ? "" : "s"}.`;
   for (const step of steps) {
-    list.append(el("li", {}, pending ? markedToken(step.token, "uncommitted") : token(step.token)));
+    const shown = pending ? markedToken(step.token, "uncommitted") : block ? fatedToken(step.token, proposalFate(block, step.index)) : token(step.token);
+    list.append(el("li", {}, shown));
     table.tBodies[0].append(stepRow(step));
   }
   table.hidden = false;
@@ -166,7 +204,7 @@ function pqCell(value, { signed = false } = {}) {
   if (!signed) return el("td", {}, num(value), bar(value, { className: "mini", label: "" }));
   const positive = value > 0;
   const mark = el("span", { className: `signed ${positive ? "positive" : value < 0 ? "negative" : "zero"}` });
-  mark.style.width = `${Math.min(1, Math.abs(value)) * 50}%`;
+  mark.style.width = `${Math.min(1, Math.abs(value)) * 100}%`;
   return el("td", { className: positive ? "pos" : "" },
     el("span", { className: "num" }, value > 0 ? `+${fmt(value)}` : value < 0 ? `\u2212${fmt(-value)}` : "0"),
     el("span", { className: "signed-bar", "aria-hidden": "true" }, mark),
@@ -183,7 +221,8 @@ export function pqTable(vocab, v, correction) {
   const diffName = !rawRows ? "p \u2212 q" : rawRows.draftRaw ? "p\u2032 \u2212 q" : "p\u2032 \u2212 q\u2032";
   const rows = modelRows(v.p, v.q, v.context, (x) => pqCell(x));
   if (v.ratio !== null) {
-    rows.push(el("tr", { className: "row-diff" }, el("th", { scope: "row" }, diffName), diff.map((x) => pqCell(x, { signed: true }))));
+    const zero = diff.every((x) => x === 0) ? " all-zero" : "";
+    rows.push(el("tr", { className: `row-diff${zero}` }, el("th", { scope: "row" }, diffName), diff.map((x) => pqCell(x, { signed: true }))));
     if (correction) {
       rows.push(el("tr", { className: "row-correction" }, el("th", { scope: "row" }, "correction"),
         correction.distribution.map((x) => pqCell(x))));
@@ -207,7 +246,7 @@ function verificationRow(v, vocab, correction) {
   if (ratio === null) {
     explanation = v.accepted ? "matches the target's argmax" : "differs from the target's argmax";
   } else {
-    explanation = `u ${fmt(v.draw.u)} (the line) ${v.accepted ? "<" : "\u2265"} ratio ${fmt(ratio)} (the filled part)`;
+    explanation = `u ${fmtDraw(v.draw.u)} (the line) ${v.accepted ? "<" : "\u2265"} ratio ${fmt(ratio)} (the filled part)`;
   }
   return el("li", { className: `verify ${verdict}` },
     el("div", { className: "verify-head" },
@@ -220,11 +259,11 @@ function verificationRow(v, vocab, correction) {
       el("dt", {}, "p"), el("dd", { className: "p" }, num(v.p_token)),
       el("dt", {}, "q"), el("dd", { className: "q" }, num(v.q_token)),
       el("dt", {}, "ratio p/q"), el("dd", { className: "ratio" }, ratio === null ? "none (greedy)" : num(ratio)),
-      el("dt", {}, "u"), el("dd", { className: "u" }, v.draw ? num(v.draw.u) : "no draw"),
+      el("dt", {}, "u"), el("dd", { className: "u" }, v.draw ? drawNum(v.draw.u) : "no draw"),
       el("dt", {}, "draw"), el("dd", { className: "position" }, v.draw ? `#${v.draw.position}` : "none")),
     ratio === null ? null : bar(ratio, {
       marker: v.draw.u, className: `ratio-bar ${verdict}`,
-      label: `ratio ${fmt(ratio)} filled on a 0 to 1 bar, u ${fmt(v.draw.u)} marked: ${verdict}`,
+      label: `ratio ${fmt(ratio)} filled on a 0 to 1 bar, u ${fmtDraw(v.draw.u)} marked: ${verdict}`,
     }),
     el("p", { className: "explain" }, explanation,
       ratio !== null && ratio >= 1 ? el("span", { className: "remark" }, " (a ratio of 1 or more is always accepted)") : ""));
@@ -290,10 +329,12 @@ export function correction({ correction: box, discarded, bonus }, block, vocab) 
       el("p", {}, `Proposal ${c.index} (${contextLabel(c.context)}) was rejected: the correction token is `,
         block.mode === "greedy" ? "the target's argmax" : "drawn from the positive part of p \u2212 q, rescaled to sum 1 (the residual)", ":"),
       distribution(vocab, c.distribution, { chosen: c.token, caption: "correction distribution" }),
-      el("p", { className: "correction-choice" }, "chosen ", markedToken(c.token, "correction"), " with ", drawText(c.draw)));
+      el("p", { className: "correction-choice" }, "chosen ", markedToken(c.token, "correction"), " with ", drawText(c.draw)),
+      c.draw ? cumulativeBar(vocab, c.distribution, c.draw.u, c.token) : null);
   } else {
-    box.append(el("p", {}, "No rejection: no correction."));
+    box.append(T.isTree(block) ? T.noCorrectionWords(block) : el("p", {}, "No rejection: no correction."));
   }
+  if (c && !T.isTree(block) && block.discarded.length) discarded.append(whyDiscarded(block));
   discarded.append(el("p", {}, "Discarded: ",
     block.discarded.length
       ? el("span", { className: "discarded-list" }, block.discarded.map((t) => el("del", {}, markedToken(t, "discarded"))),
@@ -302,10 +343,54 @@ export function correction({ correction: box, discarded, bonus }, block, vocab) 
       : el("span", { className: "muted" }, "none")));
   if (block.bonus) {
     bonus.append(el("p", { className: "bonus" }, "Bonus token: ", markedToken(block.bonus.token, "bonus"),
-      " sampled from the target ", contextLabel(block.bonus.context), " with ", drawText(block.bonus.draw)));
+      " sampled from the target ", contextLabel(block.bonus.context), " with ", drawText(block.bonus.draw)),
+    block.bonus.draw && block.bonus.p ? cumulativeBar(vocab, block.bonus.p, block.bonus.draw.u, block.bonus.token) : null);
   } else {
-    bonus.append(el("p", { className: "no-bonus" }, "No bonus: ", NO_BONUS[block.no_bonus] || "none", "."));
+    bonus.append(el("p", { className: `no-bonus no-bonus-${block.no_bonus}` }, "No bonus: ", NO_BONUS[block.no_bonus] || "none", "."));
   }
+}
+
+/**
+ * How a draw picks a token (SPEC 3, sample(d, u)): the row laid end to end as one 0-1 bar, each
+ * token's part as long as its probability, with u marked; the token whose part holds u is chosen.
+ */
+export function cumulativeBar(vocab, row, u, chosen) {
+  let from = 0;
+  const parts = [];
+  row.forEach((p, i) => {
+    if (p <= 0) return;
+    const part = el("span", { className: `cum-part${vocab[i] === chosen ? " chosen" : ""}` }, el("span", { className: "cum-label" }, vocab[i]));
+    part.style.left = `${from * 100}%`;
+    part.style.width = `${p * 100}%`;
+    parts.push(part);
+    from += p;
+  });
+  const mark = el("span", { className: "bar-marker" });
+  mark.style.left = `${Math.max(0, Math.min(1, u)) * 100}%`;
+  const ends = row.map((p, i) => [vocab[i], p]).filter(([, p]) => p > 0);
+  let sum = 0;
+  const cuts = ends.map(([t, p]) => `${t} up to ${fmt((sum += p))}`).join(", ");
+  return el("div", { className: "cumulative" },
+    el("span", { className: "cum-bar", role: "img", "aria-label": `The row end to end: ${cuts}; u ${fmt(u)} marked, in ${chosen}'s part` }, ...parts, mark),
+    el("p", { className: "hint cum-words" }, `How u picks the token: the row laid end to end (${cuts}); u ${fmt(u)} falls in ${chosen}'s part.`));
+}
+
+/**
+ * Why a block's discarded proposals are thrown away: the prefix they were drafted after (ending in
+ * the rejected proposal) beside the committed output that replaced it (ending in the correction).
+ */
+function whyDiscarded(block) {
+  const c = block.correction;
+  const tail = block.prefix.slice(-3);
+  const lead = block.prefix.length > 3 ? ["\u2026 "] : [];
+  const drafted = block.proposal.tokens.slice(0, c.index);
+  const tokens = (list, last) => el("span", { className: "context-tokens" }, ...lead, ...tail.map((t) => token(t)),
+    ...list.slice(0, -1).map((t) => token(t)), last);
+  return el("div", { className: "why-discarded" },
+    el("div", { className: "context-row" }, "Discarded ", block.discarded.map((t) => el("del", {}, markedToken(t, "discarded"))),
+      ", drafted after ", tokens(drafted, el("del", {}, token(drafted.at(-1), "rejected-token")))),
+    el("div", { className: "context-row" }, "but the output now reads ", tokens(block.committed, markedToken(c.token, "correction"))),
+    el("p", { className: "hint" }, "Their prefix no longer exists, so they are thrown away, however plausible."));
 }
 
 /** The Committed output region: every committed token with the block it came from. */
@@ -364,7 +449,7 @@ export function draws(tbody, rawBody, blocks, pending, selected = 0) {
   rawBody.replaceChildren();
   const row = (draw, blockText, what, className = "") => {
     tbody.append(el("tr", { className },
-      el("td", {}, `#${draw.position}`), el("td", {}, num(draw.u)),
+      el("td", {}, `#${draw.position}`), el("td", {}, drawNum(draw.u)),
       el("td", {}, blockText), el("td", {}, what)));
     rawBody.append(el("tr", { className }, el("td", {}, `#${draw.position}`), el("td", {}, el("code", {}, draw.hex)),
       el("td", {}, el("code", {}, String(draw.u)))));

@@ -300,7 +300,8 @@ function markRow(field, editor, pointer) {
  * The view as a URL fragment (without "#"): the settings plus where the session is:
  * blocks (blocks committed), proposal=1 (a Draft is pending), end=1 (taken by Run),
  * block (the block selected in the history, 1-based), analysis=1 (the Analysis is shown)
- * cost (its draft cost, when not 0), story (the guided story's step, 1-based) and projector=1.
+ * cost (its draft cost, when not 0), story (the guided story's step, 1-based), projector=1 and
+ * explain=1 (the story step's figure, explain.js, is shown).
  */
 export function toFragment(settings, view) {
   const params = new URLSearchParams();
@@ -317,6 +318,7 @@ export function toFragment(settings, view) {
   if (view.cost && view.cost !== "0") params.set("cost", view.cost);
   if (view.story) params.set("story", String(view.story));
   if (view.projector) params.set("projector", "1");
+  if (view.explain) params.set("explain", "1");
   return params.toString();
 }
 
@@ -335,7 +337,7 @@ export function fromFragment(fragment) {
     view: {
       blocks: count("blocks"), proposal: params.get("proposal") === "1", end: params.get("end") === "1", block: count("block"),
       analysis: params.get("analysis") === "1", cost: params.get("cost") || "0",
-      story: count("story"), projector: params.get("projector") === "1",
+      story: count("story"), projector: params.get("projector") === "1", explain: params.get("explain") === "1",
     },
   };
 }

@@ -4,31 +4,38 @@
 // numbers on the page are the API's, as in free exploration.
 
 /**
- * One step: `section` (the explainer's section it follows), `title`, `settings` (over
- * settings.js DEFAULTS), `view` (as in the URL fragment: proposal, blocks, end, analysis, cost),
- * `action` (the button the reader presses: Verify, Run or Analyse), `show` (the regions the step
- * looks at: proposal, tree, verification, correction, output, history, draws, counters, analysis),
- * `focus` (the part of the Analysis to show), `before` (what to look at and press) and
- * `after` (what the action showed: the step's key numbers, as the explainer writes them).
+ * One step: `section` (the explainer's section it follows), `title`, `claim` (the explainer's
+ * claim it shows, in one sentence, for the closing recap), `settings` (over settings.js
+ * DEFAULTS), `view` (as in the URL fragment: proposal, blocks, end, analysis, cost), `action`
+ * (the button the reader presses: Verify, Run, Analyse, Compare (the figure named by `explain`,
+ * explain.js), a setting `change` (then its words), or null for the recap), `show` (the regions
+ * the step looks at: proposal, tree, verification, correction, output, history, draws, counters,
+ * analysis, explain), `focus` (the part of the Analysis to show), `before` (what to look at and
+ * press) and `after` (what the action showed: the step's key numbers, as the explainer writes them).
+ * A step appended before the recap (a claim of its own) is listed in the recap too.
  */
 export const STEPS = [
   {
     id: "one-block",
     section: "Follow one block into committed output",
     title: "One block: draft, verify, commit",
+    claim: "One target pass checks a whole block of proposals and can commit one more token than were drafted.",
     settings: { draft: "aligned", width: "3", seed: "0" },
     view: { proposal: true },
     action: "Verify",
     show: ["proposal", "verification", "correction", "output"],
-    before: "The draft model proposed three tokens, C B A, drawn dashed because nothing is committed yet. "
-      + "Press Verify: the target checks all three in one pass.",
+    before: "The draft model proposed three tokens, C B A, drawn dashed because nothing is committed yet; the table "
+      + "gives each one's draft row q and the draw u that picked it. Press Verify: the target checks all three in one pass.",
     after: "This draft has the target's own probabilities, so p/q = 1 and every proposal is kept. "
-      + "With all three accepted the target adds a bonus token: four tokens, C B A A, from one target pass.",
+      + "With all three accepted the target adds a bonus token: four tokens, C B A A, from one target pass. "
+      + "How a draw picks a token: the bar of the bonus's row [0.20, 0.60, 0.20] is cut in parts of those lengths, "
+      + "and u = 0.1739 falls in A's part (below 0.20).",
   },
   {
     id: "ratio",
     section: "Acceptance needs the probability ratio",
     title: "A rejection at the empty prefix",
+    claim: "A proposal is kept with probability min(1, p/q); after a rejection the later proposals are discarded, because the prefix they were drafted after is gone.",
     settings: { draft: "biased", width: "3", seed: "2" },
     view: { proposal: true },
     action: "Verify",
@@ -36,14 +43,29 @@ export const STEPS = [
     before: "With nothing written yet, the target's row is [0.50, 0.30, 0.20] and the biased draft's is "
       + "[0.80, 0.15, 0.05]: it proposed A, which it likes more than the target does. "
       + "Press Verify: A is kept only if the draw u is below p/q = 0.50/0.80 = 0.625.",
-    after: "u = 0.7654 is not below 0.625: A is rejected, and the proposals after it are discarded. "
-      + "p \u2212 q = [0.50, 0.30, 0.20] \u2212 [0.80, 0.15, 0.05] = [\u22120.30, +0.15, +0.15]; its positive part, "
-      + "rescaled to sum 1, is the correction [0, 0.50, 0.50], from which B was drawn.",
+    after: "u = 0.7654 is not below 0.625: A is rejected. The two later A were drafted after it; the output now ends "
+      + "in B, so their prefix is gone and they are discarded, however plausible. p \u2212 q = [0.50, 0.30, 0.20] \u2212 "
+      + "[0.80, 0.15, 0.05] = [\u22120.30, +0.15, +0.15]; its positive part, rescaled, is the correction [0, 0.50, 0.50]: B was drawn.",
+  },
+  {
+    id: "next-draft",
+    section: "Acceptance needs the probability ratio",
+    title: "The next draft starts from the corrected output",
+    claim: "The next block is drafted after the committed output, correction included, never after a discarded proposal.",
+    settings: { draft: "biased", width: "3", seed: "2" },
+    view: { blocks: 1, proposal: true },
+    action: "Verify",
+    show: ["proposal", "verification", "correction", "output"],
+    before: "Block 1 committed the correction B. The draft's next block starts after B, the output as corrected, "
+      + "not after the discarded A A: the table's \u201cafter\u201d column says B for proposal 1. Press Verify.",
+    after: "After B the target's row is [0.55, 0.15, 0.30], so A is kept when u is below 0.55/0.80 = 0.6875: "
+      + "u 0.2503 is. The next A, after A, is rejected (u 0.7276 \u2265 0.25) and corrected to B: A B committed.",
   },
   {
     id: "seed-1",
     section: "Acceptance needs the probability ratio",
     title: "Seed 1: the rejection comes after A",
+    claim: "Each context has its own rows of p and q, so its own ratio and its own correction.",
     settings: { draft: "biased", width: "3", seed: "1" },
     view: { proposal: true },
     action: "Verify",
@@ -56,83 +78,112 @@ export const STEPS = [
   {
     id: "same-distribution",
     section: "The same distribution need not mean the same trace",
-    title: "Seed 1 to the end, with speculative sampling",
+    title: "Two traces, one distribution",
+    claim: "Speculative sampling and the target alone write different traces from one seed, with exactly the same output distribution.",
     settings: { draft: "biased", width: "3", seed: "1" },
     view: {},
-    action: "Run",
-    show: ["output", "history", "counters"],
-    before: "Press Run to take the seed-1 session to its limit of 8 tokens with speculative sampling.",
-    after: "Speculative sampling wrote A C B A B A B B in 4 target passes. "
-      + "Next: the same seed, but the target alone samples every token.",
-  },
-  {
-    id: "same-distribution-target",
-    section: "The same distribution need not mean the same trace",
-    title: "Seed 1 with the target alone",
-    settings: { draft: "biased", width: "3", seed: "1", mode: "autoregressive" },
-    view: {},
-    action: "Run",
-    show: ["output", "history", "counters"],
-    before: "Press Run: the target alone samples one token per pass, with the same seed.",
-    after: "The target alone writes B C C B A B C C, another trace from the same seed, because the draws are used "
-      + "for other things. Yet both methods give every output exactly the target's probability: a trace is one sample, "
-      + "not the distribution.",
+    action: "Compare",
+    explain: "traces",
+    show: ["explain"],
+    before: "Press Compare: the seed-1 session run to its limit of 8 tokens twice, with speculative sampling and with "
+      + "the target alone sampling every token, and each method's exact distribution of the first two tokens.",
+    after: "Speculative sampling wrote A C B A B A B B in 4 target passes, the target alone B C C B A B C C in 8: "
+      + "the same seed, other traces, because the draws are used for other things. Yet the two columns of bars are "
+      + "equal, outcome by outcome (total variation 0): a trace is one sample, not the distribution.",
   },
   {
     id: "speedup",
     section: "Where the speedup can disappear",
     title: "Tokens per pass are not the speed",
+    claim: "Counting the draft's cost, speculative sampling can be slower than the target alone.",
     settings: { draft: "biased", width: "3", seed: "1" },
-    view: { cost: "0.05" },
+    view: { cost: "0.35" },
     action: "Analyse",
     show: ["analysis"],
     focus: "speedup",
-    before: "Press Analyse: exact averages over all seeds, with each draft step costing 0.05 of a target pass.",
-    after: "With the biased draft a pass commits 1.87 tokens on average at width 3, not 4: rejections throw drafts away. "
-      + "Counting the draft's cost, the speedup is 1.65 and longer drafts lose (best width 3); batching and hardware decide the rest.",
+    before: "Press Analyse: exact averages over all seeds, with each draft step costing 0.35 of a target pass "
+      + "(a draft not much cheaper than the target).",
+    after: "A pass still commits 1.8684 tokens on average at width 3, but the speedup is 0.9695: under the 1\u00d7 line, "
+      + "slower than the target alone, because each pass also pays for three draft steps. Drag the draft cost "
+      + "slider down and watch the speedup cross the line (1.6499 at 0.05); batching and hardware decide the rest.",
   },
   {
     id: "residual",
     section: "Why the residual restores the target distribution",
-    title: "The residual gives back the target's distribution",
+    title: "Why the correction is not drawn from p",
+    claim: "The correction gives back exactly the mass the rejections leave (the positive part of p \u2212 q); drawing it from p biases the output.",
     settings: { draft: "biased", width: "3", seed: "1" },
     view: {},
-    action: "Analyse",
-    show: ["analysis"],
-    focus: "residual",
-    before: "Press Analyse: the correction distribution in every context, and how far the output is from the target's distribution.",
-    after: "At the empty prefix the correction is [0, 0.50, 0.50]: it adds back exactly the probability the draft "
-      + "under-proposed. So the output has the target's distribution (total variation 0), while drawing the "
-      + "correction from p instead is off (total variation 0.244 over three tokens).",
+    action: "Compare",
+    explain: "laws",
+    show: ["explain"],
+    before: "Press Compare: at the empty prefix, the target's row p and the draft's row q laid over each other, and the "
+      + "first token's exact law under three rules (the target alone, speculative sampling, the correction drawn from p) "
+      + "beside a histogram of 10,000 samples of each, from the service's draws.",
+    after: "Green, min(p, q): the mass kept at once, alpha = 0.7. Orange, the positive part of p \u2212 q: the 0.3 the "
+      + "rejections must give back, on B and C, where the residual [0, 0.50, 0.50] puts it. So A stays at 0.5, as for the target. "
+      + "Drawing the correction from p ignores the mass already accepted: A 0.65, B 0.24, C 0.11 (total variation 0.15). "
+      + "Draw more: the samples settle on the bars.",
+  },
+  {
+    id: "limit",
+    section: "Follow one block into committed output",
+    title: "At the limit: fewer proposals, no bonus",
+    claim: "Near the limit a block drafts only what fits and gets no bonus; the toy has no EOS, and the counters count work, not time.",
+    settings: { draft: "aligned", width: "3", seed: "0", limit: "5" },
+    view: { blocks: 1, proposal: true },
+    action: "Verify",
+    show: ["proposal", "verification", "correction", "output", "counters"],
+    before: "Block 1 committed C B A A and the limit is 5 tokens: one slot is left, so the draft proposes "
+      + "min(width 3, 5 \u2212 4) = 1 token, B, although the width is 3. Press Verify.",
+    after: "B is accepted, yet no bonus follows: the output reached its limit, and the bonus would need a sixth slot. "
+      + "The session ends at the limit because the toy has no EOS token. The counters say 2 target passes and 4 draft "
+      + "steps: counts of the algorithm's work, not a latency.",
+  },
+  {
+    id: "reset",
+    section: "The same distribution need not mean the same trace",
+    title: "Changing a setting starts again",
+    claim: "Changing the draft, the width or the seed starts a new session: a trace belongs to its settings.",
+    settings: { draft: "biased", width: "3", seed: "1" },
+    change: { seed: "2" },
+    view: { blocks: 2 },
+    action: "Change the seed to 2",
+    show: ["output", "history", "counters"],
+    before: "Two blocks of seed 1 are committed: A C B A. Press the button to change the seed to 2, as the Settings would.",
+    after: "A new session: nothing committed, no draws used, every counter 0. Changing the draft, the width or the seed "
+      + "(any setting) does not continue the old trace with other draws: it starts again from nothing.",
   },
   {
     id: "block",
     section: "Block verification",
     title: "Block verification: A then B accepted although A alone would not be",
+    claim: "Judging the proposals together (block verification) keeps more of them, with the same output distribution.",
     settings: { draft: "biased", width: "2", seed: "4", mode: "block" },
     view: { proposal: true },
     action: "Verify",
     show: ["proposal", "verification", "correction", "output"],
-    before: "Block verification judges the draft's proposals together. The biased draft proposed A, B. "
-      + "A's weight is w1 = p/q = 0.5/0.8 = 5/8, B's is w2 = min(1, 5/8 · 0.6/0.15) = 1; from them come the "
-      + "thresholds h1 = 4/9 and h2 = 1. Press Verify: each proposal gets a draw, and the last draw below its "
-      + "threshold decides how many are kept.",
+    before: "Block verification judges the proposals together. The biased draft proposed A, B. Weights w, the running "
+      + "product of p/q capped at 1: w1 = 0.5/0.8 = 5/8, w2 = min(1, 5/8 \u00b7 0.6/0.15) = 1. Thresholds h, how likely "
+      + "the block may stop there: h1 = s1 / (s1 + 1 \u2212 w1) = 0.3 / 0.675 = 4/9 with s1 = \u03a3 max(w1 p2 \u2212 q2, 0) "
+      + "= 0.3, and h2 = w2 = 1. Press Verify: each proposal gets a draw eta; tau, how many are kept, is the last one whose eta is below its h.",
     after: "The draw 0.8591 is not below h1 = 4/9, but 0.4918 is below h2 = 1, so tau = 2: A then B are accepted "
       + "although A alone would not be, and the bonus A follows: A B A committed from one target pass. "
-      + "Token-wise verification of the same draws rejects A (0.8591 ≥ p/q = 0.625) and commits only the correction B.",
+      + "Token-wise verification of the same draws rejects A (0.8591 \u2265 p/q = 0.625) and commits only the correction B.",
   },
   {
     id: "tree",
     section: "Several drafts",
     title: "Two drafts: where the first chain fails, the second gets what is left",
+    claim: "With several drafts, a later candidate is tested against what the earlier rejections left of the target's row.",
     settings: { draft: "biased", width: "2", seed: "16", mode: "tree", drafts: "2" },
     view: { proposal: true },
     action: "Verify",
-    show: ["proposal", "tree", "verification", "output"],
+    show: ["tree", "verification", "output"],
     before: "The biased draft proposed two chains at once, A A and B A, drawn as one tree. Press Verify: at each depth "
       + "the chains' tokens are tested in turn against r, which starts as the target's row p = [0.50, 0.30, 0.20]; "
       + "after a rejection the draft's q is taken away from r, and the next chain is tested against what is left.",
-    after: "Chain 1's A is rejected (u 0.6439 ≥ r/q = 0.5/0.8 = 0.625), and r becomes [0, 0.50, 0.50]. Chain 2's B is tested "
+    after: "Chain 1's A is rejected (u 0.6439 \u2265 r/q = 0.5/0.8 = 0.625), and r becomes [0, 0.50, 0.50]. Chain 2's B is tested "
       + "against that r: 0.2307 < 0.5/0.15, accepted. After B, chain 2's A is accepted (0.3737 < 0.55/0.8) and the bonus A "
       + "follows: B A A from one target pass. Chain 1 alone, token-wise, commits only the correction C with the same seed.",
   },
@@ -140,19 +191,37 @@ export const STEPS = [
     id: "sampling",
     section: "Sampling parameters",
     title: "Sampling parameters: the ratio uses the row drafted from",
+    claim: "With temperature, top-k or top-p, the ratio must use the rows the tokens were drawn from.",
     settings: { draft: "biased", width: "1", seed: "1", temperature: "0.5", top_k: "2", top_p: "0.8" },
     view: { proposal: true },
     action: "Verify",
     show: ["proposal", "verification", "correction", "output"],
-    before: "Servers change both models' rows before verifying: here temperature 0.5, top-k 2, top-p 0.8. At the empty "
-      + "prefix the target's [0.50, 0.30, 0.20] becomes p\u2032 = [0.7353, 0.2647, 0] and the draft's [0.80, 0.15, 0.05] "
+    before: "Servers change both models' rows before verifying: here temperature 0.5, then top-k 2, then top-p 0.8, one after "
+      + "the other. A prime marks a row so changed (p\u2032, \u201cp prime\u201d): at the empty prefix the target's "
+      + "[0.50, 0.30, 0.20] becomes p\u2032 = [0.7353, 0.2647, 0] and the draft's [0.80, 0.15, 0.05] "
       + "becomes q\u2032 = [1, 0, 0], so the draft proposed A. Press Verify: A is kept if u is below p\u2032/q\u2032 = 0.7353.",
-    after: "u 0.7458 is not below 0.7353: A is rejected, correction B. The output follows p\u2032 with either draft row "
-      + "if the ratio uses the row drafted from. From the raw q (draft rows raw) the same A has p\u2032/q = 0.7353/0.8 = 0.9191 "
-      + "and is kept: proposals here are accepted with probability 301/340 = 0.8853, not 25/34 = 0.7353. Mixing the rows "
-      + "(a raw target, or a raw q for a proposal drawn from q\u2032) breaks the output.",
+    after: "u 0.7458 is not below 0.7353: A is rejected, correction B. The output follows p\u2032 if the ratio uses the row "
+      + "drafted from: from the raw q (draft rows raw) the same A has p\u2032/q = 0.7353/0.8 = 0.9191 and is kept, and proposals "
+      + "are accepted with probability 301/340 = 0.8853, not 25/34 = 0.7353. Mixing the rows breaks the output.",
+  },
+  {
+    id: "recap",
+    section: "Recap",
+    title: "What the story showed",
+    recap: true,
+    settings: { draft: "biased", width: "3", seed: "1" },
+    view: {},
+    action: null,
+    show: [],
+    before: "Each claim of the explainer, numbered by the step that shows it: follow a claim to see it again.",
+    after: "",
   },
 ];
+
+/** The steps that show a claim, for the closing recap: [{n, step}] in story order (a later step appended here is listed too). */
+export function claims() {
+  return STEPS.map((s, i) => ({ n: i + 1, step: s })).filter(({ step: s }) => s.claim);
+}
 
 /** Step `n` (1-based) or null. */
 export function step(n) {

@@ -7,7 +7,7 @@
 // nothing, they show what the service decided. render.js and main.js call in here through
 // small hooks (isTree, isTreeProposal).
 
-import { bar, contextLabel, el, fmt, markedToken, modelRows, num, token } from "./render.js";
+import { bar, contextLabel, drawNum, el, fmt, fmtDraw, markedToken, modelRows, num, token } from "./render.js";
 
 /** Whether a proposal is a tree proposal (it has `chains`; SPEC 11.1). */
 export function isTreeProposal(proposal) {
@@ -180,7 +180,7 @@ function depthTable(vocab, tests, correction) {
 
 /** Why a test has its verdict, as [short, long]. */
 function testReason(t, last) {
-  const compare = [`u ${fmt(t.draw.u)}`, el("span", { className: "bar-words" }, " (the line)"), ` ${t.accepted ? "<" : "\u2265"} r/q ${fmt(t.ratio)}`,
+  const compare = [`u ${fmtDraw(t.draw.u)}`, el("span", { className: "bar-words" }, " (the line)"), ` ${t.accepted ? "<" : "\u2265"} r/q ${fmt(t.ratio)}`,
     el("span", { className: "bar-words" }, " (the filled part)")];
   if (t.accepted) {
     return [[...compare, ": accepted"], `: ${t.token} is committed; ${chainWords(t.alive)} go${t.alive.length === 1 ? "es" : ""} on to the next depth.`];
@@ -202,10 +202,10 @@ function testItem(t, last) {
       el("div", {}, el("dt", {}, `r(${t.token})`), el("dd", { className: "r-token" }, num(t.r_token))),
       el("div", {}, el("dt", {}, `q(${t.token})`), el("dd", { className: "q-token" }, num(t.q_token))),
       el("div", {}, el("dt", {}, "ratio r/q"), el("dd", { className: "ratio" }, exactNumber(t.ratio, t.ratio_exact))),
-      el("div", {}, el("dt", {}, "u"), el("dd", { className: "u" }, num(t.draw.u)))),
+      el("div", {}, el("dt", {}, "u"), el("dd", { className: "u" }, drawNum(t.draw.u)))),
     bar(t.ratio, {
       marker: t.draw.u, className: `ratio-bar ${verdict}`,
-      label: `ratio r/q ${fmt(t.ratio)} filled on a 0 to 1 bar, u ${fmt(t.draw.u)} marked: ${verdict}`,
+      label: `ratio r/q ${fmt(t.ratio)} filled on a 0 to 1 bar, u ${fmtDraw(t.draw.u)} marked: ${verdict}`,
     }),
     el("p", { className: "explain" }, el("span", { className: "tree-short" }, short), el("span", { className: "reason-long" }, long),
       t.ratio >= 1 ? el("span", { className: "remark" }, " (a ratio of 1 or more is always accepted)") : null),
@@ -279,6 +279,23 @@ export function correctionWords(block) {
   const c = block.correction;
   return el("p", {}, `Every candidate at depth ${c.index} (${contextLabel(c.context)}) was rejected: the correction token is drawn from `
     + "the last r, what is left of the target's row after each rejected candidate's q was taken away (max(r \u2212 q, 0), rescaled):");
+}
+
+/**
+ * The Correction region's words for a tree block without a correction (SPEC 11): when a candidate
+ * was rejected, a later candidate at its depth was accepted against the recursive residual r
+ * (what the rejections left of the target's row), so no correction was drawn; else nothing was rejected.
+ */
+export function noCorrectionWords(block) {
+  const rejected = block.verification.filter((t) => !t.accepted);
+  if (!rejected.length) return el("p", {}, "No rejection: no correction.");
+  const saved = rejected.map((t) => {
+    const later = block.verification.find((a) => a.accepted && a.depth === t.depth);
+    return `chain ${t.chain}'s ${t.token} was rejected at depth ${t.depth}, and then chain ${later.chain}'s ${later.token} `
+      + "was accepted against the recursive residual r (what the rejection left of the target's row)";
+  });
+  const text = saved.join("; ");
+  return el("p", { className: "tree-no-correction" }, `No correction: ${text}. A candidate accepted at every depth needs no correction token.`);
 }
 
 /** Why the tree's discarded tokens were never tested, in plain words. */
