@@ -48,6 +48,14 @@ def exact_strings(row: Dist) -> list[str]:
     return [exact_string(Fraction(w, row.total)) for w in row.weights]
 
 
+def correction_record(vocab: Sequence[str], depth: int, context: Optional[int], r: Dist, stream: Stream) -> dict:
+    """SPEC 11.3 and 12.2: the correction ``sample(r, draw(n))`` after ``depth`` (0-based) accepted
+    tokens, as a trace records it: ``{"index", "context", "distribution", "draw", "token"}``."""
+    d = stream.take()
+    return {"index": depth + 1, "context": None if context is None else vocab[context],
+            "distribution": r.to_json(), "draw": d.to_json(), "token": vocab[sample(r, d)]}
+
+
 @dataclass(frozen=True)
 class TreeVerifier:
     """SPEC 11.2-11.5: verify D drafted chains depth by depth against the recursive residual;
@@ -145,9 +153,7 @@ class TreeVerifier:
 
     def _correct(self, cfg, depth: int, context: Optional[int], r: Dist, stream: Stream) -> dict:
         """SPEC 11.3: the correction ``sample(r, draw(n))`` at ``depth`` (0-based)."""
-        d = stream.take()
-        return {"index": depth + 1, "context": None if context is None else cfg.vocab[context],
-                "distribution": r.to_json(), "draw": d.to_json(), "token": cfg.vocab[sample(r, d)]}
+        return correction_record(cfg.vocab, depth, context, r, stream)
 
     @staticmethod
     def _discarded(chains: Sequence, records: Sequence[dict]) -> list[int]:
