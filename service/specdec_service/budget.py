@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .engine.bounds import MAX_DRAWS_SLICE, MAX_VOCAB, MAX_WIDTH
+from .engine.tree_settings import block_drafts
 
 OVER_BUDGET = "tag:specdec,2026:problem/over-budget"
 """The problem type of a request over its route's budget (HTTP 422)."""
@@ -184,7 +185,7 @@ def run_cost(config) -> int:
     if sampling is not None and not sampling.empty:
         entries = (size + 1) * size * (2 if sampling.draft == "processed" else 1)
         powers = sampling.temperature not in (None, 0) and (1 / sampling.temperature).denominator != 1
-    return run_units(config.mode, config.width, config.drafts, size, config.limit, bits, entries, powers)
+    return run_units(config.mode, config.width, block_drafts(config), size, config.limit, bits, entries, powers)
 
 
 RUN_BUDGET = 30_000_000
@@ -238,7 +239,7 @@ def rows_bits(config) -> int:
 
 def run_size(config) -> int:
     """:func:`run_trace_chars` of a parsed config (``engine.state.Config``)."""
-    return run_trace_chars(config.mode, config.width, config.drafts, len(config.vocab), config.limit,
+    return run_trace_chars(config.mode, config.width, block_drafts(config), len(config.vocab), config.limit,
                            rows_bits(config))
 
 

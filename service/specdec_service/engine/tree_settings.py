@@ -137,3 +137,15 @@ def _plain(x: Any) -> Any:
         return x
     x = float(x)
     return int(x) if x.is_integer() else x
+
+
+def block_drafts(config) -> int:
+    """The chains a block of ``config`` counts as, for cost: ``drafts`` (D chains of ``width``, or
+    D beam nodes a depth), or with shape distinct the least D' with D' * width at least the tree's
+    most nodes (:func:`distinct_nodes` over min(width, limit) depths)."""
+    tree = config.tree
+    if config.mode != "tree" or tree is None or tree.shape != "distinct":
+        return config.drafts
+    depth = min(config.width, config.limit)
+    nodes = distinct_nodes(tuple(tree.branching_at(i, config.drafts) for i in range(1, depth + 1)), depth)
+    return max(config.drafts, -(-nodes // config.width))
