@@ -62,7 +62,7 @@ class DistinctShape:
         """Up to ``count`` children of ``node`` drawn without replacement (SPEC 12.1.2)."""
         context = tree.last if node is tree.root else node.token
         law: Optional[Dist] = rows.draft(context)
-        children = []
+        children: list[DraftNode] = []
         while law is not None and len(children) < count:
             d = stream.take()
             y = sample(law, d)

@@ -33,7 +33,7 @@ class DraftNode:
                  law: Optional[Dist] = None, score: Optional[Fraction] = None) -> None:
         self.id = id
         self.parent = parent
-        self.depth = 0 if parent is None else parent.depth + 1
+        self.depth: int = 0 if parent is None else parent.depth + 1
         self.token = token
         self.context = context
         self.law = law

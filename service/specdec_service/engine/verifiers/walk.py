@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple, Optional, Protocol
 
 from ..distributions import Dist
 from ..draws import Stream
+from ..proposals import Drafted
 from ..shapes.nodes import DraftedNodes, DraftNode
 from .tokenwise import SampledBonus, Verdict
 from .tree import TreeVerifier, correction_record
@@ -57,10 +58,12 @@ class TreeWalk(TreeVerifier):
     name: str = "tree-walk"
     rule: Optional[NodeVerifier] = None
 
-    def verify(self, state, rows, drafted: DraftedNodes, stream: Stream) -> Verdict:
-        """SPEC 12.2 on ``drafted`` after ``state``: the test records in order, the correction
-        or the bonus, the discarded drafted tokens."""
-        assert self.rule is not None  # every tree decoder names its rule
+    def verify(self, state, rows, drafted: Drafted, stream: Stream) -> Verdict:
+        """SPEC 12.2 on ``drafted`` (a :class:`~..shapes.nodes.DraftedNodes`) after ``state``: the
+        test records in order, the correction or the bonus, the discarded drafted tokens. Raises
+        ``TypeError`` for a drafted block that is not a tree."""
+        if not isinstance(drafted, DraftedNodes) or self.rule is None:
+            raise TypeError("a tree walk verifies a drafted tree (shapes.DraftedNodes) with a node verifier")
         cfg = state.config
         records: list[dict] = []
         accepted: list[int] = []
@@ -72,9 +75,11 @@ class TreeWalk(TreeVerifier):
                 correction = correction_record(cfg.vocab, len(accepted), context, outcome.r, stream)
                 break
             node = outcome.child
-            accepted.append(node.token)
-            context = node.token
-            if node.token == cfg.eos:
+            token = node.token
+            assert token is not None  # every node below the root holds a token
+            accepted.append(token)
+            context = token
+            if token == cfg.eos:
                 break
         reason = self.bonus.missing(cfg, len(state.committed), accepted, correction is not None)
         extension = None if reason is not None else self.bonus.add(rows, context, cfg.vocab, stream)
