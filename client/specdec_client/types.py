@@ -137,7 +137,8 @@ class TreeNode(Record):
     """One node of a draft tree (SPEC 12): ``node`` (1-based, creation order), ``parent`` (0: the
     root, the committed prefix), ``depth``, ``context``, ``token``, its proposal ``law`` (the row
     it was drawn from; ``law_exact`` as fraction strings) or ``None`` for a beam node, and a beam
-    node's ``score`` (the product of its path's draft probabilities), else ``None``."""
+    node's ``score`` (the product of its path's draft probabilities; ``score_exact`` as a fraction
+    string), else ``None``."""
 
     node: int
     parent: int
@@ -147,13 +148,14 @@ class TreeNode(Record):
     law: Optional[tuple[float, ...]]
     law_exact: Optional[tuple[str, ...]]
     score: Optional[float] = None
+    score_exact: Optional[str] = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "TreeNode":
         law, exact, score = d["law"], d["law_exact"], d.get("score")
         return cls(int(d["node"]), int(d["parent"]), int(d["depth"]), d["context"], str(d["token"]),
                    None if law is None else _floats(law), None if exact is None else tuple(map(str, _tuple(exact))),
-                   None if score is None else float(score), raw=dict(d))
+                   None if score is None else float(score), d.get("score_exact"), raw=dict(d))
 
 
 @dataclass(frozen=True)
@@ -296,7 +298,8 @@ class ResidualTest(Record):
     ``node`` and ``parent``, ``context``, ``token`` y, the target row ``p``, its proposal ``law``
     s, the row ``r`` it is tested against (``r_exact``), ``s_token`` = s(y), ``r_token`` = r(y),
     ``u_s`` = u * s(y) (accepted iff below ``r_token``), its ``draw``, ``accepted``, and the
-    ``residual`` max(r - s, 0) normalised after a rejection (``None`` on acceptance)."""
+    ``residual`` max(r - s, 0) normalised after a rejection (``residual_exact`` as fraction
+    strings; both ``None`` on acceptance)."""
 
     depth: int
     node: int
@@ -313,14 +316,16 @@ class ResidualTest(Record):
     draw: Draw
     accepted: bool
     residual: Optional[tuple[float, ...]]
+    residual_exact: Optional[tuple[str, ...]]
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "ResidualTest":
-        residual = d["residual"]
+        residual, exact = d["residual"], d["residual_exact"]
         return cls(int(d["depth"]), int(d["node"]), int(d["parent"]), d["context"], str(d["token"]),
                    _floats(d["p"]), _floats(d["law"]), _floats(d["r"]), tuple(map(str, _tuple(d["r_exact"]))),
                    float(d["s_token"]), float(d["r_token"]), float(d["u_s"]), Draw.from_dict(d["draw"]),
-                   bool(d["accepted"]), None if residual is None else _floats(residual), raw=dict(d))
+                   bool(d["accepted"]), None if residual is None else _floats(residual),
+                   None if exact is None else tuple(map(str, _tuple(exact))), raw=dict(d))
 
 
 @dataclass(frozen=True)
