@@ -334,3 +334,166 @@ def tree_configs(draw):
 @given(tree_configs())
 def test_the_service_matches_the_reference_on_custom_models(client, config):
     assert_matches_reference(client, config)
+
+
+# ------------------------------------------------------------------ SPEC 12.6, the figures
+#
+# Expected committed tokens per target pass from the empty prefix of the toy, no limit: every
+# tree a shape can draft (with its probability), walked exactly (the probability of each child's
+# acceptance), written from SPEC 12 with the second implementation's rows. The sampled trees are
+# then held against the service: the mean of its first blocks over many seeds stays within five
+# standard errors of the exact figure.
+
+ONE = F = R.Fraction
+
+
+def rows(model, path):
+    return R.row_after(model, [R.TOY_VOCAB[t] for t in path])
+
+
+def chains_trees(draft, width, drafts):
+    """(probability, trie) of every D chains of ``width`` tokens (SPEC 11.1, 12.1.1): a trie is
+    ``{token: subtrie}`` in order of first appearance."""
+    chains = [(ONE(1), ())]
+    for _ in range(width):
+        chains = [(pr * q, path + (y,)) for pr, path in chains
+                  for y, q in enumerate(rows(draft, path)) if q > 0]
+    for combo in itertools.product(chains, repeat=drafts):
+        trie: dict = {}
+        for _, path in combo:
+            node = trie
+            for y in path:
+                node = node.setdefault(y, {})
+        pr = ONE(1)
+        for p, _ in combo:
+            pr *= p
+        yield pr, trie
+
+
+def distinct_trees(draft, width, branching):
+    """(probability, tree) of every distinct tree (SPEC 12.1.2): ``{token: (law, subtree)}``."""
+    def grow(path, depth):
+        if depth > width:
+            yield ONE(1), {}
+            return
+        b = branching[depth - 1] if depth <= len(branching) else 1
+        for pr, picks in siblings(rows(draft, path), b):
+            subtrees = [list(grow(path + (y,), depth + 1)) for y, _ in picks]
+            for combo in itertools.product(*subtrees):
+                total = pr
+                for p, _ in combo:
+                    total *= p
+                yield total, {y: (law, sub) for (y, law), (_, sub) in zip(picks, combo)}
+
+    def siblings(law, b):
+        if b == 0 or sum(law) == 0:
+            yield ONE(1), []
+            return
+        for y, s in enumerate(law):
+            if s > 0:
+                rest = tuple(ONE(0) if x == y else v for x, v in enumerate(law))
+                rest = R.normalised(rest) if sum(rest) else rest
+                for pr, more in siblings(rest, b - 1):
+                    yield s * pr, [(y, law)] + more
+    yield from grow((), 1)
+
+
+def beam_tree(draft, width, drafts):
+    """The one beam tree (SPEC 12.1.3) as ``{token: subtree}``."""
+    root: dict = {}
+    level = [((), ONE(1), root)]
+    for _ in range(width):
+        offers = []
+        for rank, (path, score, node) in enumerate(level):
+            q = rows(draft, path)
+            best = sorted((y for y in range(3) if q[y] > 0), key=lambda y: (-q[y], y))[:drafts]
+            offers += [(score * q[y], rank, y, path, node) for y in best]
+        offers.sort(key=lambda o: (-o[0], o[1], o[2]))
+        level = []
+        for score, _, y, path, node in offers[:drafts]:
+            node[y] = {}
+            level.append((path + (y,), score, node[y]))
+    return root
+
+
+WALKED: dict = {}
+"""target_only_pass's answers by (tree, path, threshold): the D chains of SPEC 11 form the same
+tries again and again."""
+
+
+def target_only_pass(tree, path=(), acc_threshold=ONE(1)):
+    """Expected committed tokens of a target-only walk (SPEC 12.4, threshold_single 1)."""
+    if not tree:
+        return ONE(1)  # the bonus
+    key = (repr(tree), path, acc_threshold)
+    if key not in WALKED:
+        WALKED[key] = _target_only_pass(tree, path, acc_threshold)
+    return WALKED[key]
+
+
+def _target_only_pass(tree, path, acc_threshold):
+    p, acc, below, total = rows(R.TOY, path), ONE(0), ONE(0), ONE(0)
+    for y, sub in tree.items():
+        acc += p[y]
+        reach = min(ONE(1), acc / acc_threshold)
+        chance = reach - below if p[y] > 0 else ONE(0)
+        below = max(below, reach)
+        total += chance * (1 + target_only_pass(sub, path + (y,), acc_threshold))
+    return total + (1 - below)  # the correction
+
+
+def residual_pass(tree, path=()):
+    """Expected committed tokens of a residual walk (SPEC 12.3) over ``{token: (law, subtree)}``."""
+    if not tree:
+        return ONE(1)
+    r, left, total = rows(R.TOY, path), ONE(1), ONE(0)
+    for y, (law, sub) in tree.items():
+        a = min(ONE(1), r[y] / law[y])
+        total += left * a * (1 + residual_pass(sub, path + (y,)))
+        left *= 1 - a
+        if a < 1:
+            r = R.residual(r, law)
+    return total + left
+
+
+def expected(shape, verify, draft, width, drafts):
+    if shape == "beam":
+        return target_only_pass(beam_tree(draft, width, drafts))
+    if shape == "chains":
+        return sum(pr * target_only_pass(trie) for pr, trie in chains_trees(draft, width, drafts))
+    trees = distinct_trees(draft, width, [drafts])
+    if verify == "residual":
+        return sum(pr * residual_pass(tree) for pr, tree in trees)
+    return sum(pr * target_only_pass(without_laws(tree)) for pr, tree in trees)
+
+
+def without_laws(tree):
+    """A distinct tree ``{token: (law, subtree)}`` as ``{token: subtree}``."""
+    return {y: without_laws(sub) for y, (_, sub) in tree.items()}
+
+
+def test_the_figures_of_section_12_6():
+    biased, aligned = R.BIASED, R.ALIGNED
+    assert expected("distinct", "residual", biased, 2, 2) == F(77, 32)
+    assert round(float(expected("chains", "target_only", biased, 2, 2)), 3) == 1.791
+    assert expected("beam", "target_only", biased, 2, 2) == F(11, 5)
+    assert expected("distinct", "residual", biased, 3, 3) == F(347, 125)
+    assert round(float(expected("chains", "target_only", biased, 3, 3)), 3) == 2.012
+    assert expected("beam", "target_only", biased, 3, 3) == F(281, 100)
+    assert expected("distinct", "residual", aligned, 2, 2) == 3
+    assert round(float(expected("chains", "target_only", aligned, 2, 2)), 3) == 1.889
+    assert round(float(expected("beam", "target_only", aligned, 2, 2)), 3) == 2.265
+    assert target_only_pass(beam_tree(biased, 2, 2), acc_threshold=F(1, 2)) == 3
+
+
+@pytest.mark.parametrize("tree, figure", [
+    ({"shape": "distinct"}, F(77, 32)), ({"verify": "target_only"}, None),
+    ({"shape": "distinct", "verify": "target_only"}, None), ({"shape": "beam", "verify": "target_only"}, F(11, 5))])
+def test_the_service_samples_the_figures(client, tree, figure):
+    # 200 first blocks (width 2, D 2, biased, no limit within a block: limit 8 > 3); the
+    # committed count of one block is 1 to 3, so its standard deviation is at most 1
+    exact = expected(tree.get("shape", "chains"), tree.get("verify", "residual"), R.BIASED, 2, 2)
+    assert figure is None or exact == figure
+    counts = [first_block(client, {**EXAMPLE, "seed": seed, "tree": tree})["counters"]["committed"]
+              for seed in range(0, 200 * 7919, 7919)]
+    assert abs(sum(counts) / len(counts) - float(exact)) < 5 / 200 ** 0.5
