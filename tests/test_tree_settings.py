@@ -7,6 +7,7 @@ implementation (tests/spec_reference.py) draw for draw on a seeded matrix and on
 from __future__ import annotations
 
 import itertools
+import json
 
 import jsonschema_rs
 import pytest
@@ -496,3 +497,25 @@ def test_the_service_samples_the_figures(client, tree, figure):
     counts = [block_of(client, {**EXAMPLE, "seed": seed, "tree": tree})["counters"]["committed"]
               for seed in range(0, 200 * 7919, 7919)]
     assert abs(sum(counts) / len(counts) - float(exact)) < 5 / 200 ** 0.5
+
+
+@pytest.mark.parametrize("tree", COMBINATIONS, ids=str)
+def test_the_grader_reads_every_tree_trace(client, tree):
+    # the reference trace passes; a changed decision, token, draw or node fails with a report,
+    # never a 500 (the SPEC 12 rule checks themselves are the grader's to add)
+    trace = client.post("/v1/runs", json={"config": {**EXAMPLE, "seed": 5, "tree": tree}}).get_json()
+    assert client.post("/v1/grade", json=trace).get_json()["passed"] is True
+    for change in ("accepted", "token", "draw", "committed"):
+        changed = json.loads(json.dumps(trace))
+        first = changed["blocks"][0]
+        test = first["verification"][-1]
+        if change == "accepted":
+            test["accepted"] = not test["accepted"]
+        elif change == "token":
+            test["token"] = "C" if test["token"] != "C" else "A"
+        elif change == "draw":
+            test["draw"]["u"] = 0.5
+        else:
+            first["committed"] = ["C"]
+        response = client.post("/v1/grade", json=changed)
+        assert response.status_code == 200 and response.get_json()["passed"] is False, (change, response.get_json())
