@@ -13,7 +13,8 @@ draw's role and position).
 ``config`` is the service's JSON config (docs/service.md): ``target`` ("toy" or a custom model
 ``{"vocab", "start", "next"}``), ``draft`` ("aligned", "biased" or a custom model), ``mode``
 ("speculative", "greedy", "autoregressive", "block", "tree"), ``width``, ``seed``, ``limit``,
-``eos``, ``sampling`` (SPEC 9) and ``drafts`` (SPEC 11), with the same defaults.
+``eos``, ``sampling`` (SPEC 9), ``drafts`` (SPEC 11) and ``tree`` (SPEC 12), with the same
+defaults.
 """
 
 from __future__ import annotations
@@ -228,6 +229,7 @@ class Session:
     eos: str | None
     sampling: dict
     drafts: int
+    tree: dict = field(default_factory=dict)
     prefix: list = field(default_factory=list)
     n: int = 0
     memo: dict = field(default_factory=dict)
@@ -274,7 +276,8 @@ def session(config: dict) -> Session:
     return Session(target=model(config.get("target", "toy")), draft=model(config["draft"]),
                    mode=config.get("mode", "speculative"), width=config.get("width", 3),
                    seed=config["seed"], limit=config.get("limit", 8), eos=config.get("eos"),
-                   sampling=config.get("sampling") or {}, drafts=config.get("drafts", 1))
+                   sampling=config.get("sampling") or {}, drafts=config.get("drafts", 1),
+                   tree=config.get("tree") or {})
 
 
 # ------------------------------------------------------------------ drafting (SPEC 4.1, 5, 6)
@@ -385,6 +388,149 @@ def block_verification_block(s: Session, block: Block) -> list:
 
 
 def tree_block(s: Session, block: Block) -> list:
+    """SPEC 12: the tree's shape drafts it and its verifier walks it; absent, or chains with
+    residual, SPEC 11 exactly."""
+    shape, verify = s.tree.get("shape", "chains"), s.tree.get("verify", "residual")
+    if (shape, verify) == ("chains", "residual"):
+        return chains_block(s, block)
+    root = SHAPES[shape](s, block)
+    return walk(s, block, root, verify)
+
+
+@dataclass
+class Node:
+    """A node of a draft tree (SPEC 12): its token, its path from the committed prefix (the
+    tokens up to and including it), its proposal law (None for beam), its beam score, and its
+    ordered children."""
+
+    token: str | None
+    path: list
+    law: Row | None = None
+    score: Fraction = Fraction(1)
+    children: list = field(default_factory=list)
+
+    def child(self, token: str, law, score=Fraction(1)) -> "Node":
+        node = Node(token, self.path + [token], law, score)
+        self.children.append(node)
+        return node
+
+
+def chains_trie(s: Session, block: Block) -> Node:
+    """SPEC 12.1.1 for target_only: the D chains of 11.1 (same draws) merged into a trie, a
+    node's children the distinct next tokens in order of first appearance, chain 1 first."""
+    root = Node(None, [])
+    for _ in range(s.drafts):
+        node = root
+        for token, q in draft_chain(s, block):
+            same = [c for c in node.children if c.token == token]
+            node = same[0] if same else node.child(token, q)
+    return root
+
+
+def distinct_tree(s: Session, block: Block) -> Node:
+    """SPEC 12.1.2: level order; each node of the previous depth (root first, an EOS node none)
+    draws up to b_i children without replacement: y_j = sample(s_j, draw), s_(j+1) = s_j with
+    y_j zeroed, normalised, while s_j has mass. Default branching [D, 1, 1, ...]."""
+    branching = s.tree.get("branching", [s.drafts])
+    root, level = Node(None, []), []
+    level = [root]
+    for i in range(1, min(s.width, s.limit - len(s.prefix)) + 1):
+        b = branching[i - 1] if i <= len(branching) else 1
+        next_level = []
+        for node in level:
+            if node.token is not None and node.token == s.eos:
+                continue
+            law = s.q(s.prefix + node.path)
+            for _ in range(b):
+                if sum(law) == 0:
+                    break
+                y = sample(law, s.take(block, "draft"))
+                next_level.append(node.child(s.token(y), law))
+                left = tuple(Fraction(0) if x == y else law[x] for x in range(len(law)))
+                law = normalised(left) if sum(left) else left
+        level = next_level
+        block.counters["draft_steps"] += len(level)
+        block.proposal.append([n.token for n in level])
+    return root
+
+
+def beam_tree(s: Session, block: Block) -> Node:
+    """SPEC 12.1.3: no draws; depth 1 the D most probable tokens of q (ties in vocabulary
+    order, probability 0 never); each later depth every node of the previous one (an EOS node
+    none) offers its D most probable, a path scores the product of its draft probabilities, the
+    D best offers are kept (ties: earlier parent, then vocabulary order)."""
+    root, level = Node(None, []), []
+    level = [root]
+    for _ in range(min(s.width, s.limit - len(s.prefix))):
+        offers = []
+        for rank, node in enumerate(level):
+            if node.token is not None and node.token == s.eos:
+                continue
+            q = s.q(s.prefix + node.path)
+            best = sorted((x for x in range(len(q)) if q[x] > 0), key=lambda x: (-q[x], x))[:s.drafts]
+            offers += [(node.score * q[x], rank, x, node) for x in best]
+        offers.sort(key=lambda o: (-o[0], o[1], o[2]))
+        level = [node.child(s.token(x), None, score) for score, _, x, node in offers[:s.drafts]]
+        block.counters["draft_steps"] += len(level)
+        block.proposal.append([n.token for n in level])
+        if not level:
+            break
+    return root
+
+
+SHAPES = {"chains": chains_trie, "distinct": distinct_tree, "beam": beam_tree}
+
+
+def residual_choice(s: Session, block: Block, node: Node, p: Row):
+    """SPEC 12.3: r = p; each child y in order: accept iff u * s(y) < r(y) (s its proposal
+    law); on rejection r = max(r - s, 0) normalised. Returns (child or None, r)."""
+    r = p
+    for child in node.children:
+        y = s.index(child.token)
+        if s.take(block, "verify") * child.law[y] < r[y]:
+            return child, r
+        block.counters["rejected"] += 1
+        r = residual(r, child.law)
+    return None, r
+
+
+def target_only_choice(s: Session, block: Block, node: Node, p: Row):
+    """SPEC 12.4: one draw u; acc_j = p(y_1) + ... + p(y_j); accept the first y_j with
+    p(y_j) > 0 and (u * threshold_acc < acc_j or p(y_j) >= threshold_single); none: r = p with
+    the children zeroed, normalised. Returns (child or None, r)."""
+    single = exact(s.tree.get("threshold_single", 1))
+    scale = exact(s.tree.get("threshold_acc", 1))
+    u, acc = s.take(block, "verify"), Fraction(0)
+    for child in node.children:
+        y = s.index(child.token)
+        acc += p[y]
+        if p[y] > 0 and (u * scale < acc or p[y] >= single):
+            return child, None
+        block.counters["rejected"] += 1
+    tokens = {s.index(c.token) for c in node.children}
+    return None, normalised(Fraction(0) if x in tokens else p[x] for x in range(len(p)))
+
+
+def walk(s: Session, block: Block, root: Node, verify: str) -> list:
+    """SPEC 12.2: from the root, the verifier accepts one child or none; accepted: commit it and
+    go on (an accepted EOS ends the block); none: the correction sample(r, draw); a node without
+    children: the bonus of 4.4."""
+    choose = residual_choice if verify == "residual" else target_only_choice
+    node, accepted = root, []
+    while node.children:
+        child, r = choose(s, block, node, s.p(s.prefix + accepted))
+        if child is None:
+            block.counters["accepted"] = len(accepted)
+            return accepted + [s.token(sample(r, s.take(block, "correction")))]
+        accepted.append(child.token)
+        node = child
+        if child.token == s.eos:
+            break
+    block.counters["accepted"] = len(accepted)
+    return accepted + bonus(s, block, accepted)
+
+
+def chains_block(s: Session, block: Block) -> list:
     """SPEC 11: D chains drafted one after another; depth by depth, the alive chains' tokens
     are tested in chain order against r (r = p, then max(r - q, 0) normalised after each
     rejection); all rejected: a correction from r; no alive chain with a next token: a bonus."""

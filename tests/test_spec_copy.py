@@ -8,14 +8,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "docs" / "SPEC.md"
-SPEC_SHA256 = "c2c79a4615f11f5de5bb5af5cd5d2e61d1188b612ec0f6b1ff69f146dc773907"
+SPEC_SHA256 = "0c3ae9e120f86fd5aebf6b3a5dcf0923f8d502f6b0d3bc103e339795686ced66"
 """The hash of the rule book this repository follows: a change of docs/SPEC.md is deliberate
 (update it here in the same commit)."""
 
 
 def test_the_copy_names_every_section_the_code_cites():
     text = SPEC.read_text(encoding="utf-8")
-    for section in range(1, 12):  # 9 sampling, 10 block, 11 several drafts
+    for section in range(1, 13):  # 9 sampling, 10 block, 11 several drafts, 12 draft trees
         assert f"## {section}." in text
 
 

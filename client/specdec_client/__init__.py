@@ -38,7 +38,8 @@ from .session import Session
 from .tables import TableModel
 from .types import (
     Block, BlockCorrection, BlockVerificationStep, Bonus, Config, Correction, Counters, DraftStep, Draw, Health,
-    ModelInfo, Proposal, Sampling, State, StepResult, TargetSample, Trace, TRACE_FORMAT, TreeTest, VerificationStep,
+    ModelInfo, NodeStep, Proposal, ResidualTest, Sampling, State, StepResult, TargetOnlyTest, TargetSample, Trace,
+    TRACE_FORMAT, Tree, TreeNode, TreeTest, VerificationStep,
 )
 
 __all__ = [
@@ -48,8 +49,8 @@ __all__ = [
     "SuiteSummary", "Transport",
     "APIError", "BadRequest", "Block", "BlockCorrection", "BlockVerificationStep", "Bonus", "Client", "Config", "ConnectionFailed", "Correction", "Counters",
     "DEFAULT_URL", "Divergence", "DraftStep", "Draw", "FieldError", "Health", "InvalidInput", "InvalidRequestBody", "InvalidResponse",
-    "InvalidSettings", "MISSING", "MethodNotAllowed", "ModelInfo", "NotFound", "PayloadTooLarge", "Proposal",
-    "ReplayReport", "RequestTimedOut", "Sampling", "ServerError", "Session", "SessionDone", "SpecdecError", "State", "StepResult",
+    "InvalidSettings", "MISSING", "MethodNotAllowed", "ModelInfo", "NodeStep", "NotFound", "PayloadTooLarge", "Proposal",
+    "ReplayReport", "ResidualTest", "TargetOnlyTest", "Tree", "TreeNode", "RequestTimedOut", "Sampling", "ServerError", "Session", "SessionDone", "SpecdecError", "State", "StepResult",
     "TableModel",
     "TRACE_FORMAT", "TargetSample", "Trace", "TraceFormatError", "TreeTest", "UnsupportedMediaType", "VerificationStep",
     "diff", "load_trace", "make_retry", "replay", "save_trace",

@@ -44,3 +44,12 @@ def finite_number(text: str) -> float:
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
     return value
+
+
+def integer_list(text: str) -> list[int]:
+    """A comma-separated list of integers, ``"2,1"`` -> ``[2, 1]`` (a tree's branching, SPEC
+    section 12; its bounds are the service's to check)."""
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of integers: {text!r}") from None

@@ -6,6 +6,8 @@
     specdec run --draft biased --seed 1 [--width 3] [--mode speculative|greedy|autoregressive|block|tree]
                 [--drafts 1] [--limit 8] [--target toy] [--eos TOKEN] [--json] [--save TRACE.json]
                 [--temperature T] [--top-k K] [--top-p P] [--min-p M] [--draft-rows processed|raw]
+                [--tree-shape chains|distinct|beam] [--tree-verify residual|target_only] [--branching 2,1]
+                [--threshold-single T] [--threshold-acc T]
     specdec draws --seed 1 [--position 0] --count 5 [--json]
     specdec replay TRACE.json [--json]
     specdec models [--json]
@@ -46,7 +48,7 @@ import sys
 from typing import IO, Any, Callable, Optional, Sequence
 
 from . import __version__, exits
-from .argtypes import finite_number, integer, positive_number
+from .argtypes import finite_number, integer, integer_list, positive_number
 from .client import DEFAULT_URL, Client
 from .errors import APIError, ConnectionFailed, RequestTimedOut, SpecdecError, TraceFormatError
 from .progress import Bars
@@ -127,7 +129,40 @@ def add_config_options(parser: argparse.ArgumentParser, *, seed: bool = True) ->
     parser.add_argument("--width", type=int, help="draft width, proposals per block, 1-16 (default: 3)")
     parser.add_argument("--limit", type=int, help="output length, 1-256 (default: 8)")
     parser.add_argument("--eos", help="end-of-sequence token (default: none)")
+    add_tree_options(parser)
     add_sampling_options(parser)
+
+
+TREE_OPTIONS = (("tree_shape", "shape"), ("tree_verify", "verify"), ("branching", "branching"),
+                ("threshold_single", "threshold_single"), ("threshold_acc", "threshold_acc"))
+"""``argparse`` destination -> the ``tree`` field it sets (SPEC section 12)."""
+
+
+def add_tree_options(parser: argparse.ArgumentParser) -> None:
+    """The setting ``tree`` of mode tree (SPEC section 12) as options: ``--tree-shape``,
+    ``--tree-verify``, ``--branching``, ``--threshold-single``, ``--threshold-acc``; the service
+    checks their bounds and combinations (a refusal: exit 4, the field on stderr)."""
+    group = parser.add_argument_group(
+        "draft trees (SPEC section 12, mode tree)",
+        "None given: D chains verified by the residual (SPEC 11).")
+    group.add_argument("--tree-shape", choices=("chains", "distinct", "beam"),
+                       help="chains (D chains), distinct (siblings without replacement) or beam (top-D, no draws)")
+    group.add_argument("--tree-verify", choices=("residual", "target_only"),
+                       help="residual (tests against each child's proposal law) or target_only (one draw a node, "
+                            "the draft's probabilities never read)")
+    group.add_argument("--branching", type=integer_list, metavar="B1,B2,...",
+                       help="shape distinct: children a node per depth, e.g. 2,1 (default: drafts, then 1)")
+    group.add_argument("--threshold-single", type=finite_number, metavar="T",
+                       help="verify target_only: accept a child of p(y) >= T, 0 < T <= 1 (below 1: lossy)")
+    group.add_argument("--threshold-acc", type=finite_number, metavar="T",
+                       help="verify target_only: accept when u * T < acc_j, 0 < T <= 1 (below 1: lossy)")
+
+
+def tree_settings(args: argparse.Namespace) -> Optional[dict[str, Any]]:
+    """The ``tree`` object of the options of :func:`add_tree_options`, or ``None`` when none is
+    given (then the config has no ``tree``)."""
+    tree = {key: getattr(args, dest) for dest, key in TREE_OPTIONS if getattr(args, dest, None) is not None}
+    return tree or None
 
 
 SAMPLING_OPTIONS = (("temperature", "temperature"), ("top_k", "top_k"), ("top_p", "top_p"), ("min_p", "min_p"),
@@ -173,6 +208,9 @@ def config_settings(args: argparse.Namespace) -> dict[str, Any]:
     sampling = sampling_settings(args)
     if sampling is not None:
         settings["sampling"] = sampling
+    tree = tree_settings(args)
+    if tree is not None:
+        settings["tree"] = tree
     return settings
 
 

@@ -23,8 +23,8 @@ import os
 from dataclasses import dataclass
 from typing import IO, Any, Iterable, Optional, Sequence
 
-from .types import (COUNTER_NAMES, Block, BlockVerificationStep, Config, Counters, Draw, ModelInfo, Sampling, Trace,
-                    TreeTest, VerificationStep)
+from .types import (COUNTER_NAMES, Block, BlockVerificationStep, Config, Counters, DraftStep, Draw, ModelInfo, NodeStep,
+                    ResidualTest, Sampling, TargetOnlyTest, Trace, TreeNode, TreeTest, VerificationStep)
 
 WRAP = 100
 """Distribution lines wrap before this many columns."""
@@ -200,6 +200,8 @@ class Renderer:
             parts.append(f"drafts {config.drafts}")
         if config.sampling is not None:
             parts.append(self.sampling(config.sampling))
+        if config.tree is not None:
+            parts.append("tree " + ", ".join(f"{k} {v}" for k, v in config.tree.to_dict().items()))
         return s.bold("specdec run") + "  " + f" {s.dot} ".join(parts)
 
     @staticmethod
@@ -218,16 +220,11 @@ class Renderer:
         s, w = self.style, self.w
         pad = " " * 14
         lines = [s.bold(f"Block {number}") + f"   prefix {self.tokens(block.prefix)}   position {block.position}"]
-        steps = block.proposal.steps
-        if steps:
-            lines.append(s.dim(f"  {'draft':<10}{'i':>2}  {'context':<{w}}  {'token':<{w}}  {'q':>6}  {'u':>7}  {'pos':>4}"))
-            for st in steps:
-                q = st.q[self.vocab.index(st.token)] if self.vocab and st.token in self.vocab else None
-                u, pos = (num(st.draw.u), str(st.draw.position)) if st.draw else (s.none, s.none)
-                own = ("" if st.chain is None else f"  chain {st.chain}") + ("" if st.drafted else "  (supplied by the caller)")
-                lines.append(f"{pad[:12]}{st.index:>2}  {self.ctx(st.context):<{w}}  {st.token:<{w}}  "
-                             f"{num(q) if q is not None else s.none:>6}  {u:>7}  {pos:>4}{own}")
-        if block.verification and block.proposal.chains is not None:
+        nodes = block.proposal.nodes is not None  # a draft tree of SPEC 12: its nodes, then its tests
+        lines += self.tree_nodes(block) + self.node_tests(block) if nodes else self.draft_steps(block)
+        if nodes:
+            pass
+        elif block.verification and block.proposal.chains is not None:
             lines += self.tree_tests(block)
         elif block.verification:
             lines.append(s.dim(f"  {'verify':<10}{'i':>2}  {'context':<{w}}  {'token':<{w}}  {'p':>6}  {'q':>6}  "
@@ -271,6 +268,69 @@ class Renderer:
         lines.append(f"  {'counters':<12}{counters[0]}")
         lines += counters[1:]
         lines.append(f"  {'position':<12}{block.position} {s.arrow} {block.next_position}")
+        return lines
+
+    def draft_steps(self, block: Block) -> list[str]:
+        """The draft steps of a chain (SPEC 4.1) or of D chains (SPEC 11.1): index, context,
+        token, q(token), draw."""
+        s, w = self.style, self.w
+        steps = [st for st in block.proposal.steps if isinstance(st, DraftStep)]
+        if not steps:
+            return []
+        lines = [s.dim(f"  {'draft':<10}{'i':>2}  {'context':<{w}}  {'token':<{w}}  {'q':>6}  {'u':>7}  {'pos':>4}")]
+        for st in steps:
+            q = st.q[self.vocab.index(st.token)] if self.vocab and st.token in self.vocab else None
+            u, pos = (num(st.draw.u), str(st.draw.position)) if st.draw else (s.none, s.none)
+            own = ("" if st.chain is None else f"  chain {st.chain}") + ("" if st.drafted else "  (supplied by the caller)")
+            lines.append(f"{'':12}{st.index:>2}  {self.ctx(st.context):<{w}}  {st.token:<{w}}  "
+                         f"{num(q) if q is not None else s.none:>6}  {u:>7}  {pos:>4}{own}")
+        return lines
+
+    def tree_nodes(self, block: Block) -> list[str]:
+        """A draft tree of SPEC 12, one node a line, indented by depth under its parent: its number,
+        token, proposal probability (law(y): q for chains, s_j for distinct siblings) or beam
+        score, and the draw that drew it."""
+        s = self.style
+        nodes = block.proposal.nodes or ()
+        drawn = {st.node: st.draw for st in block.proposal.steps if isinstance(st, NodeStep)}
+        lines = [s.dim(f"  {'tree':<12}node  (parent) token   law(y) or score   u @ pos")]
+        children: dict[int, list[TreeNode]] = {}
+        for node in nodes:
+            children.setdefault(node.parent, []).append(node)
+
+        def walk(parent: int) -> None:
+            for node in children.get(parent, []):
+                law = node.law[self.vocab.index(node.token)] if node.law and self.vocab and node.token in self.vocab \
+                    else None
+                weight = f"law {num(law)}" if law is not None else f"score {num(node.score)}" if node.score is not None \
+                    else ""
+                d = drawn.get(node.node)
+                where = f"  {self.draw(d)}" if d is not None else ""
+                lines.append(f"{'':14}{'  ' * (node.depth - 1)}#{node.node} ({node.parent}) {s.bold(node.token)}  "
+                             f"{weight}{where}")
+                walk(node.node)
+        walk(0)
+        return lines
+
+    def node_tests(self, block: Block) -> list[str]:
+        """The tests of a SPEC 12 tree verifier, in order, with the compared numbers: residual
+        (u * s(y) against r(y), and the residual after a rejection) or target-only (u *
+        threshold_acc against acc_j, p(y_j) against threshold_single; one draw a node)."""
+        s, w = self.style, self.w
+        lines = [s.dim(f"  {'verify':<8}{'depth':>5} {'node':>4}  {'context':<{w}}  {'token':<{w}}  compared")]
+        for v in block.verification:
+            if not isinstance(v, (ResidualTest, TargetOnlyTest)):
+                continue
+            head = f"{'':10}{v.depth:>5} {v.node:>4}  {self.ctx(v.context):<{w}}  {v.token:<{w}}  "
+            if isinstance(v, ResidualTest):
+                text = f"u*s(y) {num(v.u_s)} {s.vs(v.accepted)} r(y) {num(v.r_token)}"
+                if v.residual is not None:
+                    text += f"; r becomes {' '.join(num(x) for x in v.residual)}"
+            else:
+                text = f"u*t_acc {num(v.u_acc)} {s.vs(v.by == 'acc')} acc {v.acc_exact}"
+                if v.threshold_single < 1:
+                    text += f", p(y) {num(v.p_token)} {'>=' if v.by == 'single' else '<'} t_single {num(v.threshold_single)}"
+            lines.append(f"{head}{text}  {num(v.draw.u)} @ {v.draw.position}  {s.mark(v.accepted)}")
         return lines
 
     def tree_tests(self, block: Block) -> list[str]:

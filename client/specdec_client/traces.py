@@ -134,12 +134,12 @@ def _fields(*keys: str, **shapes: Any) -> tuple[Any, ...]:
 # may be absent.
 _DRAW = ("object?", _fields("position", "u", "hex"))
 _SAMPLE = ("object?", _fields("context", "token", p="list", draw=_DRAW))
+# A draft step and a test hold these in every mode and tree setting (SPEC 4, 10, 11, 12); the
+# rest of each kind of record is read by its typed reader (types.py).
 _BLOCK = ("object", _fields(
     "mode", "position", "next_position", prefix="list",
-    proposal=("object", _fields(tokens="list", steps=("list", ("object", _fields(
-        "index", "context", "token", "drafted", q="list", draw=_DRAW))))),
-    verification=("list", ("object", _fields(
-        "index", "context", "token", "p_token", "q_token", "ratio", "accepted", p="list", q="list", draw=_DRAW))),
+    proposal=("object", _fields(tokens="list", steps=("list", ("object", _fields("context", "token", draw=_DRAW))))),
+    verification=("list", ("object", _fields("context", "token", "accepted", p="list", draw=_DRAW))),
     discarded="list", committed="list", counters=("object", ()),
     **{"correction?": ("object?", _fields("index", "context", "token", distribution="list", draw=_DRAW)),
        "bonus?": _SAMPLE, "sample?": _SAMPLE},

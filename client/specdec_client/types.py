@@ -31,17 +31,20 @@ COUNTER_NAMES = (
 )
 """The work counters of SPEC section 7, in order."""
 
-CONFIG_KEYS = ("target", "draft", "mode", "width", "seed", "limit", "eos", "sampling", "drafts")
+CONFIG_KEYS = ("target", "draft", "mode", "width", "seed", "limit", "eos", "sampling", "drafts", "tree")
 """The session settings of SPEC section 8, in the order a trace echoes them (``sampling``: SPEC
-section 9; ``drafts``: SPEC section 11, mode tree)."""
+section 9; ``drafts``: SPEC section 11, mode tree; ``tree``: SPEC section 12, mode tree)."""
 
 SAMPLING_KEYS = ("temperature", "top_k", "top_p", "min_p", "draft")
 """The sampling parameters of SPEC section 9, in the order they are applied (``draft`` last:
 which draft rows are drafted from)."""
 
-OPTIONAL_SETTINGS = ("drafts", "sampling")
+TREE_KEYS = ("shape", "verify", "branching", "threshold_single", "threshold_acc")
+"""The fields of the setting ``tree`` (SPEC section 12), in the order a config echoes them."""
+
+OPTIONAL_SETTINGS = ("drafts", "sampling", "tree")
 """The settings a hand-built :class:`Config` leaves out of its JSON when they are ``None`` (the
-service's defaults: one draft chain, no row processing)."""
+service's defaults: one draft chain, no row processing, SPEC 11's tree)."""
 
 ModelRef = Union[str, Mapping[str, Any]]
 """A model in a config: a built-in name (``"toy"``, ``"aligned"``,
@@ -130,6 +133,56 @@ class DraftStep(Record):
 
 
 @dataclass(frozen=True)
+class TreeNode(Record):
+    """One node of a draft tree (SPEC 12): ``node`` (1-based, creation order), ``parent`` (0: the
+    root, the committed prefix), ``depth``, ``context``, ``token``, its proposal ``law`` (the row
+    it was drawn from; ``law_exact`` as fraction strings) or ``None`` for a beam node, and a beam
+    node's ``score`` (the product of its path's draft probabilities; ``score_exact`` as a fraction
+    string), else ``None``."""
+
+    node: int
+    parent: int
+    depth: int
+    context: Optional[str]
+    token: str
+    law: Optional[tuple[float, ...]]
+    law_exact: Optional[tuple[str, ...]]
+    score: Optional[float] = None
+    score_exact: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "TreeNode":
+        law, exact, score = d["law"], d["law_exact"], d.get("score")
+        return cls(int(d["node"]), int(d["parent"]), int(d["depth"]), d["context"], str(d["token"]),
+                   None if law is None else _floats(law), None if exact is None else tuple(map(str, _tuple(exact))),
+                   None if score is None else float(score), d.get("score_exact"), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class NodeStep(Record):
+    """One draw of a distinct tree (SPEC 12.1.2): the sibling ``token`` drawn for ``node``
+    (child of ``parent``, at ``depth``) from its proposal ``law`` s_j after ``context``."""
+
+    node: int
+    parent: int
+    depth: int
+    context: Optional[str]
+    law: tuple[float, ...]
+    draw: Draw
+    token: str
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "NodeStep":
+        return cls(int(d["node"]), int(d["parent"]), int(d["depth"]), d["context"], _floats(d["law"]),
+                   Draw.from_dict(d["draw"]), str(d["token"]), raw=dict(d))
+
+
+def _step(d: Mapping[str, Any]) -> Union[DraftStep, NodeStep]:
+    """A draft step by its keys: a distinct tree's (``node``, SPEC 12) or a chain's."""
+    return NodeStep.from_dict(d) if "node" in d else DraftStep.from_dict(d)
+
+
+@dataclass(frozen=True)
 class Proposal(Record):
     """The uncommitted proposal of a block: ``tokens`` (labels) and one
     :class:`DraftStep` per token (SPEC section 4.1). In mode tree
@@ -137,20 +190,24 @@ class Proposal(Record):
     are every chain's, chain 1's first; otherwise ``chains`` is ``None``."""
 
     tokens: tuple[str, ...]
-    steps: tuple[DraftStep, ...]
+    steps: tuple[Union[DraftStep, NodeStep], ...]
     chains: Optional[tuple[tuple[str, ...], ...]] = None
+    nodes: Optional[tuple[TreeNode, ...]] = None
+    """With a setting ``tree`` other than SPEC 11's (SPEC 12): every node of the draft tree, in
+    creation order; else ``None``."""
 
     @property
     def drafted(self) -> bool:
         """True when every token is what the draft itself drew (no
         caller-supplied token)."""
-        return all(s.drafted for s in self.steps)
+        return all(not isinstance(s, DraftStep) or s.drafted for s in self.steps)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Proposal":
-        chains = d.get("chains")
-        return cls(_tuple(d["tokens"]), tuple(DraftStep.from_dict(s) for s in _tuple(d["steps"])),
-                   None if chains is None else tuple(_tuple(c) for c in _tuple(chains)), raw=dict(d))
+        chains, nodes = d.get("chains"), d.get("nodes")
+        return cls(_tuple(d["tokens"]), tuple(_step(s) for s in _tuple(d["steps"])),
+                   None if chains is None else tuple(_tuple(c) for c in _tuple(chains)),
+                   None if nodes is None else tuple(TreeNode.from_dict(n) for n in _tuple(nodes)), raw=dict(d))
 
 
 @dataclass(frozen=True)
@@ -235,9 +292,86 @@ class TreeTest(Record):
                    raw=dict(d))
 
 
-def _test(d: Mapping[str, Any]) -> Union[VerificationStep, TreeTest]:
-    """A verification record by its keys: a tree test (``depth``, SPEC 11), a block
-    verification step (``threshold``, SPEC 10) or a token-wise step."""
+@dataclass(frozen=True)
+class ResidualTest(Record):
+    """One child tested by the tree verifier ``"residual"`` (SPEC 12.3), in order: its ``depth``,
+    ``node`` and ``parent``, ``context``, ``token`` y, the target row ``p``, its proposal ``law``
+    s, the row ``r`` it is tested against (``r_exact``), ``s_token`` = s(y), ``r_token`` = r(y),
+    ``u_s`` = u * s(y) (accepted iff below ``r_token``), its ``draw``, ``accepted``, and the
+    ``residual`` max(r - s, 0) normalised after a rejection (``residual_exact`` as fraction
+    strings; both ``None`` on acceptance)."""
+
+    depth: int
+    node: int
+    parent: int
+    context: Optional[str]
+    token: str
+    p: tuple[float, ...]
+    law: tuple[float, ...]
+    r: tuple[float, ...]
+    r_exact: tuple[str, ...]
+    s_token: float
+    r_token: float
+    u_s: float
+    draw: Draw
+    accepted: bool
+    residual: Optional[tuple[float, ...]]
+    residual_exact: Optional[tuple[str, ...]]
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ResidualTest":
+        residual, exact = d["residual"], d["residual_exact"]
+        return cls(int(d["depth"]), int(d["node"]), int(d["parent"]), d["context"], str(d["token"]),
+                   _floats(d["p"]), _floats(d["law"]), _floats(d["r"]), tuple(map(str, _tuple(d["r_exact"]))),
+                   float(d["s_token"]), float(d["r_token"]), float(d["u_s"]), Draw.from_dict(d["draw"]),
+                   bool(d["accepted"]), None if residual is None else _floats(residual),
+                   None if exact is None else tuple(map(str, _tuple(exact))), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class TargetOnlyTest(Record):
+    """One child tested by the tree verifier ``"target_only"`` (SPEC 12.4), in order: its
+    ``depth``, ``node``, ``parent``, ``context``, ``token`` y_j, the target row ``p``, ``p_token``
+    = p(y_j), ``acc`` = p(y_1) + ... + p(y_j) (``acc_exact``), ``u_acc`` = u * threshold_acc
+    (compared with ``acc``), the thresholds, the node's one ``draw``, ``accepted`` and ``by``
+    (``"acc"``, ``"single"``, or ``None`` when rejected)."""
+
+    depth: int
+    node: int
+    parent: int
+    context: Optional[str]
+    token: str
+    p: tuple[float, ...]
+    p_token: float
+    acc: float
+    acc_exact: str
+    u_acc: float
+    threshold_acc: float
+    threshold_single: float
+    draw: Draw
+    accepted: bool
+    by: Optional[str]
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "TargetOnlyTest":
+        return cls(int(d["depth"]), int(d["node"]), int(d["parent"]), d["context"], str(d["token"]),
+                   _floats(d["p"]), float(d["p_token"]), float(d["acc"]), str(d["acc_exact"]), float(d["u_acc"]),
+                   float(d["threshold_acc"]), float(d["threshold_single"]), Draw.from_dict(d["draw"]),
+                   bool(d["accepted"]), d["by"], raw=dict(d))
+
+
+Test = Union[VerificationStep, TreeTest, ResidualTest, TargetOnlyTest]
+"""Any verification record of a block."""
+
+
+def _test(d: Mapping[str, Any]) -> Test:
+    """A verification record by its keys: a tree verifier's test (``u_s``: residual, ``u_acc``:
+    target-only, SPEC 12), a tree test (``depth``, SPEC 11), a block verification step
+    (``threshold``, SPEC 10) or a token-wise step."""
+    if "u_s" in d:
+        return ResidualTest.from_dict(d)
+    if "u_acc" in d:
+        return TargetOnlyTest.from_dict(d)
     if "depth" in d:
         return TreeTest.from_dict(d)
     if "threshold" in d:
@@ -347,7 +481,7 @@ class Block(Record):
     prefix: tuple[str, ...]
     position: int
     proposal: Proposal
-    verification: tuple[Union[VerificationStep, TreeTest], ...]
+    verification: tuple[Test, ...]
     correction: Optional[Correction]
     discarded: tuple[str, ...]
     bonus: Optional[TargetSample]
@@ -369,7 +503,7 @@ class Block(Record):
         return d
 
     @property
-    def rejected(self) -> Optional[Union[VerificationStep, TreeTest]]:
+    def rejected(self) -> Optional[Test]:
         """The (first) rejected verification step or tree test, if any."""
         return next((v for v in self.verification if not v.accepted), None)
 
@@ -403,18 +537,61 @@ class Sampling(Record):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Sampling":
-        if not isinstance(d, Mapping):
-            raise TypeError(f"sampling is an object, not {type(d).__name__}")
-        unknown = set(d) - set(SAMPLING_KEYS)
-        if unknown:
-            raise ValueError(f"unknown sampling parameters {sorted(unknown)}: they are {', '.join(SAMPLING_KEYS)}")
-        return cls(**dict(d), raw=dict(d))
+        return cls(**_known(d, SAMPLING_KEYS, "sampling", "sampling parameters"), raw=dict(d))
 
     def to_dict(self) -> dict[str, Any]:
         """What was sent/received, or the parameters that are set, in SPEC section 9 order."""
-        if self.raw is not None:
-            return copy.deepcopy(self.raw)
-        return {k: getattr(self, k) for k in SAMPLING_KEYS if getattr(self, k) is not None}
+        return _set_fields(self, SAMPLING_KEYS)
+
+
+def _known(d: Any, keys: Sequence[str], name: str, what: str) -> dict[str, Any]:
+    """The object ``d`` of a setting ``name`` as a dict, when it holds only ``keys``. Raises
+    ``TypeError`` (not an object) or ``ValueError`` naming the unknown ``what``."""
+    if not isinstance(d, Mapping):
+        raise TypeError(f"{name} is an object, not {type(d).__name__}")
+    unknown = set(d) - set(keys)
+    if unknown:
+        raise ValueError(f"unknown {what} {sorted(unknown)}: they are {', '.join(keys)}")
+    return dict(d)
+
+
+def _set_fields(record: Record, keys: Sequence[str]) -> dict[str, Any]:
+    """What ``record`` was read from, or its fields among ``keys`` that are set, in that order."""
+    if record.raw is not None:
+        return copy.deepcopy(record.raw)
+    return {k: _jsonable(getattr(record, k)) for k in keys if getattr(record, k) is not None}
+
+
+@dataclass(frozen=True)
+class Tree(Record):
+    """The setting ``tree`` of mode tree (SPEC section 12), each field ``None`` when not set (then
+    not sent; the service's defaults): ``shape`` ``"chains"`` (D chains, SPEC 11.1),
+    ``"distinct"`` (siblings drawn without replacement) or ``"beam"`` (the top-D tree, no draws);
+    ``verify`` ``"residual"`` (SPEC 12.3) or ``"target_only"`` (SPEC 12.4: the draft's
+    probabilities never read); ``branching`` (shape distinct: children a node per depth, 1-8 each,
+    at most 16 depths); ``threshold_single`` and ``threshold_acc`` (verify target_only: 0 < t <= 1,
+    SGLang's lossy thresholds below 1). The service validates them (HTTP 422 names the field)."""
+
+    shape: Optional[str] = None
+    verify: Optional[str] = None
+    branching: Optional[Sequence[int]] = None
+    threshold_single: Optional[float] = None
+    threshold_acc: Optional[float] = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Tree":
+        return cls(**_known(d, TREE_KEYS, "tree", "tree settings"), raw=dict(d))
+
+    def to_dict(self) -> dict[str, Any]:
+        """What was sent/received, or the fields that are set, in :data:`TREE_KEYS` order."""
+        return _set_fields(self, TREE_KEYS)
+
+
+def _tree(value: Any) -> Optional[Tree]:
+    """A config's ``tree``: ``None``, a :class:`Tree`, or its JSON object."""
+    if value is None or isinstance(value, Tree):
+        return value
+    return Tree.from_dict(value)
 
 
 def _sampling(value: Any) -> Optional[Sampling]:
@@ -434,8 +611,9 @@ class Config(Record):
     ``drafts`` 1-8 draft chains (mode ``"tree"``, SPEC 11) or ``None``
     (not sent: the service's default 1); ``sampling`` the sampling parameters
     (a :class:`Sampling`, or its JSON object, which is read into one; SPEC 9)
-    or ``None`` (not sent: rows unprocessed). The service validates them (HTTP
-    422 names each bad field)."""
+    or ``None`` (not sent: rows unprocessed); ``tree`` the draft tree's shape and verifier (a
+    :class:`Tree`, or its JSON object; SPEC 12, mode tree) or ``None`` (not sent: SPEC 11's
+    chains with the residual). The service validates them (HTTP 422 names each bad field)."""
 
     draft: ModelRef
     seed: int
@@ -446,9 +624,11 @@ class Config(Record):
     eos: Optional[str] = None
     drafts: Optional[int] = None
     sampling: Optional[Sampling] = None
+    tree: Optional[Tree] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sampling", _sampling(self.sampling))
+        object.__setattr__(self, "tree", _tree(self.tree))
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Config":

@@ -31,6 +31,7 @@ from fractions import Fraction
 from typing import Optional
 
 from .engine.bounds import MAX_DRAWS_SLICE
+from .engine.tree_settings import block_drafts, block_shape
 
 OVER_BUDGET = "tag:specdec,2026:problem/over-budget"
 """The problem type of a request over its route's budget (HTTP 422)."""
@@ -196,7 +197,7 @@ def run_trace_chars(mode: str, width: int, drafts: int, vocab: int, limit: int, 
 def run_size(config) -> int:
     """:func:`run_trace_chars` of a parsed config (``engine.state.Config``), its rows' bits
     :func:`config_row_bits` (an upper bound, known before processing them)."""
-    return run_trace_chars(config.mode, config.width, config.drafts, len(config.vocab), config.limit,
+    return run_trace_chars(config.mode, config.width, block_drafts(config), len(config.vocab), config.limit,
                            config_row_bits(config))
 
 
@@ -434,7 +435,7 @@ def config_work(config, blocks: int) -> int:
     most ``limit`` blocks (SPEC 6: each commits at least one token)."""
     bits, vocab = config_row_bits(config), len(config.vocab)
     return (config_processing_work(config) + rows_work(vocab, bits)
-            + blocks * block_work(config.mode, config.width, config.drafts, vocab, bits))
+            + blocks * block_work(config.mode, config.width, config.drafts, vocab, bits, block_shape(config)))
 
 
 BLOCK_UNIT_WORK = 160
@@ -469,7 +470,8 @@ def session_work(config, blocks: int) -> int:
     in bit operations) plus :data:`BLOCK_UNIT_WORK` times their :func:`overhead_units`. One block
     for ``POST /v1/draft``, ``/v1/verify`` and ``/v1/step``; ``limit`` for a run (SPEC 6), the
     reference run a grading request recomputes included."""
-    overhead = overhead_units(config.mode, config.width, config.drafts, len(config.vocab), blocks)
+    overhead = overhead_units(config.mode, config.width, config.drafts, len(config.vocab), blocks,
+                              block_shape(config)[0])
     return config_work(config, blocks) + BLOCK_UNIT_WORK * overhead
 
 

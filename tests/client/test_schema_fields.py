@@ -32,6 +32,11 @@ TRACE_CLASSES = {  # trace.schema.json definition (None: the root) -> SDK class
     "tree_proposal": types.Proposal,  # mode tree (SPEC 11): the same class, with its chains
     "tree_proposal_step": types.DraftStep,  # ... and each step's chain
     "tree_test": types.TreeTest,
+    "tree_nodes_proposal": types.Proposal,  # a tree of SPEC 12: the same class, with its nodes
+    "tree_node": types.TreeNode,
+    "tree_node_step": types.NodeStep,
+    "residual_test": types.ResidualTest,
+    "target_only_test": types.TargetOnlyTest,
 }
 REPORT_CLASSES = {  # contract component -> SDK class
     "GradeReportOut": reports.GradeReport,

@@ -24,7 +24,8 @@ from marshmallow import RAISE, Schema, fields, validate
 from ..engine import MODES
 from ..engine.bounds import (
     MAX_COUNTER, MAX_DRAWS_SLICE, MAX_LABEL, MAX_LIMIT, MAX_POSITION, MAX_SEED, MAX_VOCAB, MAX_WIDTH, MIN_LABEL,
-    MIN_LIMIT, MIN_VOCAB, MIN_WIDTH, MAX_DRAFTS, MIN_DRAFTS, MAX_TEMPERATURE, MAX_TOP_K, MIN_TOP_K,
+    MIN_LIMIT, MIN_VOCAB, MIN_WIDTH, MAX_DRAFTS, MIN_DRAFTS, MAX_TEMPERATURE, MAX_TOP_K, MIN_TOP_K, MAX_BRANCHING,
+    MAX_BRANCHING_DEPTHS, MIN_BRANCHING,
 )
 from ..engine.models import BUILTIN_DRAFTS, BUILTIN_TARGETS
 from .trace_components import TraceRef
@@ -177,6 +178,18 @@ class SamplingOut(StrictSchema):
     draft = fields.String(validate=validate.OneOf(["processed", "raw"]))
 
 
+class TreeOut(StrictSchema):
+    """The draft tree's shape and verifier of a config in mode tree (SPEC section 12), echoed as
+    sent (each number as float64): any of these fields."""
+
+    shape = fields.String(validate=validate.OneOf(["chains", "distinct", "beam"]))
+    verify = fields.String(validate=validate.OneOf(["residual", "target_only"]))
+    branching = fields.List(fields.Integer(validate=validate.Range(MIN_BRANCHING, MAX_BRANCHING)),
+                            validate=validate.Length(1, MAX_BRANCHING_DEPTHS))
+    threshold_single = fields.Float(validate=validate.Range(0, 1, min_inclusive=False))
+    threshold_acc = fields.Float(validate=validate.Range(0, 1, min_inclusive=False))
+
+
 class ConfigOut(StrictSchema):
     """Session settings with every default filled in."""
 
@@ -191,6 +204,8 @@ class ConfigOut(StrictSchema):
         "description": "The sampling parameters (SPEC 9): present only when the caller sent them, as sent."})
     drafts = fields.Integer(validate=validate.Range(MIN_DRAFTS, MAX_DRAFTS), metadata={
         "description": "Draft chains per block (SPEC 11): present in mode tree and whenever the caller sent it."})
+    tree = fields.Nested(TreeOut, metadata={
+        "description": "The draft tree's shape and verifier (SPEC 12): present only when the caller sent it, as sent."})
 
 
 class StateOut(StrictSchema):

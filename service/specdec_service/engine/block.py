@@ -25,8 +25,9 @@ from typing import Any, NamedTuple, Optional, Sequence
 from .draws import MAX_POSITION, Stream
 from .errors import Fault, InvalidInput, SessionDone
 from .proposals import PAST_THE_END, Drafted
-from .rules import MODE_RULES, Decoder
+from .rules import MODE_RULES
 from .state import MAX_COUNTER, COUNTER_NAMES, State, next_state, parse_tokens
+from .trees import AnyDecoder, decoder_of
 
 
 class StepResult(NamedTuple):
@@ -72,7 +73,7 @@ def draft(state: State) -> dict:
     """
     _check_open(state)
     cfg = state.config
-    decoder = MODE_RULES[cfg.mode]
+    decoder = decoder_of(cfg)
     drafted = decoder.proposal.draft(state, decoder.rows.read(cfg), Stream(cfg.seed, state.position))
     return drafted.record(cfg.vocab)
 
@@ -137,7 +138,7 @@ def verify(state: State, labels: Optional[Sequence[str]], chains: Any = None) ->
     if not tree and chains is not None:
         raise InvalidInput.at(("chains",), "only mode tree verifies chains: give `tokens` (SPEC section 4)")
     if tree:
-        return play(state, MODE_RULES["tree"], _parse_chains(state, chains))
+        return play(state, decoder_of(state.config), _parse_chains(state, chains))
     tokens = parse_tokens(labels, state.config, ("tokens",))
     _check_proposal(state, tokens)
     return play(state, MODE_RULES[state.config.mode], tokens)
@@ -149,13 +150,13 @@ def step(state: State) -> StepResult:
     Raises :class:`SessionDone` on an ended session.
     """
     _check_open(state)
-    return play(state, MODE_RULES[state.config.mode])
+    return play(state, decoder_of(state.config))
 
 
 # ---------------------------------------------------------------- the block
 
 
-def play(state: State, rules: Decoder, tokens: Optional[Sequence[int]] = None) -> StepResult:
+def play(state: State, rules: AnyDecoder, tokens: Optional[Sequence[int]] = None) -> StepResult:
     """One block under the decoder ``rules`` (SPEC sections 4-7): draft -> verify -> commit.
 
     This is the only implementation of a block: the engine's modes are the decoders of
@@ -187,7 +188,7 @@ def _after_verification(block: dict, extra: dict) -> dict:
     return out
 
 
-def commit(state: State, rules: Decoder, drafted: Drafted, verdict, n: int) -> StepResult:
+def commit(state: State, rules: AnyDecoder, drafted: Drafted, verdict, n: int) -> StepResult:
     """Record a verified block and move the state on (SPEC sections 4-7): the block record
     (every key of ``docs/trace-format.md``, in order), what it commits and its counters as the
     verifier reads them off the record (``commits``, ``tally``), and the next state (draws up to

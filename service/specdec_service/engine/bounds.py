@@ -30,6 +30,11 @@ MIN_WIDTH, MAX_WIDTH = 1, 16
 """Proposals a block, ``width`` (SPEC section 8)."""
 MIN_DRAFTS, MAX_DRAFTS = 1, 8
 """Draft chains a block in mode tree, ``drafts`` (SPEC section 11)."""
+MIN_BRANCHING, MAX_BRANCHING, MAX_BRANCHING_DEPTHS = 1, 8, 16
+"""``tree.branching`` (SPEC section 12): 1 to 16 depths, each 1 to 8 children a node."""
+MAX_TREE_NODES = 256
+"""Nodes a distinct draft tree holds at most: the sum over i = 1..min(width, limit) of
+b_1 * ... * b_i (SPEC section 12)."""
 MIN_TOP_K, MAX_TOP_K = 1, 64
 """Bounds of ``sampling.top_k`` (SPEC section 9)."""
 MIN_TEMPERATURE, MAX_TEMPERATURE = "0.05", 20

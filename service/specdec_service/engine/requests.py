@@ -35,7 +35,7 @@ import jsonschema_rs
 from .bounds import (
     MAX_DRAFTS, MIN_DRAFTS, MAX_COUNTER, MAX_DEPTH, MAX_DRAFT_COST, MAX_LABEL, MAX_LIMIT, MAX_POSITION, MAX_SAFE_INTEGER, MAX_SEED,
     MAX_VOCAB, MAX_WIDTH, MIN_DEPTH, MIN_LABEL, MIN_LIMIT, MIN_VOCAB, MIN_WIDTH, MAX_TEMPERATURE, MAX_TOP_K,
-    MIN_TEMPERATURE, MIN_TOP_K,
+    MIN_TEMPERATURE, MIN_TOP_K, MAX_BRANCHING, MAX_BRANCHING_DEPTHS, MAX_TREE_NODES, MIN_BRANCHING,
 )
 from .errors import MAX_ERRORS, Fault, InvalidInput
 
@@ -107,6 +107,34 @@ SAMPLING: dict[str, Any] = {
 }
 """A config's ``sampling`` object (SPEC section 9): its structure and bounds;
 :func:`~.sampling.parse_sampling` reads it exactly."""
+_THRESHOLD = {"type": "number", "exclusiveMinimum": 0, "maximum": 1, "default": 1}
+TREE: dict[str, Any] = {
+    "type": "object",
+    "description": "The draft tree's shape and verifier (SPEC section 12), read only in mode tree; all optional. Absent: "
+                   "shape chains, verify residual, exactly SPEC 11. Refused: residual with beam, branching with another "
+                   "shape, a threshold with another verifier. Echoed in the session's config as sent (each number as "
+                   "float64) whenever sent.",
+    "properties": {
+        "shape": {"type": "string", "enum": ["chains", "distinct", "beam"], "default": "chains",
+                  "description": "chains: D chains drafted with replacement (SPEC 11.1); distinct: siblings drawn "
+                                 "without replacement; beam: the deterministic top-D tree (SPEC 12.1)."},
+        "verify": {"type": "string", "enum": ["residual", "target_only"], "default": "residual",
+                   "description": "residual: recursive rejection against each child's proposal law (SPEC 12.3); "
+                                  "target_only: one draw a node against the target's cumulative probability of the "
+                                  "children, the draft's probabilities never read (SPEC 12.4)."},
+        "branching": {"type": "array", "title": "children per depth", "minItems": 1, "maxItems": MAX_BRANCHING_DEPTHS,
+                      "items": {"type": "integer", "minimum": MIN_BRANCHING, "maximum": MAX_BRANCHING},
+                      "description": f"Shape distinct only: children a node, per depth (default [drafts, 1, 1, ...]; 1 "
+                                     f"past its end); at most {MAX_TREE_NODES} nodes over min(width, limit) depths."},
+        "threshold_single": {**_THRESHOLD, "description": "Verify target_only only: a child with p(y) at least this is "
+                                                         "accepted (SGLang's lossy threshold below 1; SPEC 12.4)."},
+        "threshold_acc": {**_THRESHOLD, "description": "Verify target_only only: a child is accepted when u * "
+                                                      "threshold_acc < acc_j (SGLang's lossy threshold below 1; SPEC 12.4)."},
+    },
+    "additionalProperties": False,
+}
+"""A config's ``tree`` object (SPEC section 12): its structure and bounds;
+:func:`~.tree_settings.parse_tree` reads it exactly and states the refusals."""
 CONFIG: dict[str, Any] = {
     "type": "object",
     "description": "Session settings (SPEC section 8). `draft` and `seed` are required; the others take the "
@@ -129,6 +157,7 @@ CONFIG: dict[str, Any] = {
         "drafts": {"type": "integer", "minimum": MIN_DRAFTS, "maximum": MAX_DRAFTS, "default": 1,
                    "description": "Draft chains per block, D (SPEC 11); only mode tree reads it. Echoed in the "
                                   "session's config when sent or in mode tree."},
+        "tree": TREE,
     },
     "required": ["draft", "seed"],
     "additionalProperties": False,

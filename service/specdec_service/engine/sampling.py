@@ -152,6 +152,13 @@ def _number(x: Any) -> Optional[Fraction]:
     return None
 
 
+exact_decimal = _number
+"""``exact_decimal(x)``: a JSON number as the exact decimal written, ``None`` for anything else
+(the reading of every number a setting holds, SPEC section 1)."""
+not_carried = _not_carried
+"""``not_carried(x)``: why a decimal cannot be echoed exactly as float64, or ``None``."""
+
+
 # ---------------------------------------------------------------- the four steps
 
 

@@ -23,6 +23,7 @@ from .requests import (
     CONFIG, COUNTERS, MODES, RUN, STATE, VERIFY, checker, integer_fields, shallow, strict_integers,  # noqa: F401
 )
 from .sampling import SAMPLING_KEYS
+from .tree_settings import TreeSetting, parse_tree
 DEFAULTS = {key: schema["default"] for key, schema in CONFIG["properties"].items() if "default" in schema}
 """Settings a config may leave out (target toy, mode speculative, width 3, limit 8, eos null, as
 :data:`.requests.CONFIG` states them); ``draft`` and ``seed`` are required."""
@@ -83,7 +84,9 @@ class Config:
     sent it (then, or in mode ``tree``, :meth:`to_json` echoes it; otherwise a config and its
     traces hold no ``drafts``). ``sampling`` the sampling parameters (SPEC 9; ``None`` when not
     sent) and ``sampling_sent`` their echo (:func:`~.sampling.sampling_echo`, ``(name, value)``
-    pairs; ``None`` when not sent: then a config and its traces hold no ``sampling``).
+    pairs; ``None`` when not sent: then a config and its traces hold no ``sampling``). ``tree``
+    the draft tree's shape and verifier (SPEC 12, mode ``tree`` only; ``None`` when not sent:
+    then a config and its traces hold no ``tree``, and SPEC 11 holds).
     """
 
     target: Model
@@ -97,6 +100,7 @@ class Config:
     drafts_sent: bool = False
     sampling: Optional[Sampling] = None
     sampling_sent: Optional[tuple] = None
+    tree: Optional[TreeSetting] = None
 
     @cached_property
     def vocab(self) -> tuple[str, ...]:
@@ -141,6 +145,8 @@ class Config:
             settings["sampling"] = dict(self.sampling_sent)
         if self.drafts_sent or self.mode == "tree":
             settings["drafts"] = self.drafts
+        if self.tree is not None:
+            settings["tree"] = dict(self.tree.echo)
         return settings
 
 
@@ -298,8 +304,11 @@ def _parse_config(obj: Any) -> Config:
     sampling = echo = None
     if sent_sampling is not None:
         sampling, echo = parse_sampling(sent_sampling, ("sampling",)), sampling_echo(sent_sampling)
+    tree = None
+    if "tree" in sent:
+        tree = parse_tree(sent["tree"], obj["mode"], obj["drafts"], min(obj["width"], obj["limit"]))
     return Config(target, draft, obj["seed"], obj["mode"], obj["width"], obj["limit"], eos, obj["drafts"],
-                  "drafts" in sent, sampling, echo)
+                  "drafts" in sent, sampling, echo, tree)
 
 
 def parse_state(obj: Any) -> State:

@@ -1,0 +1,89 @@
+"""The setting `tree` (SPEC section 12) through the SDK and the `specdec` command, in-process
+against the real routes: the options send the `tree` object, `Client.run(..., tree=Tree(...))`,
+typed records of every shape and verifier, a rendering a reader can follow, and a saved trace of
+every mode and setting replayed by `specdec replay` (and read by `load_trace`)."""
+
+import json
+
+import pytest
+
+from specdec_client import Client, Config, ResidualTest, TargetOnlyTest, Tree, TreeNode, cli, load_trace
+
+from .service_backend import BASE, calls_to, run_body
+from .test_tree_cli import at_mock_url, specdec  # noqa: F401  (a fixture, and the command's exit, out, err)
+
+EXAMPLE = {"draft": "biased", "mode": "tree", "width": 2, "drafts": 2, "seed": 16}
+EVERY_SETTING = [
+    ["--mode", "speculative"], ["--mode", "greedy"], ["--mode", "autoregressive"], ["--mode", "block"],
+    ["--mode", "tree", "--drafts", "2"],
+    ["--mode", "tree", "--drafts", "2", "--tree-verify", "target_only"],
+    ["--mode", "tree", "--drafts", "3", "--tree-shape", "distinct"],
+    ["--mode", "tree", "--drafts", "2", "--tree-shape", "distinct", "--branching", "2,1,3", "--tree-verify",
+     "target_only"],
+    ["--mode", "tree", "--drafts", "2", "--tree-shape", "beam", "--tree-verify", "target_only"],
+    ["--mode", "tree", "--drafts", "2", "--tree-shape", "beam", "--tree-verify", "target_only", "--threshold-acc",
+     "0.5", "--threshold-single", "0.3", "--temperature", "0.7", "--eos", "C"],
+]
+"""Every mode, and in mode tree every shape x verifier, a branching list, thresholds, sampling."""
+
+
+@pytest.mark.parametrize("options", EVERY_SETTING, ids=" ".join)
+def test_a_saved_trace_of_every_mode_and_setting_replays(service, capsys, tmp_path, options):
+    path = tmp_path / "t.json"
+    status, _, err = specdec(capsys, "run", "--draft", "biased", "--seed", "3", "--width", "3", *options,
+                             "--save", str(path))
+    assert (status, err) == (0, "")
+    trace = load_trace(path)
+    assert trace.config.mode == options[1]
+    status, out, err = specdec(capsys, "replay", str(path))
+    assert (status, err) == (0, ""), out
+    assert out.endswith("every field matches the service\n")
+
+
+def test_the_options_send_the_tree_object(service, capsys):
+    status, out, _ = specdec(capsys, "run", "--draft", "biased", "--seed", "16", "--mode", "tree", "--drafts", "2",
+                             "--width", "2", "--tree-shape", "distinct", "--branching", "2,1", "--color", "never")
+    assert status == 0
+    sent = json.loads(calls_to(service, "/v1/runs")[0].request.body)
+    assert sent["config"]["tree"] == {"shape": "distinct", "branching": [2, 1]}
+    assert "tree shape distinct, branching [2, 1]" in out.splitlines()[0]
+    # the tree by depth, then each test with the numbers it compared (SPEC 12.6's example)
+    assert "              #2 (0) B  law 0.7500  u 0.0795 (pos 1)" in out
+    assert "u*s(y) 0.5151 ≥ r(y) 0.5000; r becomes 0.0000 0.5000 0.5000" in out
+    assert "u*s(y) 0.1731 < r(y) 0.5000" in out
+
+
+def test_a_bad_branching_option_is_a_usage_error(service, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["run", "--draft", "biased", "--seed", "1", "--mode", "tree", "--branching", "2,x"])
+    assert exit_.value.code == 2
+    assert "not a comma-separated list of integers: '2,x'" in capsys.readouterr().err
+
+
+def test_a_refused_tree_names_the_field(service, capsys):
+    status, out, err = specdec(capsys, "run", "--draft", "biased", "--seed", "1", "--mode", "tree", "--tree-shape",
+                               "beam")
+    assert status == 4 and "config/tree/verify" in err
+
+
+def test_client_run_takes_a_tree(service):
+    client = Client(BASE)
+    trace = client.run(Config(**EXAMPLE), tree=Tree(shape="beam", verify="target_only"))
+    assert trace.to_dict() == run_body({**EXAMPLE, "tree": {"shape": "beam", "verify": "target_only"}})
+    assert trace.config.tree == Tree(shape="beam", verify="target_only")
+    block = trace.blocks[0]
+    assert block.proposal.nodes is not None and all(isinstance(n, TreeNode) for n in block.proposal.nodes)
+    assert [n.score for n in block.proposal.nodes] == [0.8, 0.15, 0.64, 0.12]
+    assert all(isinstance(t, TargetOnlyTest) for t in block.verification)
+    residual = client.run(dict(EXAMPLE), tree={"shape": "distinct"}).blocks[0]
+    assert all(isinstance(t, ResidualTest) for t in residual.verification)
+    assert residual.committed == ("B", "A", "A")
+
+
+def test_a_tree_config_round_trips():
+    config = Config(**EXAMPLE, tree={"verify": "target_only", "threshold_acc": 0.5})
+    assert config.tree == Tree(verify="target_only", threshold_acc=0.5)
+    assert config.to_dict()["tree"] == {"verify": "target_only", "threshold_acc": 0.5}
+    assert Config(**EXAMPLE).to_dict().get("tree") is None
+    with pytest.raises(ValueError, match="unknown tree settings"):
+        Tree.from_dict({"depth": 2})
