@@ -10,7 +10,12 @@ program per language (once per session) and RUN:
   block of the service's own traces (``POST /v1/runs``, built-in and custom models, EOS, limits,
   widths 1-5, D = 1..4, without and with seven SPEC 9 settings), and under
   five SPEC 9 settings against the second implementation (tests/spec_reference.py): proposals,
-  tau, committed tokens and next positions.
+  tau, committed tokens and next positions;
+- draft trees and tree verifiers (SPEC 12, ``trees``) against every block of the service's traces
+  with a ``tree`` setting (every shape x verifier, widths 1-4, D = 1..4, branching lists,
+  thresholds, built-in and custom models, EOS, SPEC 9 settings, SPEC 12.6's examples): the
+  nodes, every test with its position, decision and compared numbers, the correction's law,
+  committed and next position; planted mistakes in the Python snippets must fail them.
 
 Each language gets a small driver (below, test code, not in the docs) appended to its snippets;
 the driver reads commands on stdin and prints one line each:
@@ -22,7 +27,12 @@ the driver reads commands on stdin and prints one line each:
 - ``B`` / ``T width room drafts seed n last eos T K P M draft V p-table q-table`` -> one block of
   mode block / tree from position n after token ``last`` (-1: the empty prefix), the tables'
   rows raw (row 0 after the empty prefix, row c + 1 after token c) and processed by the driver:
-  ``tokens | w | h | tau | committed | next`` (block) or ``chains | tests | committed | next`` (tree).
+  ``tokens | w | h | tau | committed | next`` (block) or ``chains | tests | committed | next`` (tree);
+- ``G shape verify branching single acc`` then a ``T`` line's fields -> one SPEC 12 block
+  (branching ``2,1``, thresholds ``num/den``, ``-`` when unset): ``nodes | tests | correction |
+  committed | next``, a node ``parent:depth:token:law`` (the law's entries ``w/sum``, or a beam
+  node's score), a test ``node:token:position:accepted:r(y):s(y)`` (residual) or
+  ``node:token:position:accepted:acc_j:by`` (target_only), the correction's law or ``-``.
 """
 
 import contextlib
@@ -762,7 +772,7 @@ def trace_cases(client):
 
 
 def build(language: str, root: Path) -> list[str]:
-    """The program of ``language``: the primitives, the three parts and the driver, compiled in
+    """The program of ``language``: the primitives, the four parts and the driver, compiled in
     ``root``; returns its command line (or skips when the language's tools are missing)."""
     root.mkdir()
     code = [snippet(language)] + [snippet(language, part) for part in PARTS]
