@@ -247,5 +247,5 @@ def test_the_size_check_cuts_a_copy_and_leaves_the_value_alone():
     assert json.dumps(long) == before
     assert len(bounded.value["committed"]) == 256 and "x" not in bounded.value["config"]
     assert [(f.path, f.message) for f in bounded.faults] == [
-        (("config", "x"), "unknown field: the fields are draft, drafts, eos, limit, mode, sampling, seed, target, width"),
+        (("config", "x"), "unknown field: the fields are draft, drafts, eos, limit, mode, sampling, seed, target, tree, width"),
         (("committed",), "must be a list of 0 to 256 token labels")]

@@ -136,6 +136,27 @@ MODEL_NAMES = {"target": st.sampled_from(["toy", TABLE]), "draft": st.sampled_fr
 
 
 @st.composite
+def trees(draw):
+    """A ``tree`` (SPEC 12) within the contract that keeps the rules it cannot state true: residual
+    not with beam, branching only with distinct (short lists of 1s and 2s: at most 256 nodes at
+    any width), thresholds (0 < t <= 1) only with target_only."""
+    shape = draw(st.sampled_from([None, "chains", "distinct", "beam"]))
+    verify = "target_only" if shape == "beam" else draw(st.sampled_from([None, "residual", "target_only"]))
+    tree = {key: value for key, value in (("shape", shape), ("verify", verify)) if value is not None}
+    if shape == "distinct" and draw(st.booleans()):
+        tree["branching"] = draw(st.lists(st.integers(1, 2), min_size=1, max_size=3))
+    if verify == "target_only":
+        for key in ("threshold_single", "threshold_acc"):
+            if draw(st.booleans()):
+                tree[key] = draw(st.one_of(st.just(1), st.floats(0, 1, exclude_min=True)))
+    return tree
+
+
+ANALYSED_TREES = st.sampled_from([{}, {"shape": "chains"}, {"verify": "residual"}, {"shape": "chains", "verify": "residual"}])
+"""The trees an analysis takes today (SPEC 11's); the others are refused (engine/analysis.py)."""
+
+
+@st.composite
 def configs(draw, component: str = "ConfigIn"):
     """A config: each setting stated, past its bounds, arbitrary or absent; ``eos`` a label of
     the vocabulary when it is a string of 1-16 characters (the vocabulary is a rule no schema
@@ -148,6 +169,8 @@ def configs(draw, component: str = "ConfigIn"):
             stated = MODEL_NAMES[key]
         elif key == "eos":
             stated = st.sampled_from([None, *LABELS])
+        elif key == "tree":
+            stated = ANALYSED_TREES if component == "AnalysisConfigIn" else trees()
         else:
             stated = None
         value, present = _field(draw, key, schema, stated, focus)
@@ -159,6 +182,8 @@ def configs(draw, component: str = "ConfigIn"):
                 value = None
         if present:
             body[key] = value
+    if isinstance(body.get("tree"), dict):  # SPEC 12: only mode tree reads it (a rule no schema states)
+        body["mode"] = "tree"
     if draw(st.integers(0, 4)):  # mostly the required ones
         body.setdefault("draft", "biased")
         if component == "ConfigIn":

@@ -7,15 +7,17 @@ implementation (tests/spec_reference.py) draw for draw on a seeded matrix and on
 from __future__ import annotations
 
 import itertools
+import json
 
 import jsonschema_rs
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import spec_reference as R
-from specdec_service import create_app
 from specdec_service.engine import trace_schema
 from test_spec_reference import SAMPLINGS, custom_configs
+import test_tree
+from test_tree import first_block
 
 EXAMPLE = {"draft": "biased", "mode": "tree", "width": 2, "drafts": 2}
 VALIDATOR = jsonschema_rs.Draft202012Validator(trace_schema())
@@ -29,15 +31,13 @@ VARIANTS = [{"shape": "distinct", "branching": [3, 2]}, {"shape": "distinct", "b
 """Branching lists and thresholds below 1 (SGLang's lossy settings)."""
 
 
-@pytest.fixture(scope="module")
-def client():
-    return create_app({"TESTING": True}).test_client()
+client = test_tree.client
+"""The app's test client (a fixture of tests/test_tree.py)."""
 
 
-def first_block(client, config):
-    response = client.post("/v1/step", json={"config": config})
-    assert response.status_code == 200, response.get_json()
-    return response.get_json()["block"]
+def block_of(client, config):
+    """The record of the first block of ``config``."""
+    return first_block(client, config)["block"]
 
 
 def u4(record):
@@ -48,7 +48,7 @@ def u4(record):
 
 
 def test_chains_with_target_only_seed_16(client):
-    block = first_block(client, {**EXAMPLE, "seed": 16, "tree": {"verify": "target_only"}})
+    block = block_of(client, {**EXAMPLE, "seed": 16, "tree": {"verify": "target_only"}})
     assert block["proposal"]["chains"] == [["A", "A"], ["B", "A"]]
     # the trie A{A}, B{A}: node 1 = A, node 2 = A after A, node 3 = B, node 4 = A after B
     assert [(n["node"], n["parent"], n["depth"], n["token"]) for n in block["proposal"]["nodes"]] == [
@@ -68,7 +68,7 @@ def test_chains_with_target_only_seed_16(client):
 
 
 def test_beam_with_target_only_seed_3(client):
-    block = first_block(client, {**EXAMPLE, "seed": 3, "tree": {"shape": "beam", "verify": "target_only"}})
+    block = block_of(client, {**EXAMPLE, "seed": 3, "tree": {"shape": "beam", "verify": "target_only"}})
     assert block["proposal"]["steps"] == []  # no draws
     nodes = block["proposal"]["nodes"]
     # A{A, B}, B{}: after A, A scores 0.64; A B and B A tie at 0.12 and the earlier parent wins
@@ -82,7 +82,7 @@ def test_beam_with_target_only_seed_3(client):
 
 
 def test_beam_with_target_only_seed_0_rejects_both_children(client):
-    block = first_block(client, {**EXAMPLE, "seed": 0, "tree": {"shape": "beam", "verify": "target_only"}})
+    block = block_of(client, {**EXAMPLE, "seed": 0, "tree": {"shape": "beam", "verify": "target_only"}})
     tests = block["verification"]
     assert [(t["token"], u4(t), t["acc"], t["accepted"]) for t in tests] == [("A", 0.8833, 0.5, False),
                                                                             ("B", 0.8833, 0.8, False)]
@@ -93,7 +93,7 @@ def test_beam_with_target_only_seed_0_rejects_both_children(client):
 
 
 def test_beam_with_threshold_acc_one_half_seed_1(client):
-    lossy = first_block(client, {**EXAMPLE, "seed": 1,
+    lossy = block_of(client, {**EXAMPLE, "seed": 1,
                                  "tree": {"shape": "beam", "verify": "target_only", "threshold_acc": 0.5}})
     tests = lossy["verification"]
     # u = 0.5666, 0.5666 * 1/2 < 0.5: A (lossless: B); u = 0.7458: B; bonus u = 0.9710: C
@@ -101,12 +101,12 @@ def test_beam_with_threshold_acc_one_half_seed_1(client):
         ("A", 0.5666, 0.2833, True), ("A", 0.7458, 0.3729, False), ("B", 0.7458, 0.3729, True)]
     assert tests[0]["threshold_acc"] == 0.5
     assert lossy["committed"] == ["A", "B", "C"] and lossy["next_position"] == 3
-    lossless = first_block(client, {**EXAMPLE, "seed": 1, "tree": {"shape": "beam", "verify": "target_only"}})
+    lossless = block_of(client, {**EXAMPLE, "seed": 1, "tree": {"shape": "beam", "verify": "target_only"}})
     assert lossless["committed"] == ["B", "C"] and lossless["next_position"] == 2
 
 
 def test_distinct_with_residual_seed_16(client):
-    block = first_block(client, {**EXAMPLE, "seed": 16, "tree": {"shape": "distinct", "branching": [2, 1]}})
+    block = block_of(client, {**EXAMPLE, "seed": 16, "tree": {"shape": "distinct", "branching": [2, 1]}})
     steps = block["proposal"]["steps"]
     # root draws 0.3667 -> A, 0.0795 from s_2 = [0, 3/4, 1/4] -> B; A's child 0.8484 -> B; B's 0.5908 -> A
     assert [(s["node"], s["parent"], s["token"], round(s["draw"]["u"], 4)) for s in steps] == [
@@ -252,7 +252,7 @@ def test_every_trace_is_valid_and_counts_as_section_12_5(client, tree):
 def test_siblings_are_distinct_and_their_laws_shrink(client):
     config = {"draft": "biased", "mode": "tree", "width": 3, "drafts": 3, "seed": 5,
               "tree": {"shape": "distinct", "branching": [3, 2]}}
-    nodes = first_block(client, config)["proposal"]["nodes"]
+    nodes = block_of(client, config)["proposal"]["nodes"]
     by_parent: dict = {}
     for node in nodes:
         by_parent.setdefault(node["parent"], []).append(node)
@@ -494,6 +494,28 @@ def test_the_service_samples_the_figures(client, tree, figure):
     # committed count of one block is 1 to 3, so its standard deviation is at most 1
     exact = expected(tree.get("shape", "chains"), tree.get("verify", "residual"), R.BIASED, 2, 2)
     assert figure is None or exact == figure
-    counts = [first_block(client, {**EXAMPLE, "seed": seed, "tree": tree})["counters"]["committed"]
+    counts = [block_of(client, {**EXAMPLE, "seed": seed, "tree": tree})["counters"]["committed"]
               for seed in range(0, 200 * 7919, 7919)]
     assert abs(sum(counts) / len(counts) - float(exact)) < 5 / 200 ** 0.5
+
+
+@pytest.mark.parametrize("tree", COMBINATIONS, ids=str)
+def test_the_grader_reads_every_tree_trace(client, tree):
+    # the reference trace passes; a changed decision, token, draw or node fails with a report,
+    # never a 500 (the SPEC 12 rule checks themselves are the grader's to add)
+    trace = client.post("/v1/runs", json={"config": {**EXAMPLE, "seed": 5, "tree": tree}}).get_json()
+    assert client.post("/v1/grade", json=trace).get_json()["passed"] is True
+    for change in ("accepted", "token", "draw", "committed"):
+        changed = json.loads(json.dumps(trace))
+        first = changed["blocks"][0]
+        test = first["verification"][-1]
+        if change == "accepted":
+            test["accepted"] = not test["accepted"]
+        elif change == "token":
+            test["token"] = "C" if test["token"] != "C" else "A"
+        elif change == "draw":
+            test["draw"]["u"] = 0.5
+        else:
+            first["committed"] = ["C"]
+        response = client.post("/v1/grade", json=changed)
+        assert response.status_code == 200 and response.get_json()["passed"] is False, (change, response.get_json())

@@ -537,18 +537,29 @@ class Sampling(Record):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Sampling":
-        if not isinstance(d, Mapping):
-            raise TypeError(f"sampling is an object, not {type(d).__name__}")
-        unknown = set(d) - set(SAMPLING_KEYS)
-        if unknown:
-            raise ValueError(f"unknown sampling parameters {sorted(unknown)}: they are {', '.join(SAMPLING_KEYS)}")
-        return cls(**dict(d), raw=dict(d))
+        return cls(**_known(d, SAMPLING_KEYS, "sampling", "sampling parameters"), raw=dict(d))
 
     def to_dict(self) -> dict[str, Any]:
         """What was sent/received, or the parameters that are set, in SPEC section 9 order."""
-        if self.raw is not None:
-            return copy.deepcopy(self.raw)
-        return {k: getattr(self, k) for k in SAMPLING_KEYS if getattr(self, k) is not None}
+        return _set_fields(self, SAMPLING_KEYS)
+
+
+def _known(d: Any, keys: Sequence[str], name: str, what: str) -> dict[str, Any]:
+    """The object ``d`` of a setting ``name`` as a dict, when it holds only ``keys``. Raises
+    ``TypeError`` (not an object) or ``ValueError`` naming the unknown ``what``."""
+    if not isinstance(d, Mapping):
+        raise TypeError(f"{name} is an object, not {type(d).__name__}")
+    unknown = set(d) - set(keys)
+    if unknown:
+        raise ValueError(f"unknown {what} {sorted(unknown)}: they are {', '.join(keys)}")
+    return dict(d)
+
+
+def _set_fields(record: Record, keys: Sequence[str]) -> dict[str, Any]:
+    """What ``record`` was read from, or its fields among ``keys`` that are set, in that order."""
+    if record.raw is not None:
+        return copy.deepcopy(record.raw)
+    return {k: _jsonable(getattr(record, k)) for k in keys if getattr(record, k) is not None}
 
 
 @dataclass(frozen=True)
@@ -569,18 +580,11 @@ class Tree(Record):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Tree":
-        if not isinstance(d, Mapping):
-            raise TypeError(f"tree is an object, not {type(d).__name__}")
-        unknown = set(d) - set(TREE_KEYS)
-        if unknown:
-            raise ValueError(f"unknown tree settings {sorted(unknown)}: they are {', '.join(TREE_KEYS)}")
-        return cls(**dict(d), raw=dict(d))
+        return cls(**_known(d, TREE_KEYS, "tree", "tree settings"), raw=dict(d))
 
     def to_dict(self) -> dict[str, Any]:
         """What was sent/received, or the fields that are set, in :data:`TREE_KEYS` order."""
-        if self.raw is not None:
-            return copy.deepcopy(self.raw)
-        return {k: _jsonable(getattr(self, k)) for k in TREE_KEYS if getattr(self, k) is not None}
+        return _set_fields(self, TREE_KEYS)
 
 
 def _tree(value: Any) -> Optional[Tree]:

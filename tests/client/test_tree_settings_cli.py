@@ -10,6 +10,7 @@ import pytest
 from specdec_client import Client, Config, ResidualTest, TargetOnlyTest, Tree, TreeNode, cli, load_trace
 
 from .service_backend import BASE, calls_to, run_body
+from .test_tree_cli import at_mock_url, specdec  # noqa: F401  (a fixture, and the command's exit, out, err)
 
 EXAMPLE = {"draft": "biased", "mode": "tree", "width": 2, "drafts": 2, "seed": 16}
 EVERY_SETTING = [
@@ -24,19 +25,6 @@ EVERY_SETTING = [
      "0.5", "--threshold-single", "0.3", "--temperature", "0.7", "--eos", "C"],
 ]
 """Every mode, and in mode tree every shape x verifier, a branching list, thresholds, sampling."""
-
-
-@pytest.fixture(autouse=True)
-def at_mock_url(monkeypatch):
-    monkeypatch.setenv("SPECDEC_URL", BASE)
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.delenv("FORCE_COLOR", raising=False)
-
-
-def specdec(capsys, *argv):
-    status = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 @pytest.mark.parametrize("options", EVERY_SETTING, ids=" ".join)

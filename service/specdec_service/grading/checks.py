@@ -270,7 +270,7 @@ def _rule_checks(results: dict, b: int, base: tuple, state: State, block: dict) 
     _compare(results["proposal"], b, base + ("proposal",), reference["proposal"], block["proposal"])
     tree = state.config.mode == "tree"
     proposal, key = block["proposal"], "chains" if tree else "tokens"
-    if proposal.get(key) != reference["proposal"][key]:
+    if proposal.get(key) != reference["proposal"].get(key):  # a SPEC 12 tree of shape distinct or beam has no chains
         try:
             reference = (verify(state, None, proposal.get("chains")) if tree else verify(state, proposal["tokens"])).block
         except (InvalidInput, SessionDone):
@@ -291,8 +291,9 @@ def _own_tail(state: State, block: dict, tree: bool) -> Optional[dict]:
     """The correction, discard and bonus the block's own decisions call for: mode tree's
     (:func:`.tree_checks.tree_tail`, SPEC 11), the other drafting modes' (:func:`_tail_given_decisions`),
     ``None`` in mode autoregressive (nothing is decided)."""
-    if tree:
-        return tree_tail(state, block)
+    if tree:  # a SPEC 12 tree other than SPEC 11's is judged against the engine's block alone, for now
+        setting = state.config.tree
+        return tree_tail(state, block) if setting is None or setting.is_section_11 else None
     if state.config.mode == "autoregressive":
         return None
     return _tail_given_decisions(state, block)

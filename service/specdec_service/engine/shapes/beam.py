@@ -18,8 +18,7 @@ from typing import Any, Optional, Sequence
 
 from ..draws import Stream
 from ..errors import InvalidInput
-from ..proposals import room
-from .nodes import DraftedNodes, DraftNode
+from .nodes import DraftedNodes, DraftNode, TreeShape
 
 
 def top(row, count: int) -> list[int]:
@@ -30,14 +29,10 @@ def top(row, count: int) -> list[int]:
 
 
 @dataclass(frozen=True)
-class BeamShape:
+class BeamShape(TreeShape):
     """SPEC 12.1.3: the top-D beam tree (a :class:`~.nodes.Shape`)."""
 
     name: str = "beam"
-    drafts: bool = True
-
-    room = staticmethod(room)
-    """``room(config, length)``: the tree's depth, ``min(width, limit - L)``."""
 
     def draft(self, state, rows, stream: Stream, tokens: Optional[Sequence[Any]] = None) -> DraftedNodes:
         """The beam tree of ``state``'s next block (no draws). Raises

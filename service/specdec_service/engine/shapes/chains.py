@@ -15,20 +15,15 @@ from typing import Any, Optional, Sequence
 
 from ..chains import ChainsProposal
 from ..draws import Stream
-from ..proposals import room
-from .nodes import DraftedNodes, DraftNode
+from .nodes import DraftedNodes, DraftNode, TreeShape
 
 
 @dataclass(frozen=True)
-class ChainsShape:
+class ChainsShape(TreeShape):
     """SPEC 12.1.1: the chains of SPEC 11.1 as a trie (a :class:`~.nodes.Shape`)."""
 
     name: str = "chains"
-    drafts: bool = True
     chains: ChainsProposal = ChainsProposal()
-
-    room = staticmethod(room)
-    """``room(config, length)``: the tree's depth, ``min(width, limit - L)``."""
 
     def draft(self, state, rows, stream: Stream, tokens: Optional[Sequence[Any]] = None) -> DraftedNodes:
         """The D chains of SPEC 11.1 (``tokens``: the caller's chains, each recorded beside the

@@ -17,9 +17,9 @@ from typing import Any, Optional, Sequence
 from ..distributions import Dist, sample
 from ..draws import MAX_POSITION, Stream
 from ..errors import InvalidInput
-from ..proposals import PAST_THE_END, room
+from ..proposals import PAST_THE_END
 from ..tree_settings import TreeSetting, distinct_nodes
-from .nodes import DraftedNodes, DraftNode
+from .nodes import DraftedNodes, DraftNode, TreeShape
 
 
 def without(row: Dist, token: int) -> Optional[Dist]:
@@ -29,14 +29,10 @@ def without(row: Dist, token: int) -> Optional[Dist]:
 
 
 @dataclass(frozen=True)
-class DistinctShape:
+class DistinctShape(TreeShape):
     """SPEC 12.1.2: the distinct-siblings tree (a :class:`~.nodes.Shape`)."""
 
     name: str = "distinct"
-    drafts: bool = True
-
-    room = staticmethod(room)
-    """``room(config, length)``: the tree's depth, ``min(width, limit - L)``."""
 
     def draft(self, state, rows, stream: Stream, tokens: Optional[Sequence[Any]] = None) -> DraftedNodes:
         """The tree of ``state``'s next block, level by level. Raises

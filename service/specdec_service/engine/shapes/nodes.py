@@ -10,12 +10,13 @@ of their tests (SPEC 12). :class:`DraftedNodes` is the drafted block holding the
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Optional, Protocol, Sequence
 
 from ..distributions import Dist, exact_string, to_float
 from ..draws import Stream
-from ..proposals import Drafted
+from ..proposals import Drafted, room
 
 if TYPE_CHECKING:
     from ..rows import Rows
@@ -89,6 +90,18 @@ class DraftedNodes(Drafted):
             out["chains"] = [[vocab[t] for t in chain] for chain in self.chains]
         out["nodes"] = [node.record(vocab) for node in self.nodes]
         return out
+
+
+@dataclass(frozen=True)
+class TreeShape:
+    """What the shapes share: they draft (``drafts``), to the depth k = min(width, limit - L)
+    (``room``); each sets its ``name`` and ``draft`` (a :class:`Shape`)."""
+
+    name: str = "tree"
+    drafts: bool = True
+
+    room = staticmethod(room)
+    """``room(config, length)``: the tree's depth, ``min(width, limit - L)``."""
 
 
 class Shape(Protocol):

@@ -48,6 +48,19 @@ def exact_strings(row: Dist) -> list[str]:
     return [exact_string(Fraction(w, row.total)) for w in row.weights]
 
 
+def conclude(bonus: SampledBonus, state, rows, stream: Stream, walked: tuple, discarded: list) -> Verdict:
+    """The end of a tree's verification (SPEC 11.3-11.4, 12.2): ``walked`` is ``(accepted,
+    context, correction, records)`` (the accepted tokens, the last context, the correction record
+    or ``None``, the test records); the bonus when due (SPEC 4.4), and the :class:`Verdict` with the
+    last rejected token and the ``discarded`` tokens."""
+    accepted, context, correction, records = walked
+    cfg = state.config
+    reason = bonus.missing(cfg, len(state.committed), accepted, correction is not None)
+    extension = None if reason is not None else bonus.add(rows, context, cfg.vocab, stream)
+    rejected = next((cfg.index[v["token"]] for v in reversed(records) if not v["accepted"]), None)
+    return Verdict(records, correction, discarded, extension, reason, rejected)
+
+
 def correction_record(vocab: Sequence[str], depth: int, context: Optional[int], r: Dist, stream: Stream) -> dict:
     """SPEC 11.3 and 12.2: the correction ``sample(r, draw(n))`` after ``depth`` (0-based) accepted
     tokens, as a trace records it: ``{"index", "context", "distribution", "draw", "token"}``."""
@@ -118,10 +131,8 @@ class TreeVerifier:
             context = token
             if token == cfg.eos:
                 break
-        reason = self.bonus.missing(cfg, len(state.committed), accepted, correction is not None)
-        extension = None if reason is not None else self.bonus.add(rows, context, cfg.vocab, stream)
-        rejected = next((cfg.index[v["token"]] for v in reversed(records) if not v["accepted"]), None)
-        return Verdict(records, correction, self._discarded(chains, records), extension, reason, rejected)
+        return conclude(self.bonus, state, rows, stream, (accepted, context, correction, records),
+                        self._discarded(chains, records))
 
     def _depth(self, cfg, rows, chains, tested, accepted, context, stream: Stream, records: list):
         """SPEC 11.2, one depth's tests in order: ``(token, r, alive)``: the accepted token (``None``: all

@@ -21,7 +21,7 @@ from ..draws import Stream
 from ..proposals import Drafted
 from ..shapes.nodes import DraftedNodes, DraftNode
 from .tokenwise import SampledBonus, Verdict
-from .tree import TreeVerifier, correction_record
+from .tree import TreeVerifier, conclude, correction_record
 
 if TYPE_CHECKING:
     from ..state import Config
@@ -81,10 +81,8 @@ class TreeWalk(TreeVerifier):
             context = token
             if token == cfg.eos:
                 break
-        reason = self.bonus.missing(cfg, len(state.committed), accepted, correction is not None)
-        extension = None if reason is not None else self.bonus.add(rows, context, cfg.vocab, stream)
-        rejected = next((cfg.index[v["token"]] for v in reversed(records) if not v["accepted"]), None)
-        return Verdict(records, correction, discarded(drafted, records), extension, reason, rejected)
+        return conclude(self.bonus, state, rows, stream, (accepted, context, correction, records),
+                        discarded(drafted, records))
 
 
 def discarded(drafted: DraftedNodes, records: list) -> list[int]:
