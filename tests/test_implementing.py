@@ -153,6 +153,15 @@ const rational = (t) => (t === "-" ? null : t.split("/").map(BigInt));
 const settingsOf = (a) => [rational(a[0]), a[1] === "-" ? null : Number(a[1]), rational(a[2]), rational(a[3])];
 const lawOf = (w) => w.map((x) => `${x}/${sumOf(w)}`).join(",");
 const valueOf = (x) => (Array.isArray(x) ? `${x[0]}/${x[1]}` : x);
+function draftChains(qRows, last, k, eos, seed, n, drafts) {  // SPEC 11.1: D chains, one after the other
+  const chains = [];
+  for (let c = 0; c < drafts; c++) {
+    let chain;
+    [chain, n] = draft(qRows, last, k, eos, seed, n);
+    chains.push(chain);
+  }
+  return [chains, n];
+}
 function treesCase(tree, pRows, qRows, last, k, room, drafts, eos, seed, n) {
   const [shape, verify, branching, single, scale] = tree;
   let nodes;
@@ -160,12 +169,8 @@ function treesCase(tree, pRows, qRows, last, k, room, drafts, eos, seed, n) {
   else if (shape === "distinct") {
     [nodes, n] = distinctTree(qRows, last, k, branching === "-" ? [drafts] : branching.split(",").map(Number), eos, seed, n);
   } else {
-    const chains = [];
-    for (let c = 0; c < drafts; c++) {
-      let chain;
-      [chain, n] = draft(qRows, last, k, eos, seed, n);
-      chains.push(chain);
-    }
+    let chains;
+    [chains, n] = draftChains(qRows, last, k, eos, seed, n, drafts);
     nodes = chainsTrie(qRows, chains, last);
   }
   const choose = verify === "residual" ? residual : targetOnly(rational(single) || [1n, 1n], rational(scale) || [1n, 1n]);
@@ -204,12 +209,8 @@ for (const line of lines) {
     } else if (tree) {
       out.push(treesCase(tree, pRows, qRows, last, k, room, drafts, eos, seed, n));
     } else {
-      const chains = [];
-      for (let c = 0; c < drafts; c++) {
-        let chain;
-        [chain, n] = draft(qRows, last, k, eos, seed, n);
-        chains.push(chain);
-      }
+      let chains;
+      [chains, n] = draftChains(qRows, last, k, eos, seed, n, drafts);
       const [tests, committed, next] = verifyTree(pRows, qRows, last, chains, room, eos, seed, n);
       out.push([chains.map((c) => c.join(",")).join(" "), tests.map(([d, c, y, ok]) => `${d}:${c}:${y}:${ok ? 1 : 0}`).join(" "),
                 committed.join(" "), next].join(" | "));
