@@ -1095,9 +1095,9 @@ def python_answers(code: str, lines: list[str], monkeypatch) -> list[str]:
 PLANTED = {
     "none (the page's code)": ("", ""),
     "a distinct sibling tested against the fixed q (s_1) instead of its own s_j":
-        ("y, s = nodes[child - 1][2], nodes[child - 1][3]", "y, s = nodes[child - 1][2], nodes[children[0] - 1][3]"),
+        ("y, s = nodes[child - 1].token, nodes[child - 1].law", "y, s = nodes[child - 1].token, nodes[children[0] - 1].law"),
     "a repeated child tested twice (chains not merged into a trie)":
-        ("same = [c for c in children_of(nodes, v) if nodes[c - 1][2] == y]", "same = []"),
+        ("same = [c for c in children_of(nodes, v) if nodes[c - 1].token == y]", "same = []"),
     "the residual not updated after a rejected sibling": ("        r = scaled_residual(r, s, 1, 1)\n", "\n"),
 }
 """Mistakes of SPEC 12 planted into the Python snippets (the text replaced, and by what)."""
@@ -1129,7 +1129,8 @@ def test_the_coin_test_is_strict_and_skips_a_child_of_probability_zero(monkeypat
     namespace: dict = {"__name__": "implementing"}
     exec(compile(python_program(), "implementing.py", "exec"), namespace)
     namespace["next_double"] = lambda seed, n: 0.0
-    nodes, tests = [(0, 1, 0, None, (0, 1)), (0, 1, 1, None, (1, 2))], []
+    node = namespace["Node"]
+    nodes, tests = [node(0, 1, 0, None, (0, 1)), node(0, 1, 1, None, (1, 2))], []
     child, r, n = namespace["target_only"]()([0, 1, 1], nodes, [1, 2], 0, 7, tests)
     assert (child, r, n) == (2, None, 8)
     assert tests == [(1, 0, 7, False, 0, "-"), (2, 1, 7, True, Fraction(1, 2), "acc")]
