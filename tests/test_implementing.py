@@ -10,7 +10,12 @@ program per language (once per session) and RUN:
   block of the service's own traces (``POST /v1/runs``, built-in and custom models, EOS, limits,
   widths 1-5, D = 1..4, without and with seven SPEC 9 settings), and under
   five SPEC 9 settings against the second implementation (tests/spec_reference.py): proposals,
-  tau, committed tokens and next positions.
+  tau, committed tokens and next positions;
+- draft trees and tree verifiers (SPEC 12, ``trees``) against every block of the service's traces
+  with a ``tree`` setting (every shape x verifier, widths 1-4, D = 1..4, branching lists,
+  thresholds, built-in and custom models, EOS, SPEC 9 settings, SPEC 12.6's examples): the
+  nodes, every test with its position, decision and compared numbers, the correction's law,
+  committed and next position; planted mistakes in the Python snippets must fail them.
 
 Each language gets a small driver (below, test code, not in the docs) appended to its snippets;
 the driver reads commands on stdin and prints one line each:
@@ -22,9 +27,16 @@ the driver reads commands on stdin and prints one line each:
 - ``B`` / ``T width room drafts seed n last eos T K P M draft V p-table q-table`` -> one block of
   mode block / tree from position n after token ``last`` (-1: the empty prefix), the tables'
   rows raw (row 0 after the empty prefix, row c + 1 after token c) and processed by the driver:
-  ``tokens | w | h | tau | committed | next`` (block) or ``chains | tests | committed | next`` (tree).
+  ``tokens | w | h | tau | committed | next`` (block) or ``chains | tests | committed | next`` (tree);
+- ``G shape verify branching single acc`` then a ``T`` line's fields -> one SPEC 12 block
+  (branching ``2,1``, thresholds ``num/den``, ``-`` when unset): ``nodes | tests | correction |
+  committed | next``, a node ``parent:depth:token:law`` (the law's entries ``w/sum``, or a beam
+  node's score), a test ``node:token:position:accepted:r(y):s(y)`` (residual) or
+  ``node:token:position:accepted:acc_j:by`` (target_only), the correction's law or ``-``.
 """
 
+import contextlib
+import io
 import itertools
 import json
 import math
@@ -56,8 +68,8 @@ def snippet(language: str, part: str = "") -> str:
     return blocks[0]
 
 
-PARTS = ("rows", "block", "tree")
-"""The fenced parts after the primitives: SPEC 9 (rows), 10 (block), 11 (tree)."""
+PARTS = ("rows", "block", "tree", "trees")
+"""The fenced parts after the primitives: SPEC 9 (rows), 10 (block), 11 (tree), 12 (trees)."""
 
 
 PY_DRIVER = r'''
@@ -72,8 +84,33 @@ def listed(xs):
     return " ".join(map(str, xs))
 
 
+def law(w):
+    return ",".join(f"{x}/{sum(w)}" for x in w)
+
+
+def trees_case(tree, p_rows, q_rows, last, k, room, drafts, eos, seed, n):
+    shape, verify, branching, single, scale = tree
+    if shape == "beam":
+        nodes = beam_tree(q_rows, last, k, drafts, eos)
+    elif shape == "distinct":
+        levels = [drafts] if branching == "-" else [int(b) for b in branching.split(",")]
+        nodes, n = distinct_tree(q_rows, last, k, levels, eos, seed, n)
+    else:
+        chains = []
+        for _ in range(drafts):
+            chain, n = draft(q_rows, last, k, eos, seed, n)
+            chains.append(chain)
+        nodes = chains_trie(q_rows, chains, last)
+    choose = residual if verify == "residual" else target_only(rational(single) or (1, 1), rational(scale) or (1, 1))
+    tests, committed, r, n = walk(p_rows, nodes, last, room, eos, seed, n, choose)
+    return " | ".join([listed(f"{pa}:{d}:{y}:{law(w) if w else f'{s[0]}/{s[1]}'}" for pa, d, y, w, s in nodes),
+                       listed(":".join(map(str, (c, y, at, int(ok), x, by))) for c, y, at, ok, x, by in tests),
+                       law(r) if r else "-", listed(committed), str(n)])
+
+
 for line in sys.stdin:
     cmd, *a = line.split()
+    tree, a = (a[:5], a[5:]) if cmd == "G" else (None, a)
     if cmd == "D":
         seed, n = int(a[0]), int(a[1])
         print(int(next_double(seed, n) * 2 ** 53), hex16(splitmix64(seed, n)))
@@ -84,7 +121,7 @@ for line in sys.stdin:
     elif cmd == "P":
         settings = (rational(a[0]), None if a[1] == "-" else int(a[1]), rational(a[2]), rational(a[3]))
         print(listed(process([int(w) for w in a[4:]], *settings)))
-    else:  # B or T: width room drafts seed n last eos T K P M draft V, then the p and q tables
+    else:  # B, T or G (after shape verify branching single acc): width room drafts seed n last eos T K P M draft V, then the p and q tables
         width, room, drafts, seed, n, last, eos = map(int, a[:7])
         settings = (rational(a[7]), None if a[8] == "-" else int(a[8]), rational(a[9]), rational(a[10]))
         size, numbers = int(a[12]), [int(x) for x in a[13:]]
@@ -97,6 +134,8 @@ for line in sys.stdin:
             w, h, tau, committed, n = verify_block(p_rows, q_rows, last, tokens, room, eos, seed, n)
             print(listed(tokens), "|", listed(f"{x}/{y}" for x, y in w), "|", listed(f"{x}/{y}" for x, y in h),
                   "|", tau, "|", listed(committed), "|", n)
+        elif tree:
+            print(trees_case(tree, p_rows, q_rows, last, k, room, drafts, eos, seed, n))
         else:
             chains = []
             for _ in range(drafts):
@@ -112,8 +151,37 @@ const lines = require("fs").readFileSync(0, "utf8").trim().split("\n");
 const out = [];
 const rational = (t) => (t === "-" ? null : t.split("/").map(BigInt));
 const settingsOf = (a) => [rational(a[0]), a[1] === "-" ? null : Number(a[1]), rational(a[2]), rational(a[3])];
+const lawOf = (w) => w.map((x) => `${x}/${sumOf(w)}`).join(",");
+const valueOf = (x) => (Array.isArray(x) ? `${x[0]}/${x[1]}` : x);
+function draftChains(qRows, last, k, eos, seed, n, drafts) {  // SPEC 11.1: D chains, one after the other
+  const chains = [];
+  for (let c = 0; c < drafts; c++) {
+    let chain;
+    [chain, n] = draft(qRows, last, k, eos, seed, n);
+    chains.push(chain);
+  }
+  return [chains, n];
+}
+function treesCase(tree, pRows, qRows, last, k, room, drafts, eos, seed, n) {
+  const [shape, verify, branching, single, scale] = tree;
+  let nodes;
+  if (shape === "beam") nodes = beamTree(qRows, last, k, drafts, eos);
+  else if (shape === "distinct") {
+    [nodes, n] = distinctTree(qRows, last, k, branching === "-" ? [drafts] : branching.split(",").map(Number), eos, seed, n);
+  } else {
+    let chains;
+    [chains, n] = draftChains(qRows, last, k, eos, seed, n, drafts);
+    nodes = chainsTrie(qRows, chains, last);
+  }
+  const choose = verify === "residual" ? residual : targetOnly(rational(single) || [1n, 1n], rational(scale) || [1n, 1n]);
+  const [tests, committed, r, next] = walk(pRows, nodes, last, room, eos, seed, n, choose);
+  return [nodes.map((o) => `${o.parent}:${o.depth}:${o.token}:${o.law ? lawOf(o.law) : valueOf(o.score)}`).join(" "),
+          tests.map(([c, y, at, ok, x, by]) => `${c}:${y}:${at}:${ok ? 1 : 0}:${valueOf(x)}:${valueOf(by)}`).join(" "),
+          r ? lawOf(r) : "-", committed.join(" "), next].join(" | ");
+}
 for (const line of lines) {
-  const [cmd, ...args] = line.split(" ");
+  let [cmd, ...args] = line.split(" "), tree = null;
+  if (cmd === "G") [tree, args] = [args.slice(0, 5), args.slice(5)];
   if (cmd === "D") {
     const seed = BigInt(args[0]), n = BigInt(args[1]);
     out.push(`${BigInt(nextDouble(seed, n) * 2 ** 53)} ${hex16(splitmix64(seed, n))}`);
@@ -138,13 +206,11 @@ for (const line of lines) {
       [tokens, n] = draft(qRows, last, k, eos, seed, n);
       const [w, h, tau, committed, next] = verifyBlock(pRows, qRows, last, tokens, room, eos, seed, n);
       out.push([tokens.join(" "), w.map(fraction).join(" "), h.map(fraction).join(" "), tau, committed.join(" "), next].join(" | "));
+    } else if (tree) {
+      out.push(treesCase(tree, pRows, qRows, last, k, room, drafts, eos, seed, n));
     } else {
-      const chains = [];
-      for (let c = 0; c < drafts; c++) {
-        let chain;
-        [chain, n] = draft(qRows, last, k, eos, seed, n);
-        chains.push(chain);
-      }
+      let chains;
+      [chains, n] = draftChains(qRows, last, k, eos, seed, n, drafts);
       const [tests, committed, next] = verifyTree(pRows, qRows, last, chains, room, eos, seed, n);
       out.push([chains.map((c) => c.join(",")).join(" "), tests.map(([d, c, y, ok]) => `${d}:${c}:${y}:${ok ? 1 : 0}`).join(" "),
                 committed.join(" "), next].join(" | "));
@@ -181,6 +247,42 @@ public class Driver {
         return xs.stream().map(String::valueOf).collect(Collectors.joining(sep));
     }
 
+    static String law(BigInteger[] w) {
+        BigInteger total = SpecdecRows.sum(w);
+        return Arrays.stream(w).map(x -> x + "/" + total).collect(Collectors.joining(","));
+    }
+
+    static String treesCase(String[] tree, BigInteger[][] pRows, BigInteger[][] qRows, int last, int k, int room, int drafts,
+                            int eos, long seed, long n) {
+        List<SpecdecTrees.Node> nodes = new ArrayList<>();
+        if (tree[0].equals("beam")) {
+            nodes = SpecdecTrees.beamTree(qRows, last, k, drafts, eos);
+        } else if (tree[0].equals("distinct")) {
+            int[] branching = tree[2].equals("-") ? new int[] {drafts}
+                                                  : Arrays.stream(tree[2].split(",")).mapToInt(Integer::parseInt).toArray();
+            n = SpecdecTrees.distinctTree(nodes, qRows, last, k, branching, eos, seed, n);
+        } else {
+            List<List<Integer>> chains = new ArrayList<>();
+            for (int c = 0; c < drafts; c++) {
+                chains.add(SpecdecBlock.draft(qRows, last, k, eos, seed, n));
+                n += chains.get(c).size();
+            }
+            nodes = SpecdecTrees.chainsTrie(qRows, chains, last);
+        }
+        BigInteger[] one = {BigInteger.ONE, BigInteger.ONE};
+        SpecdecTrees.Verifier verifier = tree[1].equals("residual") ? SpecdecTrees::residual
+            : SpecdecTrees.targetOnly(tree[3].equals("-") ? one : rational(tree[3]), tree[4].equals("-") ? one : rational(tree[4]));
+        SpecdecTrees.Result r = SpecdecTrees.walk(pRows, nodes, last, room, eos, seed, n, verifier);
+        return nodes.stream().map(o -> o.parent() + ":" + o.depth() + ":" + o.token() + ":"
+                                       + (o.law() != null ? law(o.law()) : o.score()[0] + "/" + o.score()[1]))
+                    .collect(Collectors.joining(" "))
+               + " | " + r.tests().stream().map(t -> t.node() + ":" + t.token() + ":" + t.position() + ":" + (t.accepted() ? 1 : 0)
+                                                   + ":" + t.compared()[0] + "/" + t.compared()[1] + ":"
+                                                   + (t.detail() instanceof BigInteger[] f ? f[0] + "/" + f[1] : t.detail()))
+                                   .collect(Collectors.joining(" "))
+               + " | " + (r.correction() == null ? "-" : law(r.correction())) + " | " + joined(r.committed(), " ") + " | " + r.n();
+    }
+
     static String fractions(List<BigInteger[]> xs) {
         return xs.stream().map(f -> f[0] + "/" + f[1]).collect(Collectors.joining(" "));
     }
@@ -189,7 +291,13 @@ public class Driver {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
         StringBuilder out = new StringBuilder();
         for (String line; (line = in.readLine()) != null; ) {
-            String[] a = line.trim().split(" ");
+            String[] a = line.trim().split(" "), tree = null;
+            if (a[0].equals("G")) {  // shape verify branching single acc, then as T
+                tree = Arrays.copyOfRange(a, 1, 6);
+                String[] rest = Arrays.copyOfRange(a, 5, a.length);
+                rest[0] = "G";
+                a = rest;
+            }
             if (a[0].equals("D")) {
                 long seed = Long.parseLong(a[1]), n = Long.parseLong(a[2]);
                 out.append((long) (SpecdecPrimitives.nextDouble(seed, n) * 0x1.0p53)).append(' ')
@@ -219,6 +327,8 @@ public class Driver {
                     out.append(joined(tokens, " ")).append(" | ").append(fractions(r.w())).append(" | ").append(fractions(r.h()))
                        .append(" | ").append(r.tau()).append(" | ").append(joined(r.committed(), " ")).append(" | ").append(r.n())
                        .append('\n');
+                } else if (tree != null) {
+                    out.append(treesCase(tree, pRows, qRows, last, k, room, drafts, eos, seed, n)).append('\n');
                 } else {
                     List<List<Integer>> chains = new ArrayList<>();
                     for (int c = 0; c < drafts; c++) {
@@ -265,6 +375,59 @@ static void print_ints(const int *xs, int count, const char *sep) {
     for (int i = 0; i < count; i++) printf("%s%d", i ? sep : "", xs[i]);
 }
 
+static void print_law(mpz_t *w, int size) {
+    mpz_t total;
+    mpz_init(total);
+    sum_of(total, w, size);
+    for (int y = 0; y < size; y++) gmp_printf("%s%Zd/%Zd", y ? "," : "", w[y], total);
+    mpz_clear(total);
+}
+
+/* One G case: the tree of the shape, walked by the verifier; prints nodes | tests | correction | committed | next. */
+static void trees_case(const char *shape, const char *verify, const char *branch, const thresholds_t *limits,
+                       mpz_t **p_rows, mpz_t **q_rows, int size, int last, int k, int room, int drafts, int eos,
+                       uint64_t seed, uint64_t n) {
+    static node_t nodes[MAX_NODES];
+    static tree_test_t tests[MAX_NODES];
+    int count, tested, corrected, committed[MAX_WIDTH + 1], branching[16], levels = 0;
+    for (const char *b = branch; *b != '-' && *b; b += *b == ',') branching[levels++] = (int)strtol(b, (char **)&b, 10);
+    if (strcmp(shape, "beam") == 0) {
+        count = beam_tree(nodes, q_rows, size, last, k, drafts, eos);
+    } else if (strcmp(shape, "distinct") == 0) {
+        if (levels == 0) branching[levels++] = drafts;
+        count = distinct_tree(nodes, q_rows, size, last, k, branching, levels, eos, seed, &n);
+    } else {
+        int chains[8][MAX_WIDTH], lengths[8];
+        for (int c = 0; c < drafts; c++) lengths[c] = draft(q_rows, size, last, k, eos, seed, &n, chains[c]);
+        count = chains_trie(nodes, q_rows, size, chains, lengths, drafts, last);
+    }
+    mpz_t r[size];
+    for (int y = 0; y < size; y++) mpz_init(r[y]);
+    int done = walk(p_rows, size, nodes, count, last, room, eos, seed, &n, strcmp(verify, "residual") ? target_only : residual,
+                    limits, tests, &tested, committed, &corrected, r);
+    for (int i = 0; i < count; i++) {
+        printf("%s%d:%d:%d:", i ? " " : "", nodes[i].parent, nodes[i].depth, nodes[i].token);
+        if (nodes[i].law) print_law(nodes[i].law, size);
+        else gmp_printf("%Zd/%Zd", nodes[i].score_num, nodes[i].score_den);
+    }
+    printf(" |");
+    for (int i = 0; i < tested; i++) {
+        tree_test_t *t = &tests[i];
+        gmp_printf(" %d:%d:%llu:%d:%Zd/%Zd:", t->node, t->token, (unsigned long long)t->position, t->accepted, t->num, t->den);
+        if (strcmp(verify, "residual") == 0) gmp_printf("%Zd/%Zd", t->s_num, t->s_den);
+        else printf("%s", t->by);
+        mpz_clears(t->num, t->den, t->s_num, t->s_den, NULL);
+    }
+    printf(" | ");
+    if (corrected) print_law(r, size);
+    else printf("-");
+    printf(" | ");
+    print_ints(committed, done, " ");
+    printf(" | %llu\n", (unsigned long long)n);
+    for (int y = 0; y < size; y++) mpz_clear(r[y]);
+    free_nodes(nodes, count, size);
+}
+
 int main(void) {
     static char line[1 << 20];
     while (fgets(line, sizeof line, stdin)) {
@@ -296,7 +459,16 @@ int main(void) {
             for (int i = 0; i < size; i++) gmp_printf("%s%Zd", i ? " " : "", w[i]);
             printf("\n");
             for (int i = 0; i < size; i++) mpz_clear(w[i]);
-        } else {  /* B or T: width room drafts seed n last eos T K P M draft V, then the p and q tables */
+        } else {  /* B, T or G (after shape verify branching single acc): width room drafts seed n last eos T K P M draft V, then the tables */
+            char *shape = NULL, *verify = NULL, *branch = NULL;
+            thresholds_t limits;
+            if (*cmd == 'G') {
+                shape = next_token(), verify = next_token(), branch = next_token();
+                limits.single_num = rational(&limits.single_den);
+                limits.acc_num = rational(&limits.acc_den);
+                if (!limits.single_den) limits.single_num = limits.single_den = 1;
+                if (!limits.acc_den) limits.acc_num = limits.acc_den = 1;
+            }
             int width = atoi(next_token()), room = atoi(next_token()), drafts = atoi(next_token());
             uint64_t seed = strtoull(next_token(), NULL, 10), n = strtoull(next_token(), NULL, 10);
             int last = atoi(next_token()), eos = atoi(next_token());
@@ -310,7 +482,9 @@ int main(void) {
                 if (i <= size) p_rows[i] = cells[i]; else q_rows[i - size - 1] = cells[i];
             }
             int k = width < room ? width : room, tokens[MAX_WIDTH], committed[MAX_WIDTH * 8 + 1], count;
-            if (*cmd == 'B') {
+            if (*cmd == 'G') {
+                trees_case(shape, verify, branch, &limits, p_rows, q_rows, size, last, k, room, drafts, eos, seed, n);
+            } else if (*cmd == 'B') {
                 mpz_t w_num[MAX_WIDTH], w_den[MAX_WIDTH], h_num[MAX_WIDTH], h_den[MAX_WIDTH];
                 for (int i = 0; i < MAX_WIDTH; i++) mpz_inits(w_num[i], w_den[i], h_num[i], h_den[i], NULL);
                 int drafted = draft(q_rows, size, last, k, eos, seed, &n, tokens);
@@ -482,7 +656,8 @@ def tables(config) -> tuple[list, list]:
 
 
 def case_line(config: dict, prefix: list, position: int) -> str:
-    """The ``B`` or ``T`` line of the block of ``config`` after ``prefix`` from ``position``."""
+    """The ``B``, ``T`` or ``G`` line of the block of ``config`` after ``prefix`` from ``position``
+    (``G``: a SPEC 12 tree, its shape, verifier, branching and thresholds first)."""
     vocab = R.model(config.get("target", "toy")).vocab
     index = {label: i for i, label in enumerate(vocab)}
     target, draft = tables(config)
@@ -492,6 +667,11 @@ def case_line(config: dict, prefix: list, position: int) -> str:
             rational(settings.get("temperature")), settings.get("top_k", "-"), rational(settings.get("top_p")),
             rational(settings.get("min_p")), settings.get("draft", "processed"), len(vocab)]
     numbers = [x for row in target + draft for x in row]
+    tree = config.get("tree") or {}
+    if tree.get("shape", "chains") != "chains" or tree.get("verify", "residual") != "residual":
+        levels = ",".join(map(str, tree["branching"])) if "branching" in tree else "-"
+        return " ".join(map(str, ["G", tree.get("shape", "chains"), tree.get("verify", "residual"), levels,
+                                  rational(tree.get("threshold_single")), rational(tree.get("threshold_acc")), *head, *numbers]))
     return " ".join(map(str, ["B" if config["mode"] == "block" else "T", *head, *numbers]))
 
 
@@ -593,7 +773,7 @@ def trace_cases(client):
 
 
 def build(language: str, root: Path) -> list[str]:
-    """The program of ``language``: the primitives, the three parts and the driver, compiled in
+    """The program of ``language``: the primitives, the four parts and the driver, compiled in
     ``root``; returns its command line (or skips when the language's tools are missing)."""
     root.mkdir()
     code = [snippet(language)] + [snippet(language, part) for part in PARTS]
@@ -608,7 +788,7 @@ def build(language: str, root: Path) -> list[str]:
     if language == "java":
         if shutil.which("javac") is None or shutil.which("java") is None:
             pytest.skip("javac/java (a JDK) is not installed (bash .ci/run installs it): the Java snippets cannot be compiled")
-        names = ["SpecdecPrimitives", "SpecdecRows", "SpecdecBlock", "SpecdecTree"]
+        names = ["SpecdecPrimitives", "SpecdecRows", "SpecdecBlock", "SpecdecTree", "SpecdecTrees"]
         for name, text in zip(names, code):
             (root / f"{name}.java").write_text(text, encoding="utf-8")
         (root / "Driver.java").write_text(JAVA_DRIVER, encoding="utf-8")
@@ -738,3 +918,223 @@ def test_block_and_tree_verification(programs, trace_cases, language):
     got = run(programs(language), lines)
     wrong = [(lines[i][:60], expected[i], g) for i, g in enumerate(got) if not same_block(g, expected[i])]
     assert not wrong, f"{len(wrong)} of {len(got)} blocks differ, first: {wrong[:3]}"
+
+
+# ---------------------------------------------------------------- SPEC 12: draft trees and tree verifiers
+
+TREE_SETTINGS = [{"shape": "chains", "verify": "target_only"}, {"shape": "distinct", "verify": "residual"},
+                 {"shape": "distinct", "verify": "target_only"}, {"shape": "beam", "verify": "target_only"},
+                 {"shape": "chains", "verify": "residual"}]
+"""Every shape x verifier SPEC 12 allows (chains + residual is SPEC 11's tree, a ``T`` case)."""
+
+BRANCHING = [[2, 1], [1, 2, 2], [3], [4, 1, 2, 1], [1], [2, 2, 2, 2]]
+THRESHOLDS = [{"threshold_acc": 0.5}, {"threshold_single": 0.3}, {"threshold_acc": 0.25, "threshold_single": 0.6},
+              {"threshold_acc": 0.8}, {"threshold_acc": 1, "threshold_single": 1}]
+
+TREE_EXAMPLES = [  # SPEC 12.6's worked examples (target toy, draft biased, width 2, drafts 2)
+    ({"shape": "chains", "verify": "target_only"}, 16), ({"shape": "beam", "verify": "target_only"}, 3),
+    ({"shape": "beam", "verify": "target_only"}, 0), ({"shape": "beam", "verify": "target_only", "threshold_acc": 0.5}, 1),
+    ({"shape": "distinct", "verify": "residual", "branching": [2, 1]}, 16)]
+
+
+def tree_configs():
+    """Configs of mode tree with setting ``tree`` for ``POST /v1/runs``: every shape x verifier,
+    widths 1-4, D = 1..4, branching lists (and the default), thresholds 1 and below 1, toy with
+    both drafts and custom models with an EOS or none, limits 1-12, a SPEC 9 setting on some;
+    then SPEC 12.6's worked examples."""
+    rng = random.Random(29)
+    labels = ["A", "B", "C", "eos", "x y"]
+
+    def row(size):
+        cuts = sorted(rng.randint(0, 20) for _ in range(size - 1))
+        return [(b - a) / 20 for a, b in zip([0] + cuts, cuts + [20])]  # coarse: ties and zeros are common
+
+    for i in range(32):
+        for setting in TREE_SETTINGS:
+            tree = dict(setting)
+            if tree["shape"] == "distinct" and i % 4:
+                tree["branching"] = BRANCHING[(i + len(tree["verify"])) % len(BRANCHING)]
+            if tree["verify"] == "target_only" and i % 3:
+                tree.update(THRESHOLDS[(i + len(tree["shape"])) % len(THRESHOLDS)])
+            config = {"mode": "tree", "width": 1 + i % 4, "drafts": 1 + (i // 4) % 4, "seed": rng.randint(0, 2 ** 53 - 1),
+                      "limit": (8, 1, 3, 5, 12, 2)[i % 6], "tree": tree}
+            if i % 3 == 2:
+                vocab = labels[:rng.randint(2, 5)]
+                model = {"vocab": vocab, "start": row(len(vocab)), "next": {label: row(len(vocab)) for label in vocab}}
+                config.update(target=model, draft={**model, "start": row(len(vocab))}, eos=rng.choice([None, *vocab]))
+            else:
+                config["draft"] = ("aligned", "biased")[i % 2]
+            if i % 5 == 4:
+                config["sampling"] = ({"temperature": 0.7, "top_p": 0.9}, {"temperature": 1.3, "draft": "raw"})[i % 2]
+            yield config
+    for tree, seed in TREE_EXAMPLES:
+        yield {"draft": "biased", "mode": "tree", "width": 2, "drafts": 2, "seed": seed, "tree": tree}
+
+
+def tree_expected(config: dict, block: dict) -> str:
+    """What a ``G`` line must print for one SPEC 12 block of the service's trace: the nodes
+    (parent:depth:token:law, or the beam score), every test in order (node:token:position:
+    accepted: r(y):s(y) for residual, acc_j:by for target_only), the correction's law, the
+    committed tokens and the next position."""
+    index = {label: i for i, label in enumerate(R.model(config["target"]).vocab)}
+    nodes = block["proposal"]["nodes"]
+    residual = config["tree"].get("verify", "residual") == "residual"
+    shown = " ".join(f"{n['parent']}:{n['depth']}:{index[n['token']]}:" + (",".join(n["law_exact"]) if n["law_exact"]
+                                                                          else n["score_exact"]) for n in nodes)
+    tests = []
+    for t in block["verification"]:
+        y = index[t["token"]]
+        compared = f"{t['r_exact'][y]}:{nodes[t['node'] - 1]['law_exact'][y]}" if residual else f"{t['acc_exact']}:{t['by'] or '-'}"
+        tests.append(f"{t['node']}:{y}:{t['draw']['position']}:{int(t['accepted'])}:{compared}")
+    correction = "-"
+    if block.get("correction"):  # residual: the last residual exactly; target_only: p with the children zeroed (floats)
+        correction = ",".join(block["verification"][-1]["residual_exact"] if residual
+                              else map(repr, block["correction"]["distribution"]))
+    committed = " ".join(str(index[t]) for t in block["committed"])
+    return " | ".join([shown, " ".join(tests), correction, committed, str(block["next_position"])])
+
+
+def same_tree(got: str, want: str) -> bool:
+    """A ``G`` answer against the trace's: atom by atom (split at spaces, ``:`` and ``,``), rationals
+    as values (``10/20`` is ``1/2``), the trace's floats (the correction of target_only) as the
+    float64 of the exact value."""
+    got_fields, want_fields = got.split("|"), want.split("|")
+    if len(got_fields) != len(want_fields):
+        return False
+    for g, w in zip(got_fields, want_fields):
+        g_atoms, w_atoms = re.split(r"[\s:,]+", g.strip()), re.split(r"[\s:,]+", w.strip())
+        if len(g_atoms) != len(w_atoms):
+            return False
+        for a, b in zip(g_atoms, w_atoms):
+            if a == b:
+                continue
+            try:
+                if ("." in b and float(Fraction(a)) != float(b)) or ("." not in b and Fraction(a) != Fraction(b)):
+                    return False
+            except (ValueError, ZeroDivisionError):
+                return False
+    return True
+
+
+def tree_cases(client) -> tuple[list[str], list[str]]:
+    """The ``G`` (and, for chains + residual, ``T``) lines of every block of the runs of
+    ``tree_configs``, with what the service's traces say each must print."""
+    lines, expected = [], []
+    for config in tree_configs():
+        response = client.post("/v1/runs", json={"config": config})
+        assert response.status_code == 200, (config, response.get_json())
+        trace = response.get_json()
+        config = trace["config"]
+        index = {label: i for i, label in enumerate(R.model(config["target"]).vocab)}
+        for block in trace["blocks"]:
+            lines.append(case_line(config, block["prefix"], block["position"]))
+            if lines[-1].startswith("G "):
+                expected.append(tree_expected(config, block))
+            else:
+                expected.append(" | ".join([
+                    " ".join(",".join(str(index[t]) for t in chain) for chain in block["proposal"]["chains"]),
+                    " ".join(f"{t['depth']}:{t['chain']}:{index[t['token']]}:{int(t['accepted'])}" for t in block["verification"]),
+                    " ".join(str(index[t]) for t in block["committed"]), str(block["next_position"])]))
+    return lines, expected
+
+
+@pytest.fixture(scope="module")
+def tree_settings_cases(client):
+    return tree_cases(client)
+
+
+def test_the_tree_cases_cover_every_shape_verifier_and_branch(tree_settings_cases):
+    lines, expected = tree_settings_cases
+    heads = [line.split()[:3] for line in lines if line.startswith("G ")]
+    assert {(h[1], h[2]) for h in heads} == {("chains", "target_only"), ("distinct", "residual"), ("distinct", "target_only"),
+                                            ("beam", "target_only")}
+    assert any(line.startswith("T ") for line in lines) and len(lines) >= 400
+    g = [(line.split(), e.split(" | ")) for line, e in zip(lines, expected) if line.startswith("G ")]
+    assert {int(f[6]) for f, _ in g} == {1, 2, 3, 4} and {int(f[8]) for f, _ in g} == {1, 2, 3, 4}  # widths and D
+    assert {f[3] for f, _ in g} >= {"-", "2,1", "1,2,2", "3", "4,1,2,1", "1", "2,2,2,2"}  # branching lists
+    assert {f[4] for f, _ in g} >= {"-", "3/10", "3/5"} and {f[5] for f, _ in g} >= {"-", "1/2", "1/4", "4/5"}  # thresholds
+    tests = [t for _, e in g for t in e[1].split()]
+    assert any(t.endswith(":single") for t in tests) and any(t.endswith(":acc") for t in tests)
+    assert any(t.split(":")[3] == "0" for t in tests) and any(e[2] != "-" for _, e in g)  # rejections, corrections
+    assert any(f[13] != "-" for f, _ in g) and any(f[17] == "raw" for f, _ in g)  # SPEC 9 settings, with either draft
+    # SPEC 12.6's worked examples, as the SPEC states them (A = 0, B = 1, C = 2)
+    walks = {" | ".join(e[1:]) for _, e in g}
+    assert "1:0:4:0:1/2:- 3:1:4:1:4/5:acc 4:0:5:1:11/20:acc | - | 1 0 1 | 7" in walks  # chains + target_only, seed 16
+    assert "1:0:0:1:1/2:acc 3:0:1:0:1/5:- 4:1:1:1:4/5:acc | - | 0 1 1 | 3" in walks  # beam, seed 3: A, then B by acc 4/5
+    assert "1:0:0:0:1/2:- 2:1:0:0:4/5:- | 0.0,0.0,1.0 | 2 | 2" in walks  # seed 0: both rejected, r = [0, 0, 1], C
+    assert "1:0:0:1:1/2:acc 3:0:1:0:1/5:- 4:1:1:1:4/5:acc | - | 0 1 2 | 3" in walks  # threshold_acc 1/2, seed 1
+    # distinct + residual, seed 16: A rejected (r(A) = 1/2 against s(A) = 4/5), B accepted against s_2(B) = 3/4
+    assert "1:0:4:0:1/2:4/5 2:1:5:1:1/2:3/4 4:0:6:1:11/20:4/5 | - | 1 0 0 | 8" in walks
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_draft_trees_and_tree_verifiers(programs, tree_settings_cases, language):
+    # SPEC 12: each block of the service's traces: the tree's nodes and laws (or scores), every
+    # test with its position, decision and compared numbers, the correction's law, committed, next
+    lines, expected = tree_settings_cases
+    got = run(programs(language), lines)
+    wrong = [(lines[i][:50], expected[i], g) for i, g in enumerate(got)
+             if not (same_tree if lines[i].startswith("G ") else same_block)(g, expected[i])]
+    assert not wrong, f"{len(wrong)} of {len(got)} blocks differ, first: {wrong[:3]}"
+
+
+def python_program() -> str:
+    """The Python snippets of the page (primitives and the four parts), as one program text."""
+    return "\n".join([snippet("python")] + [snippet("python", part) for part in PARTS])
+
+
+def python_answers(code: str, lines: list[str], monkeypatch) -> list[str]:
+    """``code`` with the Python driver, run in this process on ``lines``: its answer lines."""
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(lines) + "\n"))
+    with contextlib.redirect_stdout(out):
+        exec(compile(code + PY_DRIVER, "implementing.py", "exec"), {"__name__": "implementing"})
+    return out.getvalue().split("\n")[:-1]
+
+
+PLANTED = {
+    "none (the page's code)": ("", ""),
+    "a distinct sibling tested against the fixed q (s_1) instead of its own s_j":
+        ("y, s = nodes[child - 1].token, nodes[child - 1].law", "y, s = nodes[child - 1].token, nodes[children[0] - 1].law"),
+    "a repeated child tested twice (chains not merged into a trie)":
+        ("same = [c for c in children_of(nodes, v) if nodes[c - 1].token == y]", "same = []"),
+    "the residual not updated after a rejected sibling": ("        r = scaled_residual(r, s, 1, 1)\n", "\n"),
+}
+"""Mistakes of SPEC 12 planted into the Python snippets (the text replaced, and by what)."""
+
+
+@pytest.mark.parametrize("bug", PLANTED)
+def test_planted_tree_mistakes_fail_against_the_traces(tree_settings_cases, monkeypatch, bug):
+    # each planted mistake gives a wrong answer on some block of the service's SPEC 12 traces
+    # (with the same tree: the verifier's decisions or compared numbers are what differ, except
+    # for the repeated child, whose tree differs too); the page's own code gives none
+    old, new = PLANTED[bug]
+    code = python_program()
+    assert code.count(old) == 1 or not old
+    lines, expected = [[x for line, x in zip(tree_settings_cases[0], xs) if line.startswith("G ")] for xs in tree_settings_cases]
+    got = python_answers(code.replace(old, new) if old else code, lines, monkeypatch)
+    wrong = [(g.split(" | "), expected[i].split(" | ")) for i, g in enumerate(got) if not same_tree(g, expected[i])]
+    if not old:
+        assert not wrong and len(got) == len(lines)
+    elif "repeated" in bug:
+        assert len(wrong) >= 10
+    else:
+        assert any(same_tree(g[0], e[0]) for g, e in wrong) and len(wrong) >= 3
+
+
+def test_the_coin_test_is_strict_and_skips_a_child_of_probability_zero(monkeypatch):
+    # SPEC 12.4 at u = 0 (no seed gives it: the page's target_only is run with next_double
+    # replaced): the first child has p = 0, so acc_1 = 0 and u * threshold_acc < acc_1 fails;
+    # the inclusive test u * threshold_acc <= acc_j (sglang#35771) would accept it
+    namespace: dict = {"__name__": "implementing"}
+    exec(compile(python_program(), "implementing.py", "exec"), namespace)
+    namespace["next_double"] = lambda seed, n: 0.0
+    node = namespace["Node"]
+    nodes, tests = [node(0, 1, 0, None, (0, 1)), node(0, 1, 1, None, (1, 2))], []
+    child, r, n = namespace["target_only"]()([0, 1, 1], nodes, [1, 2], 0, 7, tests)
+    assert (child, r, n) == (2, None, 8)
+    assert tests == [(1, 0, 7, False, 0, "-"), (2, 1, 7, True, Fraction(1, 2), "acc")]
+    inclusive = python_program().replace("if p[y] and m * scale[0] * total < acc", "if m * scale[0] * total <= acc")
+    exec(compile(inclusive, "implementing.py", "exec"), namespace)
+    namespace["next_double"] = lambda seed, n: 0.0
+    assert namespace["target_only"]()([0, 1, 1], nodes, [1, 2], 0, 7, [])[0] == 1  # the planted mistake accepts it
