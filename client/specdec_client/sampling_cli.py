@@ -105,6 +105,17 @@ def _collect(args: argparse.Namespace, client: Any) -> tuple[Optional[list[Sampl
             return None, str(error)
 
 
+def mistake_cell(report: dict) -> str:
+    """The MISTAKE column of a sample grade: the mistake named (with its block schedule when it is
+    not SPEC's), else ``closest: ID (a guess)`` when the report shows a closest law, else empty."""
+    mistake = report.get("mistake") or {}
+    named, closest = mistake.get("named"), mistake.get("closest")
+    if named:
+        schedule = named.get("schedule", "spec")
+        return named["id"] + ("" if schedule == "spec" else f" (schedule {schedule})")
+    return f"closest: {closest['id']} (a guess)" if closest else ""
+
+
 def run_samples(args: argparse.Namespace, client: Any) -> int:
     """The ``grade`` subcommand by samples: one row per config, then each failure's message;
     0 when every config passed, 1 otherwise, 2 on a usage error."""
@@ -122,10 +133,9 @@ def run_samples(args: argparse.Namespace, client: Any) -> int:
         lines = [f"{'CONFIG'.ljust(width)}  RESULT  SAMPLES  P-VALUE  MISTAKE"]
         for t in tests:
             report = t.report or {}
-            named = (report.get("mistake") or {}).get("named")
             p = "-" if not report else f"{report['p_value']:.3g}"
             lines.append(f"{t.id.ljust(width)}  {'pass' if t.passed else 'FAIL':6}  {len(t.samples):7}  {p:7}  "
-                         f"{named['id'] if named else ''}")
+                         f"{mistake_cell(report)}")
         for t in tests:
             if not t.passed:
                 lines += ["", t.message()]
