@@ -11,7 +11,8 @@ suites' configs at the documented default N).
     python tests/separation.py --configs configs.json       ([{"id", "config"}, ...])
 
 Prints a Markdown table: one row per mistake, one column per config, each cell ``p (named id)``,
-``target's law`` where the mistake's law is the target's there, or ``·`` (another mode); then,
+``target's law`` where the mistake's law is the target's there, ``law not computed`` (over the
+enumeration budget of a grade), or ``·`` (another mode); then,
 per mistake, the configs that reach p < 1e-6. Deterministic; about 5 s of CPU per cell at N = 2000.
 """
 
@@ -62,16 +63,21 @@ def separation(config: dict, mistake, n: int) -> dict:
 
 def measure(configs: list[tuple[str, dict]], n: int, only: set | None) -> dict:
     """``{mistake id: {config id: cell}}``: a :func:`separation` dict, ``"target"`` (its law is
-    the target's there, or unstated) or ``None`` (another mode)."""
+    the target's there, unstated, or undefined), ``"not computed"`` (its law takes more paths
+    than a grade allows there: the grade cannot name it) or ``None`` (another mode)."""
     table: dict = {}
     for cid, config in configs:
-        stated = {m.id for m, _ in mistake_laws(parse_config(config))[0]}
+        skipped: list = []
+        stated = {m.id for m, _ in mistake_laws(parse_config(config), True, skipped)[0]}
+        left_out = {mid for mid, _ in skipped}
         for mistake in CATALOGUE:
             if only and mistake.id not in only:
                 continue
             row = table.setdefault(mistake.id, {})
             if mistake.mode != config["mode"]:
                 row[cid] = None
+            elif mistake.id in left_out:
+                row[cid] = "not computed"
             elif mistake.id not in stated:
                 row[cid] = "target"
             else:
@@ -85,6 +91,8 @@ def _cell(cell) -> str:
         return "·"
     if cell == "target":
         return "target's law"
+    if cell == "not computed":
+        return "law not computed"
     named = f" ({cell['named']})" if cell["named"] else " (none named)"
     return f"{cell['p']:.2g}{named}"
 

@@ -423,7 +423,8 @@ def _poisson_pass(start: dict, b: list, i: int, k: int) -> float:
     for j in range(i + 1, k + 1):
         if b[j] == inf:  # N(b_j) is past every count: the conditions left hold
             break
-        step, nxt = b[j] - b[j - 1], {}
+        step = b[j] - b[j - 1]
+        nxt: dict[int, float] = {}
         for n, m in alive.items():
             left = m
             for more in range(k - n):

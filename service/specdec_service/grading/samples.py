@@ -429,8 +429,8 @@ def _law_of(config: Config, mistake, paths: list, schedule: str = "spec", kernel
     """One mistake's row law under ``schedule`` (:data:`.laws.SCHEDULES`): its block program's
     (:data:`.laws.PROGRAMS`; ``kernels`` shared by its schedules) or its rules'."""
     if mistake.id in PROGRAMS:
-        return law_of_program(config, PROGRAMS[mistake.id], mistake.id, paths, *_mistake_rows(config, mistake),
-                              schedule=schedule, kernels=kernels)
+        rows, ratio_draft = _mistake_rows(config, mistake)
+        return law_of_program(config, PROGRAMS[mistake.id], mistake.id, paths, rows, ratio_draft, schedule, kernels)
     return law_of_rules(config, mistake.rules, schedule)
 
 
