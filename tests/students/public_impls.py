@@ -36,18 +36,23 @@ def _ended(out, limit, eos):
     return len(out) >= limit or (out and out[-1] == eos)
 
 
+def _drafted(draft, out, k, eos, vocab, rng, argmax=False):
+    """Up to ``k`` draft tokens after ``out``, sampled (or the most probable ones), stopping after an EOS."""
+    proposal = []
+    for _ in range(k):
+        q = draft(out + proposal)
+        proposal.append(vocab[q.index(max(q)) if argmax else pick(q, rng.random())])
+        if proposal[-1] == eos:
+            break
+    return proposal
+
+
 def hf_speculative_sampling(target, draft, width, limit, eos, rng, mode="speculative"):
     """Hugging Face's assisted generation (see the module docstring)."""
     vocab, out = target.vocab, []
     while not _ended(out, limit, eos):
-        k = max(0, min(width, limit - len(out) - 1))
-        candidates = []
-        for _ in range(k):
-            q = draft(out + candidates)
-            candidates.append(vocab[pick(q, rng.random())])
-            if candidates[-1] == eos:
-                break
-        for i, label in enumerate(candidates):
+        candidates = _drafted(draft, out, max(0, min(width, limit - len(out) - 1)), eos, vocab, rng)
+        for label in candidates:
             p, q, x = target(out), draft(out), vocab.index(label)
             if rng.random() <= p[x] / q[x]:
                 out.append(label)
@@ -68,13 +73,7 @@ def llamacpp_speculative(target, draft, width, limit, eos, rng, mode="speculativ
     vocab = target.vocab
     out = [vocab[pick(target([]), rng.random())]]
     while not _ended(out, limit, eos):
-        k = min(width, limit - len(out))
-        proposal = []
-        for _ in range(k):
-            q = draft(out + proposal)
-            proposal.append(vocab[q.index(max(q))])
-            if proposal[-1] == eos:
-                break
+        proposal = _drafted(draft, out, min(width, limit - len(out)), eos, vocab, rng, argmax=True)
         for label in proposal:
             p, q, x = target(out), draft(out), vocab.index(label)
             if rng.random() <= p[x] / q[x]:
@@ -170,12 +169,7 @@ def mlx_lm_speculative(target, draft, width, limit, eos, rng, mode="speculative"
     """mlx-lm's speculative generation with sampling (see the module docstring)."""
     vocab, out = target.vocab, []
     while not _ended(out, limit, eos):
-        k = max(0, min(width, limit - len(out) - 1))
-        proposal = []
-        for _ in range(k):
-            proposal.append(vocab[pick(draft(out + proposal), rng.random())])
-            if proposal[-1] == eos:
-                break
+        proposal = _drafted(draft, out, max(0, min(width, limit - len(out) - 1)), eos, vocab, rng)
         for label in proposal + [None]:
             sampled = vocab[pick(target(out), rng.random())]
             out.append(sampled)
