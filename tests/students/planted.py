@@ -111,10 +111,11 @@ def _block_passed(ps, qs, proposal, w, vocab, rng, mistake):
 
 def _block_correction(p, q, w, rng, mistake):
     """The correction after tau < k: the residual scaled by w_tau (unscaled for the first
-    MagicMTP and block-unscaled-residual); MagicMTP's arg max gives token 0 when it has no mass."""
+    MagicMTP and block-unscaled-residual); vllm-ascend's arg max gives token 0 when it has no mass."""
     scale = 1.0 if mistake in ("block-unscaled-residual", "block-cumprod-acceptance") else w
     r = [max(scale * a - b, 0.0) for a, b in zip(p, q)]
-    if sum(r) <= 0 and mistake.startswith("block-cumprod"):
+    if sum(r) <= 0 and mistake in ("block-cumprod-acceptance", "block-cumprod-scaled-residual",
+                                    "block-thresholds-row-early"):
         return 0
     return pick(_residual(p, q, scale), rng.random())
 

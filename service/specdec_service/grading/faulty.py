@@ -491,14 +491,15 @@ class RowEarlyThresholds(Thresholds):
 
 
 @dataclass(frozen=True)
-class CumprodCorrection(ScaledResidual):
-    """The correction of vllm-ascend's MagicMTP verifiers (with :class:`CumprodThresholds`):
-    ``max(w_tau p - q, 0)`` normalised (``scaled``, SPEC's weight ``w_tau``; the current code)
-    or ``max(p - q, 0)`` normalised (the first version); when that row has no mass (the
-    cumulative test can reject a proposal SPEC never rejects), the first token of the
-    vocabulary, what an arg max over an all-zero row gives."""
+class ResidualOrFirstToken(ScaledResidual):
+    """The correction of vllm-ascend's block verifiers (with :class:`CumprodThresholds` or
+    :class:`RowEarlyThresholds`): ``max(w_tau p - q, 0)`` normalised (``scaled``, SPEC's weight
+    ``w_tau``; the current code and PR #7808) or ``max(p - q, 0)`` normalised (MagicMTP's first
+    version); when that row has no mass (a mistaken test can reject a proposal where SPEC's
+    never does), the first token of the vocabulary, what their arg max over an all-zero row
+    gives."""
 
-    name: str = "cumprod-correction"
+    name: str = "residual-or-first-token"
     scaled: bool = True
 
     def row(self, p: Dist, q: Dist, w: Fraction):

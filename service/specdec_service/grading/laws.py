@@ -373,7 +373,7 @@ def block_block(run: Path, m: Models, last, carry, k: int, bonus_room: bool, var
     try:
         row = residual(ps[tau], qs[tau], scale)
     except ValueError:
-        if variant not in CUMPROD:
+        if variant not in FIRST_TOKEN_WHEN_EMPTY:
             raise
         row = Row(ONE if y == 0 else ZERO for y in range(m.size))  # the arg max of an all-zero row
     out.append(run.sample(run.draw(), row))
@@ -382,6 +382,9 @@ def block_block(run: Path, m: Models, last, carry, k: int, bonus_room: bool, var
 
 CUMPROD = ("block-cumprod-acceptance", "block-cumprod-scaled-residual")
 """The block variants whose tau is read off the products of the draws (vllm-ascend's MagicMTP)."""
+FIRST_TOKEN_WHEN_EMPTY = (*CUMPROD, "block-thresholds-row-early")
+"""The block variants (vllm-ascend's) whose correction is the first token where the residual
+has no mass (their arg max over an all-zero row)."""
 
 
 def cumprod_tau_law(ps, qs, tokens) -> list[Fraction]:
