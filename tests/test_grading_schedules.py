@@ -150,3 +150,16 @@ def test_hf_with_the_correction_from_p_is_named_under_its_schedule(service, monk
     [test] = Client(BASE).grade_sampler(public_impls.hf_speculative_sampling, configs=[("hf", SPEC_TOY)], samples=N)
     named = test.report["mistake"]["named"]
     assert not test.passed and (named["id"], named["schedule"]) == ("resample-from-p", "last-from-target")
+
+
+def test_the_commands_mistake_column_shows_the_schedule_and_the_guess():
+    """``specdec grade --samples``: the MISTAKE cell names a non-SPEC schedule, or marks the closest
+    law as a guess (the reports of the tests above, in their JSON form)."""
+    from specdec_client.sampling_cli import mistake_cell
+    hf = {"mistake": {"named": {"id": "resample-from-p", "schedule": "last-from-target"}, "closest": None}}
+    spec = {"mistake": {"named": {"id": "resample-from-p", "schedule": "spec"}, "closest": None}}
+    guess = {"mistake": {"named": None, "closest": {"id": "inverted-ratio", "schedule": "spec", "guess": True}}}
+    assert mistake_cell(hf) == "resample-from-p (schedule last-from-target)"
+    assert mistake_cell(spec) == "resample-from-p"
+    assert mistake_cell(guess) == "closest: inverted-ratio (a guess)"
+    assert mistake_cell({}) == ""
