@@ -213,14 +213,19 @@ def test_the_caller_proposes_chains_only_for_shape_chains(client):
     assert same.get_json() == step
 
 
-def test_the_analysis_refuses_a_tree_it_does_not_analyse_yet(client):
-    response = client.post("/v1/analysis", json={"config": {"draft": "biased", "mode": "tree",
-                                                            "tree": {"shape": "distinct"}}})
-    assert response.status_code == 422
-    assert [e["pointer"] for e in response.get_json()["errors"]] == ["#/config/tree"]
-    default = client.post("/v1/analysis", json={"config": {"draft": "biased", "mode": "tree", "width": 2,
-                                                           "tree": {"shape": "chains"}}, "widths": [2]})
-    assert default.status_code == 200, default.get_json()
+def test_the_analysis_of_a_tree_setting_says_whether_it_is_lossy(client):
+    """Every shape x verifier is analysed exactly (engine.tree_law): a lossless one with verdict
+    lossless, a threshold below 1 lossy; SPEC 11's default without the field."""
+    response = client.post("/v1/analysis", json={"config": {"draft": "biased", "mode": "tree", "width": 2,
+                                                            "drafts": 2, "tree": {"shape": "distinct"}},
+                                                 "widths": [2]})
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["tree"]["verdict"] == "lossless"
+    lossy = client.post("/v1/analysis", json={"config": {"draft": "biased", "mode": "tree", "width": 2, "drafts": 2,
+                                                         "tree": {"shape": "beam", "verify": "target_only",
+                                                                  "threshold_acc": 0.5}}, "widths": [2]})
+    assert lossy.status_code == 200, lossy.get_json()
+    assert lossy.get_json()["tree"]["verdict"] == "lossy"
 
 
 # ------------------------------------------------------------------ traces and counters

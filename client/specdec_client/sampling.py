@@ -127,12 +127,15 @@ class SampleTest:
                          f"{'the start' if worst['context'] is None else repr(worst['context'])} "
                          f"(p = {worst['p_value']:.3g}, Holm-adjusted {worst['adjusted_p_value']:.3g})"
                          + (f"; too often: {over}" if over else ""))
-        named = (self.report.get("mistake") or {}).get("named")
-        if named:
-            ratio = named["log_likelihood_ratio"]
-            lines.append("Evidence: ln L(mistake) - ln L(target) = "
+        mistake = self.report.get("mistake") or {}
+        shown = mistake.get("named") or mistake.get("closest")
+        if shown:
+            ratio = shown["log_likelihood_ratio"]
+            lines.append(("Evidence" if mistake.get("named") else f"A guess, not a diagnosis, {shown['id']}")
+                         + ": ln L(mistake) - ln L(target) = "
                          + ("infinite (the target cannot produce these samples)" if ratio is None else f"{ratio:.1f}")
-                         + f"; the mistake's own fit: p = {named['p_value']:.3g}")
+                         + f"; the mistake's own fit: p = {shown['p_value']:.3g}"
+                         + f"; block schedule: {shown.get('schedule', 'spec')}")
         return "\n".join(lines)
 
 

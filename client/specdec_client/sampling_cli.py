@@ -137,6 +137,17 @@ def p_values(report: Optional[dict[str, Any]]) -> tuple[str, str]:
     return raw, f"{report['p_value']:.3g}"
 
 
+def mistake_cell(report: dict) -> str:
+    """The MISTAKE column of a sample grade: the mistake named (with its block schedule when it is
+    not SPEC's), else ``closest: ID (a guess)`` when the report shows a closest law, else empty."""
+    mistake = report.get("mistake") or {}
+    named, closest = mistake.get("named"), mistake.get("closest")
+    if named:
+        schedule = named.get("schedule", "spec")
+        return named["id"] + ("" if schedule == "spec" else f" (schedule {schedule})")
+    return f"closest: {closest['id']} (a guess)" if closest else ""
+
+
 def run_samples(args: argparse.Namespace, client: Any) -> int:
     """The ``grade`` subcommand by samples: one row per config, then each failure's message;
     0 when every config passed, 1 otherwise, 2 on a usage error."""
@@ -154,9 +165,8 @@ def run_samples(args: argparse.Namespace, client: Any) -> int:
         lines = [f"{'CONFIG'.ljust(width)}  RESULT  SAMPLES  P-RAW     P-HOLM    MISTAKE"]
         for t in tests:
             raw, holm = p_values(t.report)
-            named = ((t.report or {}).get("mistake") or {}).get("named")
             lines.append(f"{t.id.ljust(width)}  {'pass' if t.passed else 'FAIL':6}  {len(t.samples):7}  {raw:8}  "
-                         f"{holm:8}  {named['id'] if named else ''}")
+                         f"{holm:8}  {mistake_cell(t.report or {})}")
         for t in tests:
             if not t.passed:
                 lines += ["", t.message()]

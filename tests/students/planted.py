@@ -25,11 +25,11 @@ def _residual(p, q, w=1.0):
     return [x / total for x in r]
 
 
-def _draft(draft, out, start_row, k, eos, vocab, rng):
+def _draft(draft, out, start_row, k, eos, vocab, rng, argmax=False):
     proposal, rows = [], []
     for i in range(k):
         q = start_row if i == 0 and start_row is not None else draft(out + proposal)
-        x = vocab[pick(q, rng.random())]
+        x = vocab[q.index(max(q)) if argmax else pick(q, rng.random())]
         proposal.append(x)
         rows.append(q)
         if x == eos:
@@ -38,6 +38,8 @@ def _draft(draft, out, start_row, k, eos, vocab, rng):
 
 
 def _correction(p, q, u, rng, mistake):
+    if mistake == "resample-from-p":
+        return pick(p, rng.random())
     if mistake == "reused-rejection-draw":
         return pick(_residual(p, q), u)
     if mistake == "residual-not-clipped":
@@ -47,14 +49,26 @@ def _correction(p, q, u, rng, mistake):
     return pick(_residual(p, q), rng.random())
 
 
-def speculative_decode(target, draft, width, limit, eos, rng, mistake=""):
+def room(schedule, width, limit, length):
+    """Proposals a block drafts after ``length`` tokens under a block schedule of real code:
+    ``spec`` (min(width, limit - L)), ``last-from-target`` (Hugging Face: min(width, limit - L -
+    1), the target gives the last token), ``target-first`` (llama.cpp: no proposals before the
+    first token, which the target samples)."""
+    if schedule == "target-first" and length == 0:
+        return 0
+    if schedule == "last-from-target":
+        return max(0, min(width, limit - length - 1))
+    return min(width, limit - length)
+
+
+def speculative_decode(target, draft, width, limit, eos, rng, mistake="", schedule="spec"):
     """SPEC 4 with one of: keep-after-rejection, draft-from-discarded, reused-rejection-draw,
-    residual-not-clipped."""
+    residual-not-clipped, resample-from-p, argmax-proposals-tested-as-samples; blocks of ``schedule`` (:func:`room`)."""
     vocab, out, rejected = target.vocab, [], None
     while len(out) < limit and (not out or out[-1] != eos):
-        k = min(width, limit - len(out))
+        k = room(schedule, width, limit, len(out))
         start = draft(out[:-1] + [rejected]) if mistake == "draft-from-discarded" and rejected and out else None
-        proposal, rows = _draft(draft, out, start, k, eos, vocab, rng)
+        proposal, rows = _draft(draft, out, start, k, eos, vocab, rng, mistake == "argmax-proposals-tested-as-samples")
         rejected, tail = None, []
         for i, label in enumerate(proposal):
             p, q, x = target(out), rows[i], vocab.index(label)
@@ -67,41 +81,69 @@ def speculative_decode(target, draft, width, limit, eos, rng, mistake=""):
             tail = proposal[i + 1:] if mistake == "keep-after-rejection" else []
             break
         else:
-            if len(out) < limit and out[-1] != eos:
+            if len(out) < limit and (not out or out[-1] != eos):
                 out.append(vocab[pick(target(out), rng.random())])
         out += tail
     return out
 
 
-def block_decode(target, draft, width, limit, eos, rng, mistake=""):
+def _block_passed(ps, qs, proposal, w, vocab, rng, mistake):
+    """Which prefixes pass: SPEC 10's eta_i < h_i, #7808's thresholds from the rows one position
+    too early (``block-thresholds-row-early``), or MagicMTP's cumprod(min(1, p/q)) >=
+    cumprod(u) (``block-cumprod-*``)."""
+    if mistake.startswith("block-cumprod"):
+        a, product, passed = 1.0, 1.0, []
+        for p, q, label in zip(ps, qs, proposal):
+            x = vocab.index(label)
+            a *= min(1.0, p[x] / q[x])
+            product *= rng.random()
+            passed.append(product <= a)
+        return passed
+    h = []
+    for i in range(1, len(proposal)):
+        row = i - 1 if mistake == "block-thresholds-row-early" else i
+        s = sum(max(w[i] * a - b, 0.0) for a, b in zip(ps[row], qs[row]))
+        h.append(1.0 if s + 1 - w[i] <= 0 else s / (s + 1 - w[i]))
+    if proposal:
+        h.append(w[-1])
+    return [rng.random() < hi for hi in h]
+
+
+def _block_correction(p, q, w, rng, mistake):
+    """The correction after tau < k: the residual scaled by w_tau (unscaled for the first
+    MagicMTP and block-unscaled-residual); vllm-ascend's arg max gives token 0 when it has no mass."""
+    scale = 1.0 if mistake in ("block-unscaled-residual", "block-cumprod-acceptance") else w
+    r = [max(scale * a - b, 0.0) for a, b in zip(p, q)]
+    if sum(r) <= 0 and mistake in ("block-cumprod-acceptance", "block-cumprod-scaled-residual",
+                                    "block-thresholds-row-early"):
+        return 0
+    return pick(_residual(p, q, scale), rng.random())
+
+
+def block_decode(target, draft, width, limit, eos, rng, mistake="", schedule="spec"):
     """SPEC 10 (Sun et al. 2025, algorithm 2) with one of: block-first-failing-eta,
-    block-unscaled-residual."""
+    block-unscaled-residual, block-cumprod-acceptance, block-cumprod-scaled-residual,
+    block-thresholds-row-early; blocks of ``schedule`` (:func:`room`)."""
     vocab, out = target.vocab, []
     while len(out) < limit and (not out or out[-1] != eos):
-        k = min(width, limit - len(out))
+        k = room(schedule, width, limit, len(out))
         proposal, qs = _draft(draft, out, None, k, eos, vocab, rng)
         ps = [target(out + proposal[:i]) for i in range(len(proposal))]
         w = [1.0]
         for p, q, label in zip(ps, qs, proposal):
             x = vocab.index(label)
             w.append(min(1.0, w[-1] * p[x] / q[x]))
-        h = []
-        for i in range(1, len(proposal)):
-            s = sum(max(w[i] * a - b, 0.0) for a, b in zip(ps[i], qs[i]))
-            h.append(1.0 if s + 1 - w[i] <= 0 else s / (s + 1 - w[i]))
-        h.append(w[-1])
-        passed = [rng.random() < hi for hi in h]
+        passed = _block_passed(ps, qs, proposal, w, vocab, rng, mistake)
         if mistake == "block-first-failing-eta":
             tau = passed.index(False) if False in passed else len(passed)
         else:
             tau = max((i + 1 for i, ok in enumerate(passed) if ok), default=0)
         out += proposal[:tau]
         if tau == len(proposal):
-            if len(out) < limit and out[-1] != eos:
+            if len(out) < limit and (not out or out[-1] != eos):
                 out.append(vocab[pick(target(out), rng.random())])
             continue
-        scale = 1.0 if mistake == "block-unscaled-residual" else w[tau]
-        out.append(vocab[pick(_residual(ps[tau], qs[tau], scale), rng.random())])
+        out.append(vocab[_block_correction(ps[tau], qs[tau], w[tau], rng, mistake)])
     return out
 
 

@@ -353,6 +353,15 @@ class CandidateOut(StrictSchema):
     g_mistake = fields.Float(required=True, allow_none=True, metadata={"description": "The same against the mistake's law."})
     p_value = fields.Float(required=True, metadata={"description": "The mistake's own fit: Holm-adjusted, as for the target."})
     fits = fields.Boolean(required=True)
+    schedule = fields.String(required=True, metadata={
+        "description": "The block schedule under which the mistake's law is the most likely: spec (k = min(width, "
+                       "limit - L)), last-from-target (k = min(width, limit - L - 1), the target gives the last token) "
+                       "or target-first (the first token from the target before the first draft)."})
+    schedule_rule = fields.String(required=True, metadata={"description": "That schedule in one sentence."})
+
+
+class ClosestOut(CandidateOut):
+    guess = fields.Boolean(required=True, metadata={"description": "Always true: the closest law is a guess, not a diagnosis."})
 
 
 class MistakeOut(StrictSchema):
@@ -360,6 +369,9 @@ class MistakeOut(StrictSchema):
     computed = fields.Boolean(required=True)
     reason = fields.String(required=True)
     candidates = fields.List(fields.Nested(CandidateOut), required=True)
+    closest = fields.Nested(ClosestOut, required=True, allow_none=True, metadata={
+        "description": "When the samples fail and no catalogued law fits: the most likely catalogued law that is more "
+                       "likely than the target's (never one equal to the target's), marked as a guess; else null."})
 
 
 class SampleAcceptanceOut(AcceptanceOut):

@@ -751,16 +751,4 @@ def parse_analysis_config(obj) -> Config:
     check_analysis_config(obj)
     if "seed" not in obj:
         obj = {**obj, "seed": ANALYSIS_SEED}
-    config = parse_config(obj)
-    refuse_tree_setting(config)
-    return config
-
-
-def refuse_tree_setting(config: Config) -> None:
-    """The one place an analysis refuses a ``tree`` setting (SPEC section 12) other than SPEC 11's
-    (shape chains, verify residual), whose exact law is not analysed here yet. Raises
-    :class:`InvalidInput` (path ``tree``)."""
-    tree = config.tree
-    if tree is not None and not tree.is_section_11:
-        raise InvalidInput.at(("tree",), f"the analysis covers shape chains with verify residual (SPEC section 11); "
-                                         f"shape {tree.shape} with verify {tree.verify} is not analysed yet")
+    return parse_config(obj)

@@ -20,7 +20,7 @@ from ..engine.rules import (
 from .faulty_sampling import FloatTopPRows, RawDraftRowInRatio, TargetLeftRaw
 from .faulty_tree import DisagreeingChainsContinue, DraftRowTest, ResidualNotUpdated, SharedDraws, ShortestChainDepth
 from .faulty import (
-    BONUS_PAST_LIMIT, INTERLEAVED, BlockRunsTokenWise, FirstFailing, UnscaledResidual, KEEP_AND_LIST_REST, KEEP_REST, NO_BONUS, SKIP_ONE, VERIFY_ALL, ArgmaxBonusFromDraft,
+    ResidualOrFirstToken, CumprodThresholds, RowEarlyThresholds, BONUS_PAST_LIMIT, INTERLEAVED, BlockRunsTokenWise, FirstFailing, UnscaledResidual, KEEP_AND_LIST_REST, KEEP_REST, NO_BONUS, SKIP_ONE, VERIFY_ALL, ArgmaxBonusFromDraft,
     ArgmaxTestRecordingRatio, ArgmaxTiesLast, BonusFromDraft, DraftAfterRejected, DraftArgmaxTest, InvertedRatio,
     ReusedDrawCorrection, SkipDrawWhenCertain, TargetRowCorrection, UnclippedResidual, UnnormalisedResidual, swapped,
 )
@@ -274,6 +274,31 @@ CATALOGUE: tuple[Mistake, ...] = (
         "0.19999999999999996 in float64.",
         swapped(SPECULATIVE, rows=FloatTopPRows()), _sampled(1, {"top_p": 0.8, "draft": "raw"}),
         "#/blocks/0/verification/0/p/0"),
+    Mistake(
+        "block-cumprod-acceptance", "Block: the prefix accepted by cumprod(min(1, p/q)) >= cumprod(u)",
+        "SPEC section 10",
+        "In mode block compare each eta_i with its threshold h_i (from the weights w_i = min(1, w_(i-1) p_i(d_i) / "
+        "q_i(d_i)) and the residual mass after d_i), and draw the correction from max(w_tau p - q, 0) normalised: "
+        "accepting the longest prefix whose product of clipped ratios exceeds the product of the uniforms, with the "
+        "correction from max(p - q, 0), is not lossless (vllm-ascend's MagicMTP verifier).",
+        swapped(BLOCK, thresholds=CumprodThresholds(), correction=ResidualOrFirstToken(scaled=False)),
+        _toy(5, width=3, mode="block"), "#/blocks/0/verification/0/threshold"),
+    Mistake(
+        "block-cumprod-scaled-residual", "Block: cumprod acceptance with the scaled residual",
+        "SPEC section 10",
+        "In mode block compare each eta_i with its threshold h_i (from the weights and the residual mass after d_i): "
+        "accepting the longest prefix whose product of clipped ratios exceeds the product of the uniforms is not "
+        "lossless, even with the correction from max(w_tau p - q, 0) (vllm-ascend's current MagicMTP verifier).",
+        swapped(BLOCK, thresholds=CumprodThresholds(), correction=ResidualOrFirstToken()),
+        _toy(5, width=3, mode="block"), "#/blocks/0/verification/0/threshold"),
+    Mistake(
+        "block-thresholds-row-early", "Block: thresholds from the rows one position too early",
+        "SPEC section 10",
+        "The threshold h_i (i < k) reads the rows after d_i: s_i = sum_y max(w_i p_(i+1)(y) - q_(i+1)(y), 0), the "
+        "rows of the next proposal's context, not p_i and q_i, the rows d_i was drafted from (vllm-ascend PR #7808's "
+        "PyTorch path).",
+        swapped(BLOCK, thresholds=RowEarlyThresholds(), correction=ResidualOrFirstToken()),
+        _toy(4, width=2, mode="block"), "#/blocks/0/verification/0/threshold"),
 )
 """Every catalogued mistake, in the order reports list them."""
 

@@ -31,7 +31,9 @@ from ..engine.rules import (
 )
 from ..engine.rules import TargetRowCorrection, swapped  # noqa: F401  (the catalogue's names; defined beside the rules)
 from ..engine.trace import trace_of
-from ..engine.verifiers.block import LastPassing, ScaledResidual
+from ..engine.verifiers.block import (
+    LastPassing, ScaledResidual, Thresholds, Weighting, scaled_mass, scaled_residual, weights,
+)
 from ..engine.verifiers.tokenwise import Decisions
 
 _TWO_53 = 2**53
@@ -431,6 +433,85 @@ class UnscaledResidual(ScaledResidual):
     def distribution(self, p: Dist, q: Dist, w: Fraction = Fraction(1)) -> Dist:
         """The unscaled residual."""
         return super().distribution(p, q, Fraction(1))
+
+
+def clipped_ratios(ps, qs, tokens) -> list:
+    """``min(1, p_i(d_i) / q_i(d_i))`` of each proposal, exact; ``ValueError`` for a proposal
+    of draft probability 0 (it cannot be drafted)."""
+    out = []
+    for p, q, x in zip(ps, qs, tokens):
+        if not q.weights[x]:
+            raise ValueError("a proposal of draft probability 0 has no ratio (it cannot be drafted)")
+        out.append(min(Fraction(1), Fraction(p.weights[x] * q.total, p.total * q.weights[x])))
+    return out
+
+
+@dataclass(frozen=True)
+class CumprodThresholds(Thresholds):
+    """Mistake (block; vllm-ascend's MagicMTP verifier): the prefix ``d_1..d_i`` passes iff
+    ``eta_1 * ... * eta_i < a_i`` with ``a_i = prod_(j <= i) min(1, p_j(d_j) / q_j(d_j))`` (the
+    cumulative product of the clipped ratios, not SPEC's weights), and tau is the largest such
+    i. Recorded as the weight ``a_i`` and the threshold ``a_i / (eta_1 ... eta_(i-1))`` on
+    ``eta_i`` (the same test, one draw at a time; it may exceed 1)."""
+
+    name: str = "cumprod"
+
+    def weigh(self, ps, qs, tokens, draws) -> Weighting:
+        """``a_0 = 1, a_1..a_k`` and the thresholds on each draw given the ones before it."""
+        a = [Fraction(1)]
+        for r in clipped_ratios(ps, qs, tokens):
+            a.append(a[-1] * r)
+        h, before = [], Fraction(1)
+        for i, d in enumerate(draws):
+            h.append(a[i + 1] / before if before else Fraction(2 if a[i + 1] else 0))
+            before *= Fraction(d.mantissa, _TWO_53)
+        return Weighting(a, h)
+
+
+@dataclass(frozen=True)
+class RowEarlyThresholds(Thresholds):
+    """Mistake (block; vllm-ascend PR #7808's PyTorch path): each threshold ``h_i`` (i < k) is
+    computed from the rows one position too early, ``p_i``, ``q_i`` (the context before
+    ``d_i``, from which ``d_i`` was drafted) instead of ``p_(i+1)``, ``q_(i+1)``:
+    ``s_i = sum_y max(w_i p_i(y) - q_i(y), 0)``, ``h_i = s_i / (s_i + 1 - w_i)``; the weights,
+    ``h_k = w_k``, tau and the scaled residual are SPEC's."""
+
+    name: str = "row-early"
+
+    def weigh(self, ps, qs, tokens, draws) -> Weighting:
+        """SPEC's weights, the thresholds from the rows before each proposal."""
+        w = weights(ps, qs, tokens)
+        h = []
+        for i in range(1, len(tokens)):
+            s = scaled_mass(ps[i - 1], qs[i - 1], w[i])
+            h.append(Fraction(1) if s + 1 - w[i] == 0 else s / (s + 1 - w[i]))
+        if tokens:
+            h.append(w[-1])
+        return Weighting(w, h)
+
+
+@dataclass(frozen=True)
+class ResidualOrFirstToken(ScaledResidual):
+    """The correction of vllm-ascend's block verifiers (with :class:`CumprodThresholds` or
+    :class:`RowEarlyThresholds`): ``max(w_tau p - q, 0)`` normalised (``scaled``, SPEC's weight
+    ``w_tau``; the current code and PR #7808) or ``max(p - q, 0)`` normalised (MagicMTP's first
+    version); when that row has no mass (a mistaken test can reject a proposal where SPEC's
+    never does), the first token of the vocabulary, what their arg max over an all-zero row
+    gives."""
+
+    name: str = "residual-or-first-token"
+    scaled: bool = True
+
+    def row(self, p: Dist, q: Dist, w: Fraction):
+        """The residual, or a point mass on token 0 when it has no mass."""
+        try:
+            return scaled_residual(p, q, w if self.scaled else Fraction(1))
+        except ValueError:
+            return point_mass(len(p.weights), 0)
+
+    def distribution(self, p: Dist, q: Dist, w: Fraction = Fraction(1)) -> Dist:
+        """:meth:`row`."""
+        return self.row(p, q, w)
 
 
 INTERLEAVED = InterleavedProposal()

@@ -49,6 +49,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 from functools import cached_property, lru_cache
+from math import exp, fsum, inf, lgamma, log
 from typing import Any
 
 from ..engine import Config
@@ -324,14 +325,17 @@ def speculative_block(run: Path, m: Models, last, carry, k: int, bonus_room: boo
 # ---------------------------------------------------------------- mode block (SPEC 10)
 
 
-def _thresholds(ps, qs, tokens) -> tuple[list, list]:
-    """SPEC 10.2-10.3: the weights ``w_0..w_k`` and thresholds ``h_1..h_k``."""
+def _thresholds(ps, qs, tokens, early: bool = False) -> tuple[list, list]:
+    """SPEC 10.2-10.3: the weights ``w_0..w_k`` and thresholds ``h_1..h_k``; ``early``: each
+    ``h_i`` (i < k) from the rows ``p_i``, ``q_i`` instead of ``p_(i+1)``, ``q_(i+1)``
+    (``block-thresholds-row-early``)."""
     w = [ONE]
     for p, q, x in zip(ps, qs, tokens):
         w.append(min(ONE, w[-1] * p[x] / q[x]))
     h = []
     for i in range(1, len(tokens)):
-        s = sum((max(w[i] * a - b, ZERO) for a, b in zip(ps[i], qs[i])), ZERO)
+        row = i - 1 if early else i
+        s = sum((max(w[i] * a - b, ZERO) for a, b in zip(ps[row], qs[row])), ZERO)
         h.append(ONE if s + 1 - w[i] == 0 else s / (s + 1 - w[i]))
     if tokens:
         h.append(w[-1])
@@ -355,17 +359,84 @@ def block_block(run: Path, m: Models, last, carry, k: int, bonus_room: bool, var
     tokens, qs = draft_chain(run, m, last, k)
     contexts = [last, *tokens[:-1]]
     ps = [m.p(c) for c in contexts]
-    w, h = _thresholds(ps, qs, tokens)
-    passed = [run.below(run.draw(), hi) for hi in h]
-    tau = _tau(passed, variant)
+    w, h = _thresholds(ps, qs, tokens, early=variant == "block-thresholds-row-early")
+    if variant in CUMPROD:
+        tau = run.first_below(run.draw(), _cumulative(tuple(cumprod_tau_law(ps, qs, tokens))))
+    else:
+        tau = _tau([run.below(run.draw(), hi) for hi in h], variant)
     out = tokens[:tau]
     if tau == len(tokens):
-        if bonus_room and len(tokens) == k and tokens[-1] != m.eos:
-            out.append(run.sample(run.draw(), m.p(tokens[-1])))
+        if bonus_room and len(tokens) == k and (not tokens or tokens[-1] != m.eos):
+            out.append(run.sample(run.draw(), m.p(tokens[-1] if tokens else last)))
         return tuple(out), None
-    scale = ONE if variant == "block-unscaled-residual" else w[tau]
-    out.append(run.sample(run.draw(), residual(ps[tau], qs[tau], scale)))
+    scale = ONE if variant in ("block-unscaled-residual", "block-cumprod-acceptance") else w[tau]
+    try:
+        row = residual(ps[tau], qs[tau], scale)
+    except ValueError:
+        if variant not in FIRST_TOKEN_WHEN_EMPTY:
+            raise
+        row = Row(ONE if y == 0 else ZERO for y in range(m.size))  # the arg max of an all-zero row
+    out.append(run.sample(run.draw(), row))
     return tuple(out), None
+
+
+CUMPROD = ("block-cumprod-acceptance", "block-cumprod-scaled-residual")
+"""The block variants whose tau is read off the products of the draws (vllm-ascend's MagicMTP)."""
+FIRST_TOKEN_WHEN_EMPTY = (*CUMPROD, "block-thresholds-row-early")
+"""The block variants (vllm-ascend's) whose correction is the first token where the residual
+has no mass (their arg max over an all-zero row)."""
+
+
+def cumprod_tau_law(ps, qs, tokens) -> list[Fraction]:
+    """``P(tau = i)``, i = 0..k, for tau = the largest i with ``u_1 ... u_i < a_i``, ``a_i =
+    prod_(j <= i) min(1, p_j(d_j) / q_j(d_j))`` and ``u_j`` independent uniforms on [0, 1)
+    (0 when there is none): the MagicMTP acceptance of ``block-cumprod-*``.
+
+    With ``e_j = -ln u_j`` (unit exponentials) the products are the arrival times ``S_i`` of a
+    unit-rate Poisson process ``N``, and ``u_1 ... u_i < a_i`` iff ``S_i > b_i = -ln a_i`` iff
+    ``N(b_i) <= i - 1``; ``b`` is non-decreasing. So ``tau = i`` iff ``N(b_i) <= i - 1`` and
+    ``N(b_j) >= j`` for every ``j > i``: a forward pass over the independent Poisson increments
+    between the ``b_j`` (:func:`_poisson_pass`). Floats (the law has logarithms), each rounded
+    once to an exact :class:`~fractions.Fraction`; the last entry takes what the others leave,
+    so they sum to exactly 1."""
+    a, b = ONE, [0.0]
+    for p, q, x in zip(ps, qs, tokens):
+        a *= min(ONE, p[x] / q[x])
+        b.append(inf if a == 0 else -log(float(a)))
+    k = len(tokens)
+    out = []
+    for i in range(k):
+        if b[i] == inf:
+            out.append(ZERO)
+            continue
+        start = {n: _poisson(b[i], n) for n in range(i)} if i else {0: 1.0}
+        out.append(Fraction(_poisson_pass(start, b, i, k)))
+    return out + [ONE - sum(out, ZERO)]
+
+
+def _poisson(mean: float, n: int) -> float:
+    """The Poisson probability of ``n`` with ``mean``."""
+    return exp(-mean + n * log(mean) - lgamma(n + 1)) if mean > 0 else (1.0 if n == 0 else 0.0)
+
+
+def _poisson_pass(start: dict, b: list, i: int, k: int) -> float:
+    """``P(N(b_j) >= j for j = i+1..k)`` from the law ``start`` of ``N(b_i)`` (``{count: p}``),
+    counts capped at ``k`` (past it every later condition holds)."""
+    alive = start
+    for j in range(i + 1, k + 1):
+        if b[j] == inf:  # N(b_j) is past every count: the conditions left hold
+            break
+        step = b[j] - b[j - 1]
+        nxt: dict[int, float] = {}
+        for n, m in alive.items():
+            left = m
+            for more in range(k - n):
+                chance = m * _poisson(step, more)
+                nxt[n + more] = nxt.get(n + more, 0.0) + chance
+                left -= chance
+            nxt[k] = nxt.get(k, 0.0) + max(left, 0.0)
+        alive = {n: m for n, m in nxt.items() if n >= j}
+    return fsum(alive.values())
 
 
 # ---------------------------------------------------------------- mode tree (SPEC 11)
@@ -542,6 +613,9 @@ PROGRAMS = {
     "residual-not-clipped": speculative_block,
     "block-first-failing-eta": block_block,
     "block-unscaled-residual": block_block,
+    "block-cumprod-acceptance": block_block,
+    "block-cumprod-scaled-residual": block_block,
+    "block-thresholds-row-early": block_block,
     "tree-residual-not-updated": tree_block,
     "tree-tested-against-draft-row": tree_block,
     "tree-disagreeing-chains-continue": tree_block,
@@ -561,8 +635,36 @@ CORRECT = {"speculative": speculative_block, "block": block_block, "tree": tree_
 """The correct block program of each mode (variant ``""``): its law is the target's."""
 
 
+SCHEDULES = {
+    "spec": "k = min(width, limit - L) proposals a block, no bonus at the limit (SPEC 4.1, 4.4)",
+    "last-from-target": "k = min(width, limit - L - 1) proposals a block, so that the target gives the last token "
+                        "(Hugging Face transformers' assisted generation)",
+    "target-first": "the first token sampled from the target before the first draft, then SPEC's blocks "
+                    "(llama.cpp's speculative example)",
+}
+"""The block schedules real implementations use, by name, with what each does. The output of a
+correct implementation has the target's law under every one of them; a mistake's law depends on
+the schedule, so a mistake is named under the schedule whose law fits (``grading/samples.py``)."""
+
+
+def block_shape(schedule: str, width: int, limit: int, length: int) -> tuple[int, bool]:
+    """``(k, fits)`` of a block after ``length`` committed tokens under ``schedule`` (a key of
+    :data:`SCHEDULES`): ``k`` proposals, and whether a bonus may follow when all are accepted
+    (``spec``: ``k = min(width, limit - L)``, a bonus iff ``L + k < limit``;
+    ``last-from-target``: ``k = min(width, limit - L - 1)``, always a bonus; ``target-first``:
+    the first block has no proposals and a bonus (a target sample), then ``spec``). Width 0
+    (mode autoregressive) is one target token a block under every schedule."""
+    if schedule == "target-first" and length == 0:
+        return 0, True
+    if schedule == "last-from-target":
+        return max(0, min(width, limit - length - 1)), True
+    k = min(width, limit - length)
+    return k, length + k < limit
+
+
 def law_of_program(config: Config, program: Callable, variant: str = "", paths: int | list = MAX_PATHS,
-                   rows: Any = None, ratio_draft: Callable | None = None) -> dict:
+                   rows: Any = None, ratio_draft: Callable | None = None, schedule: str = "spec",
+                   kernels: dict | None = None) -> dict:
     """The exact law of the output of ``program`` (a block program above, with ``variant``)
     decoding ``config``, projected on rows: ``{(t, c): {outcome: probability > 0}}`` as
     :func:`.samples.law_of_rules` returns it. A block's law depends on the committed length
@@ -570,10 +672,13 @@ def law_of_program(config: Config, program: Callable, variant: str = "", paths: 
     each ``(last, carry, k, fits)`` is enumerated once. Raises ``ValueError`` where the
     mistake's rule is undefined (a correction from a residual of zero mass), :class:`TooLarge`
     past ``paths`` enumerated paths (a number, or ``[paths left]`` shared by several laws).
-    ``rows`` and ``ratio_draft``: a row-processing mistake's rows (SPEC 9; :class:`Models`)."""
+    ``rows`` and ``ratio_draft``: a row-processing mistake's rows (SPEC 9; :class:`Models`).
+    ``schedule``: the block schedule (:func:`block_shape`); ``kernels``: a dict shared by the
+    laws of one program under several schedules (their blocks of the same shape are enumerated
+    once)."""
     m = Models(config, rows, ratio_draft)
     budget = paths if isinstance(paths, list) else [paths]
-    kernels: dict = {}
+    kernels = {} if kernels is None else kernels
     mass: dict = {}
     start: dict = {0: {(None, None): 1.0}}
 
@@ -584,9 +689,9 @@ def law_of_program(config: Config, program: Callable, variant: str = "", paths: 
     while start:
         length = min(start)
         frontier = start.pop(length)
-        k = min(m.width, m.limit - length)
+        k, fits = block_shape(schedule, m.width, m.limit, length)
         for (last, carry), weight in sorted(frontier.items(), key=lambda kv: (_key(kv[0][0]), _key(kv[0][1]))):
-            key = (last, carry, k, length + k < m.limit)
+            key = (last, carry, k, fits)
             if key not in kernels:
                 kernels[key] = sorted(_block_law(program, m, key, variant, budget).items(),
                                       key=lambda kv: (kv[0][0], _key(kv[0][1])))
@@ -613,6 +718,6 @@ def _key(c) -> int:
 
 
 __all__ = [
-    "CORRECT", "MAX_PATHS", "PROGRAMS", "TARGETS_LAW", "UNSTATED", "Path", "Row", "TooLarge", "decoding_rows",
-    "enumerate_block", "law_of_program", "residual",
+    "CORRECT", "CUMPROD", "MAX_PATHS", "PROGRAMS", "SCHEDULES", "TARGETS_LAW", "UNSTATED", "Path", "Row", "TooLarge",
+    "block_shape", "cumprod_tau_law", "decoding_rows", "enumerate_block", "law_of_program", "residual",
 ]

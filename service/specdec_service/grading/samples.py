@@ -67,7 +67,7 @@ from ..engine.analysis import rules_for
 from .catalogue import CATALOGUE
 from .distribution import _acceptance, chi_square, first_misfit
 from .faulty import NeverBonus
-from .laws import MAX_PATHS, PROGRAMS, UNSTATED, TooLarge, decoding_rows, law_of_program
+from .laws import MAX_PATHS, PROGRAMS, SCHEDULES, UNSTATED, TooLarge, block_shape, decoding_rows, law_of_program
 from .requests import DEFAULT_ALPHA, MAX_OUTPUT, check_sample, check_samples_request
 
 MIN_EXPECTED = 5.0
@@ -318,8 +318,8 @@ class _Forward:
     """The forward pass of :func:`law_of_rules`: ``mass[(t, c)][y]`` (the probability of
     outcome ``y`` at row ``(t, c)``) and ``start[L][c]`` (of a block starting there)."""
 
-    def __init__(self, config: Config, rules):
-        self.rules, self.eos, self.limit = rules, config.eos, config.limit
+    def __init__(self, config: Config, rules, schedule: str = "spec"):
+        self.rules, self.eos, self.limit, self.schedule = rules, config.eos, config.limit, schedule
         self.accept, self.correct, self.bonus = _floats(rules.accept), _floats(rules.correct), _floats(rules.bonus)
         self.mass: dict[Row, dict] = {}
         self.start: dict[int, dict] = {0: {None: 1.0}}
@@ -339,11 +339,11 @@ class _Forward:
     def block(self, length: int) -> None:
         """Every block starting after ``length`` committed tokens."""
         frontier = self.start.pop(length)
-        k = self.rules.room(length) if length < self.limit else 0
+        k, fits = block_shape(self.schedule, self.rules.width, self.limit, length) if length < self.limit else (0, False)
         for i in range(k):
             frontier = self._step(length + i, frontier)
         adds = (not isinstance(self.rules.bonus_rule, NeverBonus) and length < self.limit
-                and self.rules.bonus_allowed(length, k))
+                and (fits or self.rules.bonus_allowed(length, k)))
         for c, m in frontier.items():
             if not adds and k:
                 self.land(length + k, c, m)  # the next block starts here
@@ -374,7 +374,7 @@ class _Forward:
         return nxt
 
 
-def law_of_rules(config: Config, ruleset) -> dict[Row, dict]:
+def law_of_rules(config: Config, ruleset, schedule: str = "spec") -> dict[Row, dict]:
     """The exact law of the output of ``ruleset`` decoding ``config``, projected on rows:
     ``{(t, c): {outcome: probability > 0}}`` for every row the output reaches.
 
@@ -384,9 +384,11 @@ def law_of_rules(config: Config, ruleset) -> dict[Row, dict]:
     (``accept``), a rejection committing its correction (``correct``, with the miss probability
     folded in), the bonus when all ``k`` are accepted and the bonus rule draws it
     (:meth:`BlockRules.bonus_allowed`; none for a rule that never adds one). A committed EOS
-    ends the session; a block that reaches the limit ends it. Floats summed in one fixed order."""
+    ends the session; a block that reaches the limit ends it. Floats summed in one fixed order.
+    ``schedule``: how many proposals a block drafts and whether a bonus fits
+    (:func:`.laws.block_shape`; SPEC's by default)."""
     rules = rules_for(config, ruleset)  # ValueError: a rule whose law is not a distribution
-    walk = _Forward(config, rules)
+    walk = _Forward(config, rules, schedule)
     while walk.start:
         walk.block(min(walk.start))
     mass = walk.mass
@@ -441,11 +443,37 @@ def _mistake_rows(config: Config, mistake) -> tuple:
     return rows, ratio
 
 
-def _law_of(config: Config, mistake, paths: list) -> dict:
-    """One mistake's row law: its block program's (:data:`.laws.PROGRAMS`) or its rules'."""
+def _law_of(config: Config, mistake, paths: list, schedule: str = "spec", kernels: dict | None = None) -> dict:
+    """One mistake's row law under ``schedule`` (:data:`.laws.SCHEDULES`): its block program's
+    (:data:`.laws.PROGRAMS`; ``kernels`` shared by its schedules) or its rules'."""
     if mistake.id in PROGRAMS:
-        return law_of_program(config, PROGRAMS[mistake.id], mistake.id, paths, *_mistake_rows(config, mistake))
-    return law_of_rules(config, mistake.rules)
+        rows, ratio_draft = _mistake_rows(config, mistake)
+        return law_of_program(config, PROGRAMS[mistake.id], mistake.id, paths, rows, ratio_draft, schedule, kernels)
+    return law_of_rules(config, mistake.rules, schedule)
+
+
+SAME_LAW = 1e-12
+"""A mistake's law within this of the target's at every row and outcome is the target's (its
+rounding aside): samples cannot tell them apart, so it is neither named nor shown as closest."""
+
+
+def is_targets_law(law: dict, target) -> bool:
+    """Whether a row law (``{(t, c): {outcome: p}}``) is the target's (:func:`target_law`) at
+    every row it reaches, to :data:`SAME_LAW`."""
+    for row, cell in law.items():
+        want = target(row)
+        if set(cell) != set(want) or any(abs(p - want[y]) > SAME_LAW for y, p in cell.items()):
+            return False
+    return True
+
+
+def _schedule_laws(config: Config, mistake, share: list, target) -> dict:
+    """``{schedule: law}`` of one mistake under each schedule of :data:`.laws.SCHEDULES` (one
+    for width 0, where they agree), leaving out the laws equal to the target's."""
+    kernels: dict = {}
+    names = list(SCHEDULES) if config.width else ["spec"]
+    laws = {name: _law_of(config, mistake, share, name, kernels) for name in names}
+    return {name: law for name, law in laws.items() if not is_targets_law(law, target)}
 
 
 def law_cost(config: Config, mistakes: int) -> int:
@@ -455,8 +483,10 @@ def law_cost(config: Config, mistakes: int) -> int:
 
 
 def mistake_laws(config: Config, has_draft: bool = True, skipped: list | None = None) -> tuple[list, str | None]:
-    """The catalogued mistakes of ``config``'s mode with their exact row laws
-    (:func:`law_of_rules` or :func:`.laws.law_of_program`): ``([(mistake, law), ...], None)``, or
+    """The catalogued mistakes of ``config``'s mode with their exact row laws under each block
+    schedule (:func:`law_of_rules` or :func:`.laws.law_of_program`; :data:`.laws.SCHEDULES`):
+    ``([(mistake, {schedule: law}), ...], None)`` (a law equal to the target's left out, a
+    mistake without any left out), or
     ``([], reason)`` when none is computed (no draft given, or the config over
     :data:`LAW_BUDGET`). ``skipped``, when given, receives ``(id, reason)`` of each mistake of the
     mode whose law is not computed for this config (undefined rule, or more than
@@ -469,11 +499,14 @@ def mistake_laws(config: Config, has_draft: bool = True, skipped: list | None = 
         return [], (f"the config is too large to compute the mistakes' laws here ({cost} > {LAW_BUDGET} units: "
                     "limit x width x (V + 1)^2 x (1 + bits of the rows / 256) per mistake)")
     laws = []
+    target = target_law(config)
     left = MAX_PATHS  # one budget of enumerated paths for the whole grade, shared fairly
     for i, mistake in enumerate(mistakes):
         share = [left // (len(mistakes) - i)]  # an equal share of what is left; unused paths roll over
         try:
-            laws.append((mistake, _law_of(config, mistake, share)))
+            by_schedule = _schedule_laws(config, mistake, share, target)
+            if by_schedule:
+                laws.append((mistake, by_schedule))
         except ValueError:  # a rule undefined here (a residual of zero mass): it cannot have made the samples
             pass
         except TooLarge:
@@ -648,12 +681,26 @@ def _g(best: float, ll: float) -> float | None:
     return None if ll == -inf else 2 * (best - ll)
 
 
-def _candidate(counts, mistake, law: dict, target_ll: float, sat: float, alpha: float) -> tuple:
-    """``(log-likelihood, mistake, evidence)`` of one mistake's law (:func:`name_mistake`)."""
+def _candidate(counts, mistake, laws: dict, target_ll: float, sat: float, alpha: float) -> tuple:
+    """``(log-likelihood, mistake, evidence)`` of one mistake (:func:`name_mistake`) under the
+    schedule whose law is the most likely (``laws``: ``{schedule: law}``; ties: the first of
+    :data:`.laws.SCHEDULES`)."""
+    scored = [(log_likelihood(counts, _getter(law)), i, name) for i, (name, law) in enumerate(laws.items())]
+    _, _, schedule = max(scored, key=lambda x: (x[0], -x[1]))
+    return _evidence(counts, mistake, laws[schedule], schedule, target_ll, sat, alpha)
+
+
+def _getter(law: dict):
     get = law.get
 
     def mistake_law(row, get=get):
         return get(row, {END: 1.0})
+    return mistake_law
+
+
+def _evidence(counts, mistake, law: dict, schedule: str, target_ll: float, sat: float, alpha: float) -> tuple:
+    """``(log-likelihood, mistake, evidence)`` of one mistake's law under ``schedule``."""
+    mistake_law = _getter(law)
     fit = family_test(counts, mistake_law)
     ll = log_likelihood(counts, mistake_law)
     fits = not fit["impossible"] and fit["p_value"] > alpha  # a deterministic law has no test: it fits
@@ -661,19 +708,25 @@ def _candidate(counts, mistake, law: dict, target_ll: float, sat: float, alpha: 
     return (ll, mistake, {
         "id": mistake.id, "title": mistake.title, "rule": mistake.rule, "hint": mistake.hint,
         "log_likelihood_ratio": ratio, "g_target": _g(sat, target_ll), "g_mistake": _g(sat, ll),
-        "p_value": 0.0 if fit["impossible"] else fit["p_value"], "fits": fits})
+        "p_value": 0.0 if fit["impossible"] else fit["p_value"], "fits": fits,
+        "schedule": schedule, "schedule_rule": SCHEDULES[schedule]})
 
 
 def name_mistake(counts, laws, target_ll: float, alpha: float, target_failed: bool, why_not: str | None,
                  skipped: list | None = None) -> dict:
     """The catalogued mistake whose law explains the samples best (see the module docstring):
-    ``{"named": mistake or None, "computed": bool, "reason": sentence, "candidates": [...]}``;
-    each candidate ``{"id", "title", "hint", "rule", "log_likelihood_ratio", "g_target",
-    "g_mistake", "p_value", "fits"}`` (``log_likelihood_ratio`` = ln L(mistake) - ln L(target),
-    ``null`` when infinite). ``skipped``: ``(id, reason)`` of the mistakes whose law was not
-    computed for this config (named in the reason)."""
+    ``{"named": mistake or None, "computed": bool, "reason": sentence, "candidates": [...],
+    "closest": candidate or None}``; each candidate ``{"id", "title", "hint", "rule",
+    "log_likelihood_ratio", "g_target", "g_mistake", "p_value", "fits", "schedule",
+    "schedule_rule"}`` (``log_likelihood_ratio`` = ln L(mistake) - ln L(target), ``null`` when
+    infinite; ``schedule``: the block schedule, :data:`.laws.SCHEDULES`, under which its law is
+    the most likely). ``laws``: ``[(mistake, {schedule: law})]`` (:func:`mistake_laws`).
+    ``closest``, when the target fails and no law fits: the candidate more likely than the
+    target with the highest likelihood, with ``"guess": true`` (a guess, not a diagnosis; laws
+    equal to the target's are never among the candidates). ``skipped``: ``(id, reason)`` of the
+    mistakes whose law was not computed for this config (named in the reason)."""
     if why_not is not None:
-        return {"named": None, "computed": False, "reason": why_not, "candidates": []}
+        return {"named": None, "computed": False, "reason": why_not, "candidates": [], "closest": None}
     sat = saturated(counts)
     candidates = sorted((_candidate(counts, mistake, law, target_ll, sat, alpha) for mistake, law in laws),
                         key=lambda x: (-x[0], CATALOGUE.index(x[1])))  # ties: the catalogue's first
@@ -682,16 +735,28 @@ def name_mistake(counts, laws, target_ll: float, alpha: float, target_failed: bo
     untried = "" if not skipped else \
         f" (laws not computed for this config: {'; '.join(f'{i}: {why}' for i, why in skipped)})"
     if not target_failed:
-        return {"named": None, "computed": True, "reason": "the target's law explains the samples", "candidates": listed}
+        return {"named": None, "computed": True, "reason": "the target's law explains the samples",
+                "candidates": listed, "closest": None}
     if not fitting:
-        return {"named": None, "computed": True, "candidates": listed,
-                "reason": f"no catalogued mistake explains the samples (none of their exact laws fits){untried}"}
+        closest = next(({**c[2], "guess": True} for c in candidates if c[0] > target_ll), None)
+        guess = "" if closest is None else (
+            f"; the closest law is {closest['id']}'s under the schedule {closest['schedule']} (log-likelihood ratio "
+            f"{_ratio_text(closest['log_likelihood_ratio'])} against the target, its own fit p = "
+            f"{closest['p_value']:.3g}): a guess, not a diagnosis")
+        return {"named": None, "computed": True, "candidates": listed, "closest": closest,
+                "reason": f"no catalogued mistake explains the samples (none of their exact laws fits){untried}{guess}"}
     best = fitting[0][2]
     ties = [c[2]["id"] for c in fitting[1:] if c[0] == fitting[0][0]]
     also = f" (its law equals that of {', '.join(ties)} here)" if ties else ""
-    return {"named": best, "computed": True, "candidates": listed,
-            "reason": (f"the exact law of {best['id']} fits the samples (p = {best['p_value']:.3g} > alpha) and "
-                       f"explains them better than the target and every other catalogued mistake{also}{untried}")}
+    return {"named": best, "computed": True, "candidates": listed, "closest": None,
+            "reason": (f"the exact law of {best['id']} under the schedule {best['schedule']} ({best['schedule_rule']}) "
+                       f"fits the samples (p = {best['p_value']:.3g} > alpha) and explains them better than the "
+                       f"target and every other catalogued mistake{also}{untried}")}
+
+
+def _ratio_text(ratio: float | None) -> str:
+    """A log-likelihood ratio in words (``None``: the target gives some sample probability 0)."""
+    return "infinite" if ratio is None else f"{ratio:.4g}"
 
 
 # ---------------------------------------------------------------- the grade
@@ -790,7 +855,7 @@ def grade_samples(payload: Any) -> dict:
     worst, reason = _verdict(config, family, counts, law, lengths, conclusive, alpha)
     passed = reason is None
     mistake = _mistake(config, counts, law, alpha, has_draft) if not passed else \
-        {"named": None, "computed": False, "reason": "the samples pass", "candidates": []}
+        {"named": None, "computed": False, "reason": "the samples pass", "candidates": [], "closest": None}
     if reason is not None:  # not passed
         named = mistake["named"]
         reason += (f" Likely mistake: {named['title']} [{named['id']}]. Hint: {named['hint']}" if named

@@ -27,7 +27,8 @@ at width 3). The law of one block (its accepted count and committed tokens) is n
 per-token laws: :func:`weights_and_thresholds` and :func:`scaled_residual` state its parts, which
 the analysis (``engine/analysis.py``) enumerates over draft blocks.
 
-The verifier is the token-wise one (:mod:`.tokenwise`) with two parts of its own: ``choice``
+The verifier is the token-wise one (:mod:`.tokenwise`) with three parts of its own:
+``thresholds`` (:class:`Thresholds`, the weights and thresholds), ``choice``
 (:class:`LastPassing`, how tau is read off the draws) and ``correction``
 (:class:`ScaledResidual`); its ``bonus`` and ``discard`` are token-wise's, and a block record
 commits and counts as token-wise's does (:meth:`~.tokenwise.TokenWise.commits`,
@@ -172,6 +173,18 @@ class ScaledResidual:
         return scaled_residual(p, q, w)
 
 
+@dataclass(frozen=True)
+class Thresholds:
+    """SPEC 10.2-10.3: the weights and thresholds of a drafted block (:func:`weights_and_thresholds`);
+    the draws ``eta_1..eta_k`` are given too (SPEC's thresholds do not read them)."""
+
+    name: str = "spec"
+
+    def weigh(self, ps: Sequence[Dist], qs: Sequence[Dist], tokens: Sequence[int], draws: Sequence[Draw]) -> Weighting:
+        """:func:`weights_and_thresholds` of the proposals (``draws`` unused)."""
+        return weights_and_thresholds(ps, qs, tokens)
+
+
 # ---------------------------------------------------------------- the verifier
 
 
@@ -179,11 +192,13 @@ class ScaledResidual:
 class BlockVerifier(TokenWise):
     """SPEC section 10: weights and thresholds over the whole block, all k eta draws, tau the
     last passing one, then the correction from the residual scaled by ``w_tau`` or the bonus.
-    Parts: ``choice`` (:class:`LastPassing`), ``correction`` (:class:`ScaledResidual`),
-    ``bonus`` and ``discard`` (token-wise's); ``acceptance`` only records the ratio."""
+    Parts: ``thresholds`` (:class:`Thresholds`), ``choice`` (:class:`LastPassing`), ``correction``
+    (:class:`ScaledResidual`), ``bonus`` and ``discard`` (token-wise's); ``acceptance`` only
+    records the ratio."""
 
     correction: ScaledResidual = ScaledResidual()  # type: ignore[assignment]  # read only by this class's correct, with w_tau
     choice: LastPassing = LastPassing()
+    thresholds: Thresholds = Thresholds()
     name: str = "block"
 
     @staticmethod
@@ -198,8 +213,8 @@ class BlockVerifier(TokenWise):
         vocab, ratio = state.config.vocab, self.acceptance.ratio
         tokens, qs = drafted.tokens, drafted.rows
         ps = self.target_rows(rows, drafted)
-        w, h = weights_and_thresholds(ps, qs, tokens)
         draws = [stream.take() for _ in tokens]
+        w, h = self.thresholds.weigh(ps, qs, tokens, draws)
         below = [passes(d, hi) for d, hi in zip(draws, h)]
         tau = self.choice.tau(below)
         records = []
