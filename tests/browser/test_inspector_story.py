@@ -676,6 +676,10 @@ def test_the_p_q_table_fits_its_card_at_1280(browser, live_url, artefacts_dir, p
             expect(bars).to_have_count(3)
             right = scroll.evaluate("e => e.getBoundingClientRect().right")
             assert all(b.evaluate("e => e.getBoundingClientRect().right") <= right + 0.5 for b in bars.all()), n
+            # p - q as bars, not stray marks: a full text line high, at least 5 px for any nonzero value
+            sizes = bars.locator(".signed:not(.zero)").evaluate_all(
+                "all => all.map((e) => [e.getBoundingClientRect().width, e.getBoundingClientRect().height])")
+            assert len(sizes) == 3 and all(w >= 5 and h >= 14 for w, h in sizes), (n, sizes)
             if n == 2:
                 ins.press("Next")
         ins.assert_no_console_errors()
