@@ -42,7 +42,7 @@ from ..grading import BY_ID, CHECKS, DEFAULT_ALPHA, DISTRIBUTION_REQUEST, GRADE_
 from ..grading import SAMPLES_REQUEST, check_batch, faulty_run, grade, grade_distribution, grade_many
 from ..grading import grade_samples as grade_sessions_of
 from ..grading.distribution import POOLED
-from ..grading.suites import EXERCISES, FAMILIES, UnknownSuite, suite, suites
+from ..grading.suites import EXERCISES, FAMILIES, UnknownSuite, published, suite, suites
 from ..grading.validate import grading_schema
 from .bodies import read_json
 from .problems import PROBLEM_MIMETYPE, ApiProblem, json_response
@@ -507,8 +507,7 @@ def _unknown_suite() -> dict:
                 "is a 404.",
     ok=SuiteOut, ok_description="The suite.",
     parameters=[{"in": "path", "name": "name", "required": True,
-                 "schema": {"type": "string", "maxLength": 64,
-                            "pattern": "^(" + "|".join(suites()) + ")(@[1-9][0-9]{0,5})?$"},
+                 "schema": {"type": "string", "enum": list(suites()) + [s.pinned for s in published()]},
                  "description": "The suite's name (its newest version), or `name@N` for version N."}],
     ok_examples=lambda: {"quick": example("The quick suite", suite("quick").to_json())},
     responses=_unknown_suite)
