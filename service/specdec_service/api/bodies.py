@@ -47,6 +47,7 @@ import json
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import partial
 from typing import Any, Callable, Optional, TypeVar, Union
 from urllib.parse import unquote_to_bytes
 
@@ -173,15 +174,32 @@ def parse_float64(text: str) -> Union[float, int]:
     that is an integer (as :func:`parse_decimal`). Raises :class:`_OutOfRange` for a number
     beyond the float64 range (``1e999``), which :func:`parse_json` refuses (422), and
     :class:`_Beyond` for a literal beyond the bound of :mod:`.structure` (400)."""
+    return _float64_literal(None, text)
+
+
+def _float64_literal(rounded: Optional[list], text: str) -> Union[float, int]:
+    """:func:`parse_float64` of ``text``; with ``rounded``, its value appended to it when the
+    float64 rounds the literal (:func:`carries`: one hook for both, as a second Python call per
+    number cost a tenth more of an 8 MiB body's reading). A literal of at most 16 characters
+    without an exponent is carried for its shape alone, unchecked: at most 15 significant digits
+    within 1e-14..1e15 (the shortest decimal of its float64: DBL_DIG), or an integer of at most
+    14 digits."""
     if len(text) > MAX_NUMBER_CHARS:
         raise _Beyond(text)
     value = float(text)
     if value.is_integer():
         if not value and ("e" in text or "E" in text) and number_fault(text):  # 1e-99999 is 0.0
             raise _Beyond(text)
-        return int(value)
+        whole = int(value)
+        if rounded is not None and (len(text) > 16 or "e" in text or "E" in text) and \
+                not (text[-2:] == ".0" and text[:-2] == str(whole)) and Decimal(text) != whole:
+            rounded.append(whole)
+        return whole
     if value in (_INF, _MINUS_INF):
         raise _Beyond(text) if number_fault(text) else _OutOfRange(text)
+    if rounded is not None and (len(text) > 16 or "e" in text or "E" in text) and text != repr(value) and \
+            Decimal(text) != Decimal(repr(value)):
+        rounded.append(value)
     return value
 
 
@@ -241,36 +259,15 @@ class _Pairs(list):
 
 _DECIMAL = json.JSONDecoder(parse_float=parse_decimal, parse_int=parse_integer, parse_constant=_reject_constant,
                             object_pairs_hook=_unique_object)
-_FLOAT64 = json.JSONDecoder(parse_float=parse_float64, parse_int=parse_int64, parse_constant=_reject_constant,
+_FLOAT64 = json.JSONDecoder(parse_float=partial(_float64_literal, None), parse_int=parse_int64, parse_constant=_reject_constant,
                             object_pairs_hook=_unique_object)
 
 
 def _float64_noting(rounded: list) -> json.JSONDecoder:
     """The :data:`FLOAT64` reading that appends to ``rounded`` the value of each number literal
-    it rounds (:func:`carries`): :func:`parse_float64` and :func:`carries` in one hook (a
-    second Python call per number cost a tenth more of an 8 MiB body's reading). A literal of at
-    most 16 characters without an exponent is carried for its shape alone, unchecked: at most 15
-    significant digits within 1e-14..1e15 (the shortest decimal of its float64: DBL_DIG), or an
-    integer of at most 14 digits."""
-    def parse_float(text: str) -> Union[float, int]:
-        if len(text) > MAX_NUMBER_CHARS:
-            raise _Beyond(text)
-        value = float(text)
-        if value.is_integer():
-            if not value and ("e" in text or "E" in text) and number_fault(text):  # 1e-99999 is 0.0
-                raise _Beyond(text)
-            whole = int(value)
-            if (len(text) > 16 or "e" in text or "E" in text) and not (text[-2:] == ".0" and text[:-2] == str(whole)) and Decimal(text) != whole:
-                rounded.append(whole)
-            return whole
-        if value in (_INF, _MINUS_INF):
-            raise _Beyond(text) if number_fault(text) else _OutOfRange(text)
-        if (len(text) > 16 or "e" in text or "E" in text) and text != repr(value) and Decimal(text) != Decimal(repr(value)):
-            rounded.append(value)
-        return value
-
-    return json.JSONDecoder(parse_float=parse_float, parse_int=parse_int64, parse_constant=_reject_constant,
-                            object_pairs_hook=_unique_object)
+    it rounds (:func:`_float64_literal`)."""
+    return json.JSONDecoder(parse_float=partial(_float64_literal, rounded), parse_int=parse_int64,
+                            parse_constant=_reject_constant, object_pairs_hook=_unique_object)
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
