@@ -216,9 +216,9 @@ def test_a_query_parameter_error_is_said_once(service, client):
     with pytest.raises(InvalidInput) as info:
         client.draws(1, count=0)  # the real service's problem document
     assert str(info.value) == (
-        "HTTP 422 Invalid input: 1 field is invalid: count: Must be greater than or equal to 1 and less than "
-        f"or equal to 4096. (GET {BASE}/v1/draws?seed=1&position=0&count=0)")
-    assert str(info.value.errors[0]) == "?count: Must be greater than or equal to 1 and less than or equal to 4096."
+        "HTTP 422 Invalid input: 1 field is invalid: count: must be an integer from 1 to 4096 "
+        f"(GET {BASE}/v1/draws?seed=1&position=0&count=0)")
+    assert str(info.value.errors[0]) == "?count: must be an integer from 1 to 4096"
 
 
 def test_field_errors_the_detail_does_not_name_are_appended_on_one_line(rsps, client):
