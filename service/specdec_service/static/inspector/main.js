@@ -241,7 +241,8 @@ function stepDone(current) {
 
 function settingsWords(settings) {
   const model_ = (v) => (v.startsWith("{") ? "custom" : v);
-  const drafts = settings.mode === "tree" ? ` · ${settings.drafts} drafts` : "";
+  const tree = S.treeText(settings);
+  const drafts = settings.mode === "tree" ? ` · ${settings.drafts} drafts${tree ? ` · tree ${tree}` : ""}` : "";
   const sampling = S.samplingWords(settings);
   return `Target ${model_(settings.target)} · draft ${model_(settings.draft)} · ${settings.mode}${drafts} · width ${settings.width} · seed ${settings.seed} · limit ${settings.limit}${sampling ? ` · ${sampling}` : ""}`;
 }
@@ -581,7 +582,7 @@ function wire() {
   form.addEventListener("submit", (event) => event.preventDefault());
   form.addEventListener("change", (event) => {
     if (event.target.id === "target" || event.target.id === "draft") S.showCustomEditors();
-    if (event.target.id === "mode") S.describeMode();
+    if (["mode", "tree_shape", "tree_verify"].includes(event.target.id)) S.describeMode();
     enqueue(settingsChanged);
   });
   $("btn-story-start").addEventListener("click", () => goStory(1));
@@ -666,6 +667,7 @@ async function showReference(config, divergence) {
     mode: config.mode, width: String(config.width), seed: String(config.seed), limit: String(config.limit), eos: config.eos ?? "",
     drafts: String(config.drafts ?? S.DEFAULTS.drafts),
     ...S.samplingSettings(config.sampling),
+    ...S.treeSettings(config.tree),
   };
   S.writeForm(settings);
   newSession(settings);
