@@ -117,6 +117,10 @@ async function doDraft() {
 
 async function doVerify() {
   const { chains, tokens } = model.pending;
+  if (T.needsStep(model.pending)) { // a distinct or beam tree is drafted by the service again, the same from the same state (SPEC 12)
+    commit(await api.step(stateText()));
+    return;
+  }
   commit(await api.verify(stateText(), T.isTreeProposal(model.pending) ? { chains } : { tokens }));
 }
 
@@ -566,7 +570,7 @@ const committedText = (block) => block.committed.join(" ");
 
 function wire() {
   $("btn-draft").addEventListener("click", action("draft", doDraft,
-    () => `Drafted ${T.isTreeProposal(model.pending) ? model.pending.chains.map((c, i) => `chain ${i + 1}: ${c.join(" ")}`).join("; ")
+    () => `Drafted ${T.isTreeProposal(model.pending) ? T.proposalWords(model.pending)
       : model.pending.tokens.join(" ") || "nothing"}: not committed.`));
   $("btn-verify").addEventListener("click", action("verify", doVerify,
     () => `Verified. ${blockVerdict(model.blocks.at(-1), model.blocks.length)}`));
