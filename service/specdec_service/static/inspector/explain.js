@@ -151,10 +151,10 @@ function twoTokenTable(result) {
 
 /** The trees compared: [key, words, the `tree` setting's JSON text or null for SPEC 11's chains + residual]. */
 export const VERIFIERS = [
-  ["chains-residual", "chains, residual", null],
-  ["distinct-residual", "distinct siblings, residual", '{"shape": "distinct"}'],
-  ["chains-target_only", "chains, target only", '{"verify": "target_only"}'],
-  ["beam-target_only", "beam, target only", '{"shape": "beam", "verify": "target_only"}'],
+  ["chains-residual", "chains + residual", null],
+  ["distinct-residual", "distinct + residual", '{"shape": "distinct"}'],
+  ["chains-target_only", "chains + target only", '{"verify": "target_only"}'],
+  ["beam-target_only", "beam + target only", '{"shape": "beam", "verify": "target_only"}'],
 ];
 
 /** The config text of `current` with a `tree` setting (its JSON text, or null for none). */
@@ -168,18 +168,16 @@ function blockColumn(words, block) {
   return el("div", { className: "costs-block", "data-verify": words },
     el("h3", {}, words),
     el("ol", { className: "costs-tests" }, block.verification.map((t) => el("li", {}, `depth ${t.depth}: `, token(t.token),
-      t.acc === undefined ? `: u ${fmtDraw(t.draw.u)} against r/q = ${fmt(t.ratio)}` : `: u ${fmtDraw(t.draw.u)} against acc = p sum ${fmt(t.acc)}`,
+      `: u ${fmtDraw(t.draw.u)} ${t.accepted ? "<" : "\u2265"} ${t.acc === undefined ? `r/q ${fmt(t.ratio)}` : `acc ${fmt(t.acc)}`}`,
       t.accepted ? " ✓" : " ✗"))),
     el("p", { className: "costs-committed" }, "committed ", el("span", { className: "committed-tokens" }, block.committed.join(" ")),
-      ` (${block.committed.length} token${block.committed.length === 1 ? "" : "s"}`,
-      block.correction ? `, the last the correction ${block.correction.token}` : block.bonus ? `, the last the bonus ${block.bonus.token}` : "", ")"));
+      block.correction ? ` (correction ${block.correction.token})` : block.bonus ? ` (bonus ${block.bonus.token})` : ""));
 }
 
 /** Per tree the exact expected committed tokens per target pass (one block from the empty prefix, no limit) as a bar. */
 function costsChart(rows, width) {
   const top = Math.max(...rows.map((r) => r.value), width + 1);
-  return el("figure", { className: "costs-figure" }, el("figcaption", {}, `Exact committed tokens per target pass, width ${width}, one block `
-    + "from the empty prefix, no limit (the analysis); blue: residual, orange: target only"),
+  return el("figure", { className: "costs-figure" }, el("figcaption", {}, `Exact tokens per target pass (width ${width}, one block, no limit)`),
   el("ul", { className: "costs-chart", "aria-label": "Expected committed tokens per target pass" }, rows.map((r) => el("li", { "data-tree": r.key },
     el("span", { className: "costs-words" }, r.words),
     bar(r.value / top, { className: `law-bar costs-bar ${r.key.endsWith("target_only") ? "target-only" : "residual"}`, label: `${r.words}: ${fmt(r.value)} tokens per pass` }),
