@@ -181,8 +181,8 @@ function costsChart(rows, width) {
   el("ul", { className: "costs-chart", "aria-label": "Expected committed tokens per target pass" }, rows.map((r) => el("li", { "data-tree": r.key },
     el("span", { className: "costs-words" }, r.words),
     bar(r.value / top, { className: `law-bar costs-bar ${r.key.endsWith("target_only") ? "target-only" : "residual"}`, label: `${r.words}: ${fmt(r.value)} tokens per pass` }),
-    el("span", { className: "costs-value" }, num(r.value), r.exact && r.exact.length <= 9 && r.exact !== fmt(r.value) ? el("span", { className: "exact" }, ` (${r.exact})`) : null),
-    el("span", { className: "costs-tv" }, ` · total variation ${fmt(r.tv)}`)))));
+    el("span", { className: "costs-value" }, num(r.value), r.exact && r.exact.length <= 9 && r.exact !== fmt(r.value) ? el("span", { className: "exact" }, ` (${r.exact})`) : null,
+      el("span", { className: "costs-tv" }, `total variation ${fmt(r.tv)}`))))));
 }
 
 // ------------------------------------------------------------------ the panel
