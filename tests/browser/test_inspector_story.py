@@ -184,7 +184,9 @@ COSTS_TREES = {"chains-residual": None, "distinct-residual": {"shape": "distinct
 def ignoring_q(live_url: str) -> dict:
     """The service's answers for the step: seed 2's first block under residual and under target-only
     verification, and each tree's exact tokens per pass (one block from the empty prefix, no limit)."""
-    run = lambda tree: post(live_url, "/v1/runs", {"config": {**COSTS_EXAMPLE, "limit": 3, **({"tree": tree} if tree else {})}})["blocks"][0]
+    def run(tree: dict | None) -> dict:
+        return post(live_url, "/v1/runs", {"config": {**COSTS_EXAMPLE, "limit": 3, **({"tree": tree} if tree else {})}})["blocks"][0]
+
     residual, target_only = run(None), run({"verify": "target_only"})
     per_pass, tv = {}, {}
     for key, tree in COSTS_TREES.items():
