@@ -131,6 +131,7 @@ def story_steps(live_url: str) -> list[dict]:
     assert sampled["correction"]["distribution"] == [0.0, 1.0, 0.0]
     # the same seed drafting from the raw q: the same A and the same draw u, kept (ratio p'/q = 0.7353/0.8)
     assert (raw["token"], raw["draw"], raw["accepted"], sampled_raw["committed"]) == ("A", v["draw"], True, ["A", "B"])
+    costs = ignoring_q(live_url)
     return [
         {"action": "Verify", "verdict": "verification-summary", "block": aligned, "output": aligned["committed"],
          "texts": ["C B A A", "bonus", f"u = {fmt_draw(aligned['bonus']['draw']['u'])} falls in A's part"]},
@@ -167,7 +168,52 @@ def story_steps(live_url: str) -> list[dict]:
                    f"p\u2032/q = {fmt(v['p'][0])}/{fmt(raw['q_token'])} = {fmt(raw['ratio'])} and is kept",
                    f"{alpha['raw']['alpha_exact']} = {fmt(alpha['raw']['alpha'])}, not "
                    f"{alpha['processed']['alpha_exact']} = {fmt(alpha['processed']['alpha'])}"]},
+        {"action": "Compare", "verdict": "explain-result", "costs": costs,
+         "texts": ["u 0.3116 is not below p(B) = 0.30", "both residual trees commit 3 tokens per pass",
+                   f"chains with target only {fmt(costs['per_pass']['chains-target_only'])}",
+                   f"beam with target only {fmt(costs['per_pass']['beam-target_only'])}", "total variation 0"]},
     ]
+
+
+COSTS_EXAMPLE = {"draft": "aligned", "width": 2, "seed": 2, "mode": "tree", "drafts": 2}
+"""The "what ignoring q costs" step (SPEC 12.6): the aligned draft, width 2, 2 drafts; seed 2 drafts chains B C and B C."""
+COSTS_TREES = {"chains-residual": None, "distinct-residual": {"shape": "distinct"},
+               "chains-target_only": {"verify": "target_only"}, "beam-target_only": {"shape": "beam", "verify": "target_only"}}
+
+
+def ignoring_q(live_url: str) -> dict:
+    """The service's answers for the step: seed 2's first block under residual and under target-only
+    verification, and each tree's exact tokens per pass (one block from the empty prefix, no limit)."""
+    def run(tree: dict | None) -> dict:
+        return post(live_url, "/v1/runs", {"config": {**COSTS_EXAMPLE, "limit": 3, **({"tree": tree} if tree else {})}})["blocks"][0]
+
+    residual, target_only = run(None), run({"verify": "target_only"})
+    per_pass, tv = {}, {}
+    for key, tree in COSTS_TREES.items():
+        answer = post(live_url, "/v1/analysis", {"config": {**COSTS_EXAMPLE, **({"tree": tree} if tree else {})}, "depth": 1, "widths": [2]})
+        entry = next(e for e in answer["tree_sweep"] if e["drafts"] == 2 and e["width"] == 2)
+        per_pass[key], tv[key] = (entry["committed_per_pass"], entry["committed_per_pass_exact"]), answer["output"]["tv_exact"]
+    # SPEC 12.6: 3 for both residual shapes, about 1.889 for chains + target_only, 2.265 for beam + target_only; all lossless
+    assert {k: v[1] for k, v in per_pass.items()} == {"chains-residual": "3", "distinct-residual": "3",
+                                                      "chains-target_only": "7556551/4000000", "beam-target_only": "453/200"}
+    assert set(tv.values()) == {"0"}
+    # one tree, two verifiers: the residual accepts B and C (q = p), target-only rejects B (u 0.3116 >= p(B) = 0.3) and corrects to A
+    assert residual["proposal"]["chains"] == target_only["proposal"]["chains"] == [["B", "C"], ["B", "C"]]
+    assert (residual["committed"], target_only["committed"]) == (["B", "C", "C"], ["A"])
+    assert (fmt_draw(target_only["verification"][0]["draw"]["u"]), target_only["verification"][0]["acc_exact"]) == ("0.3116", "3/10")
+    return {"residual": residual, "target_only": target_only, "per_pass": {k: v[0] for k, v in per_pass.items()}, "tv": tv}
+
+
+def check_costs(page, costs: dict) -> None:
+    """One tree under two verifiers (each test and what it committed) beside every tree's exact tokens per pass."""
+    figure = page.locator("#explain-result")
+    for words, block in (("residual", costs["residual"]), ("target only", costs["target_only"])):
+        column = figure.locator(f".costs-block[data-verify='{words}']")
+        expect(column.locator(".committed-tokens")).to_have_text(" ".join(block["committed"]))
+        expect(column.locator(".costs-tests li")).to_have_count(len(block["verification"]))
+    for key, value in costs["per_pass"].items():
+        expect(figure.locator(f".costs-chart li[data-tree='{key}'] .costs-value .num")).to_have_text(fmt(value))
+        expect(figure.locator(f".costs-chart li[data-tree='{key}'] .costs-tv")).to_contain_text("total variation 0")
 
 
 def pq_rows(page) -> dict[str, list[str]]:
@@ -183,8 +229,8 @@ def pq_rows(page) -> dict[str, list[str]]:
     return rows
 
 
-STEPS = 13
-"""The story's steps (story.js STEPS): twelve that show a claim, then the recap."""
+STEPS = 14
+"""The story's steps (story.js STEPS): thirteen that show a claim, then the recap."""
 
 TREE_EXAMPLE = {"draft": "biased", "width": 2, "seed": 16, "mode": "tree", "drafts": 2}
 """SPEC 11's worked example (story step 11)."""
@@ -273,6 +319,8 @@ def check_claim(ins: Inspector, expected: dict) -> None:
         check_traces(page, *expected["traces"])
     if expected.get("laws"):
         check_laws(ins, expected["laws"])
+    if expected.get("costs"):
+        check_costs(page, expected["costs"])
 
 
 def check_block(page, block: dict) -> None:
@@ -430,11 +478,13 @@ def test_guided_story_walk(browser, live_url, artefacts_dir, screen):
         expect(ins.button("Next")).to_be_disabled()
         ins.screenshot(f"story-{screen}-{STEPS}")
 
-        ins.page.go_back()  # to step 12 after Verify, 12 as it began, 11 after Verify, ..., 7 as it began, 6 after Analyse
+        ins.page.go_back()  # to step 13 after Compare, 13 as it began, 12 after Verify, 12 as it began, ..., 6 after Analyse
         ins.wait_idle()
         expect(ins.page.locator("#story-count")).to_contain_text(f"Step {STEPS - 1} of {STEPS}")
-        ins.page.go_back()
-        ins.wait_idle()
+        for _ in range(3):
+            ins.page.go_back()
+            ins.wait_idle()
+        expect(ins.page.locator("#story-count")).to_contain_text(f"Step {STEPS - 2} of {STEPS}")
         expect(ins.page.locator("#verification-summary")).to_have_text("Drafted, not verified yet: press Verify to commit.")
         for _ in range(11):
             ins.page.go_back()

@@ -209,7 +209,7 @@ def test_a_depth_where_every_candidate_fails_ends_in_the_correction_from_the_las
 
 def test_keyboard_alone_sets_mode_tree_and_reads_the_tree(inspector):
     """From the Mode field: the arrow keys choose tree, Tab reaches Drafts (right after Mode), a typed
-    2 is committed by leaving the field, Tab goes on to Width; Step is pressed with Enter, and the tree
+    2 is committed by leaving the field, Tab goes on through Shape and Verifier to Width; Step is pressed with Enter, and the tree
     and each depth's rows are reachable with Tab (they scroll sideways when narrow)."""
     ins = inspector.open("draft=biased&width=2&seed=16")
     page = ins.page
@@ -224,6 +224,10 @@ def test_keyboard_alone_sets_mode_tree_and_reads_the_tree(inspector):
     page.keyboard.type("2")
     page.keyboard.press("Tab")
     ins.wait_idle()
+    expect(ins.field("Shape")).to_be_focused()  # the tree's fields (SPEC 12) follow Drafts, then Width
+    page.keyboard.press("Tab")
+    expect(ins.field("Verifier")).to_be_focused()
+    page.keyboard.press("Tab")
     expect(ins.field("Width")).to_be_focused()
     assert "drafts=2" in page.url
     ins.button("Step").focus()

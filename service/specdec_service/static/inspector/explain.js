@@ -5,7 +5,7 @@
 // (the uniforms the samples are drawn with); the page only counts.
 
 import * as api from "./api.js";
-import { bar, el, fmt, num, token } from "./render.js";
+import { bar, el, fmt, fmtDraw, num, token } from "./render.js";
 import * as S from "./settings.js";
 
 const $ = (id) => document.getElementById(id);
@@ -147,9 +147,47 @@ function twoTokenTable(result) {
         cell(mine.get(k)), cell(target.get(k)))))));
 }
 
+// ------------------------------------------------------------------ what ignoring q costs (SPEC 12)
+
+/** The trees compared: [key, words, the `tree` setting's JSON text or null for SPEC 11's chains + residual]. */
+export const VERIFIERS = [
+  ["chains-residual", "chains + residual", null],
+  ["distinct-residual", "distinct + residual", '{"shape": "distinct"}'],
+  ["chains-target_only", "chains + target only", '{"verify": "target_only"}'],
+  ["beam-target_only", "beam + target only", '{"shape": "beam", "verify": "target_only"}'],
+];
+
+/** The config text of `current` with a `tree` setting (its JSON text, or null for none). */
+function withTree(current, tree) {
+  const config = S.configText({ ...current, mode: "tree", tree_shape: "chains", tree_verify: "residual", branching: "", threshold_single: "", threshold_acc: "" });
+  return tree ? config.replace(/^\{/, `{"tree": ${tree}, `) : config;
+}
+
+/** One verifier's first block: the tree's tests in order and what was committed. */
+function blockColumn(words, block) {
+  return el("div", { className: "costs-block", "data-verify": words },
+    el("h3", {}, words),
+    el("ol", { className: "costs-tests" }, block.verification.map((t) => el("li", {}, `depth ${t.depth}: `, token(t.token),
+      `: u ${fmtDraw(t.draw.u)} ${t.accepted ? "<" : "\u2265"} ${t.acc === undefined ? `r/q ${fmt(t.ratio)}` : `acc ${fmt(t.acc)}`}`,
+      t.accepted ? " ✓" : " ✗"))),
+    el("p", { className: "costs-committed" }, "committed ", el("span", { className: "committed-tokens" }, block.committed.join(" ")),
+      block.correction ? ` (correction ${block.correction.token})` : block.bonus ? ` (bonus ${block.bonus.token})` : ""));
+}
+
+/** Per tree the exact expected committed tokens per target pass (one block from the empty prefix, no limit) as a bar. */
+function costsChart(rows, width) {
+  const top = Math.max(...rows.map((r) => r.value), width + 1);
+  return el("figure", { className: "costs-figure" }, el("figcaption", {}, `Exact tokens per target pass (width ${width}, one block, no limit)`),
+  el("ul", { className: "costs-chart", "aria-label": "Expected committed tokens per target pass" }, rows.map((r) => el("li", { "data-tree": r.key },
+    el("span", { className: "costs-words" }, r.words),
+    bar(r.value / top, { className: `law-bar costs-bar ${r.key.endsWith("target_only") ? "target-only" : "residual"}`, label: `${r.words}: ${fmt(r.value)} tokens per pass` }),
+    el("span", { className: "costs-value" }, num(r.value), r.exact && r.exact.length <= 9 && r.exact !== fmt(r.value) ? el("span", { className: "exact" }, ` (${r.exact})`) : null,
+      el("span", { className: "costs-tv" }, `total variation ${fmt(r.tv)}`))))));
+}
+
 // ------------------------------------------------------------------ the panel
 
-const HEADINGS = { traces: "Two traces, one distribution", laws: "The first token under three rules" };
+const HEADINGS = { traces: "Two traces, one distribution", laws: "The first token under three rules", costs: "What ignoring q costs" };
 
 /**
  * Wire the story's figure panel (#explain). Returns {state: {shown}, show(kind), invalidate()}:
@@ -215,9 +253,27 @@ export function setupExplain({ enqueue, settings, vocab, changed, verdict }) {
     await grow();
   }
 
+  async function costs(current) {
+    const width = Number(current.width);
+    const [residual, targetOnly, ...analyses] = await Promise.all([
+      api.runs(withTree({ ...current, limit: String(width + 1) }, null)),
+      api.runs(withTree({ ...current, limit: String(width + 1) }, VERIFIERS[2][2])),
+      ...VERIFIERS.map(([, , tree]) => api.analysis(`{"config": ${withTree(current, tree)}, "depth": 1, "widths": [${width}]}`))]);
+    const rows = VERIFIERS.map(([key, words], i) => {
+      const entry = analyses[i].tree_sweep.find((e) => e.drafts === Number(current.drafts) && e.width === width);
+      return { key, words, value: entry.committed_per_pass, exact: entry.committed_per_pass_exact, tv: analyses[i].output.tv };
+    });
+    result.replaceChildren(el("div", { className: "explain-costs" },
+      el("div", { className: "costs-blocks" }, el("p", { className: "costs-tree" }, "The same tree, seed " + current.seed + ": ",
+        residual.blocks[0].proposal.chains.map((c, i) => `chain ${i + 1} ${c.join(" ")}`).join(", ")),
+      blockColumn("residual", residual.blocks[0]), blockColumn("target only", targetOnly.blocks[0])),
+      costsChart(rows, width)));
+  }
+
   async function show(which) {
     const current = settings();
     if (which === "traces") await traces(current);
+    else if (which === "costs") await costs(current);
     else await lawsFigure(current);
     $("explain-heading").textContent = HEADINGS[which];
     shown = which;
@@ -228,7 +284,8 @@ export function setupExplain({ enqueue, settings, vocab, changed, verdict }) {
     if (!which) return;
     await show(which);
     changed();
-    verdict(result.firstChild, which === "traces" ? "Two traces and their distribution shown." : "Three laws of the first token shown.");
+    verdict(result.firstChild, { traces: "Two traces and their distribution shown.", costs: "Two verifiers of one tree, and their tokens per pass, shown." }[which]
+      || "Three laws of the first token shown.");
   }));
   more.addEventListener("click", () => enqueue(async () => {
     if (!laws) return;

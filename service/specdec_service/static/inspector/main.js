@@ -117,6 +117,10 @@ async function doDraft() {
 
 async function doVerify() {
   const { chains, tokens } = model.pending;
+  if (T.needsStep(model.pending)) { // a distinct or beam tree is drafted by the service again, the same from the same state (SPEC 12)
+    commit(await api.step(stateText()));
+    return;
+  }
   commit(await api.verify(stateText(), T.isTreeProposal(model.pending) ? { chains } : { tokens }));
 }
 
@@ -241,7 +245,8 @@ function stepDone(current) {
 
 function settingsWords(settings) {
   const model_ = (v) => (v.startsWith("{") ? "custom" : v);
-  const drafts = settings.mode === "tree" ? ` · ${settings.drafts} drafts` : "";
+  const tree = S.treeText(settings);
+  const drafts = settings.mode === "tree" ? ` · ${settings.drafts} drafts${tree ? ` · tree ${tree}` : ""}` : "";
   const sampling = S.samplingWords(settings);
   return `Target ${model_(settings.target)} · draft ${model_(settings.draft)} · ${settings.mode}${drafts} · width ${settings.width} · seed ${settings.seed} · limit ${settings.limit}${sampling ? ` · ${sampling}` : ""}`;
 }
@@ -565,7 +570,7 @@ const committedText = (block) => block.committed.join(" ");
 
 function wire() {
   $("btn-draft").addEventListener("click", action("draft", doDraft,
-    () => `Drafted ${T.isTreeProposal(model.pending) ? model.pending.chains.map((c, i) => `chain ${i + 1}: ${c.join(" ")}`).join("; ")
+    () => `Drafted ${T.isTreeProposal(model.pending) ? T.proposalWords(model.pending)
       : model.pending.tokens.join(" ") || "nothing"}: not committed.`));
   $("btn-verify").addEventListener("click", action("verify", doVerify,
     () => `Verified. ${blockVerdict(model.blocks.at(-1), model.blocks.length)}`));
@@ -581,7 +586,7 @@ function wire() {
   form.addEventListener("submit", (event) => event.preventDefault());
   form.addEventListener("change", (event) => {
     if (event.target.id === "target" || event.target.id === "draft") S.showCustomEditors();
-    if (event.target.id === "mode") S.describeMode();
+    if (["mode", "tree_shape", "tree_verify"].includes(event.target.id)) S.describeMode();
     enqueue(settingsChanged);
   });
   $("btn-story-start").addEventListener("click", () => goStory(1));
@@ -666,6 +671,7 @@ async function showReference(config, divergence) {
     mode: config.mode, width: String(config.width), seed: String(config.seed), limit: String(config.limit), eos: config.eos ?? "",
     drafts: String(config.drafts ?? S.DEFAULTS.drafts),
     ...S.samplingSettings(config.sampling),
+    ...S.treeSettings(config.tree),
   };
   S.writeForm(settings);
   newSession(settings);

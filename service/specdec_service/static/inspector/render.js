@@ -141,7 +141,7 @@ export function proposal({ list, table, summary }, proposalJson, vocab, pending,
     return;
   }
   const steps = proposalJson.steps;
-  if (!steps.length) {
+  if (!steps.length && !T.isTreeProposal(proposalJson)) { // a beam tree draws nothing but has nodes (SPEC 12)
     summary.textContent = "Mode autoregressive: nothing is drafted; the target samples one token per pass.";
     table.hidden = true;
     return;

@@ -7,6 +7,7 @@
 export const DEFAULTS = Object.freeze({
   target: "toy", draft: "aligned", mode: "speculative", width: "3", seed: "0", limit: "8", eos: "", drafts: "1",
   temperature: "", top_k: "", top_p: "", min_p: "", draft_rows: "",
+  tree_shape: "chains", tree_verify: "residual", branching: "", threshold_single: "", threshold_acc: "",
 });
 
 /** A custom model to start editing from: the toy target's table (SPEC section 1). */
@@ -18,8 +19,10 @@ export const CUSTOM_EXAMPLE = `{
 
 const SAMPLING = { temperature: "temperature", top_k: "top_k", top_p: "top_p", min_p: "min_p", draft_rows: "draft" };
 /** The sampling fields (SPEC 9) and their keys in the config's `sampling` object; empty means not set, so unsent. */
-const FIELDS = ["target", "draft", "mode", "width", "seed", "limit", "eos", "drafts", ...Object.keys(SAMPLING)];
-const TREE_ONLY = ["drafts"]; // read by mode tree alone (SPEC 11): sent and kept in the URL only there
+/** The `tree` setting's fields (SPEC 12) and their keys in the config's `tree` object. */
+const TREE = { tree_shape: "shape", tree_verify: "verify", branching: "branching", threshold_single: "threshold_single", threshold_acc: "threshold_acc" };
+const FIELDS = ["target", "draft", "mode", "width", "seed", "limit", "eos", "drafts", ...Object.keys(SAMPLING), ...Object.keys(TREE)];
+const TREE_ONLY = ["drafts", ...Object.keys(TREE)]; // read by mode tree alone (SPEC 11, 12): sent and kept in the URL only there
 const MODEL_FIELDS = ["target", "draft"];
 const BUILTIN = { target: ["toy"], draft: ["aligned", "biased"] };
 const $ = (id) => document.getElementById(id);
@@ -35,6 +38,7 @@ export function readForm() {
     settings[name] = $(name).value;
   }
   if (settings.mode !== "tree") for (const name of TREE_ONLY) settings[name] = DEFAULTS[name];
+  for (const name of Object.keys(TREE)) if (!treeFieldShown(name, settings)) settings[name] = DEFAULTS[name];
   for (const name of MODEL_FIELDS) {
     if (settings[name] === "custom") settings[name] = $(`${name}-json`).value.trim();
   }
@@ -72,10 +76,38 @@ export const MODE_WORDS = {
     + "second chance where the first fails. Same output distribution as speculative sampling.",
 };
 
-/** Say the selected mode in plain words under the Mode field; show the Drafts field in mode tree alone. */
+/** The tree's shapes and verifiers in plain words (shown under their fields; SPEC 12.1, 12.3, 12.4). */
+export const TREE_WORDS = {
+  chains: "Chains: each chain is drafted on its own, so two chains can propose the same token.",
+  distinct: "Distinct siblings: a node's children are drawn without replacement; each is drawn from what is left of "
+    + "q once the earlier siblings are taken out (its proposal law s_j).",
+  beam: "Beam: the draft's most probable tokens and paths (EAGLE-2, SGLang); nothing is drawn.",
+  residual: "Residual: each child is tested against what the earlier rejections left of the target's row, "
+    + "using its proposal law. Lossless.",
+  target_only: "Target only: one draw per node and the target's row alone (the draft's probabilities are never read), "
+    + "as SGLang's trees. Lossless with both thresholds 1, but it accepts less.",
+};
+
+/**
+ * Whether a `tree` field applies to these settings (mode tree; branching with shape distinct alone,
+ * the thresholds with verify target_only alone, SPEC 12): a field that does not apply is hidden and not sent.
+ */
+function treeFieldShown(name, settings) {
+  if (settings.mode !== "tree") return false;
+  if (name === "branching") return settings.tree_shape === "distinct";
+  if (name.startsWith("threshold_")) return settings.tree_verify === "target_only";
+  return true;
+}
+
+/** Say the selected mode in plain words under the Mode field; show the tree fields (SPEC 11, 12) where they apply. */
 export function describeMode() {
   $("mode-help").textContent = MODE_WORDS[$("mode").value] || "";
   $("drafts-field").hidden = $("mode").value !== "tree";
+  const shown = { mode: $("mode").value, tree_shape: $("tree_shape").value, tree_verify: $("tree_verify").value };
+  $("tree-fields").hidden = shown.mode !== "tree";
+  $("branching-field").hidden = !treeFieldShown("branching", shown);
+  $("thresholds-field").hidden = !treeFieldShown("threshold_acc", shown);
+  $("tree-help").textContent = `${TREE_WORDS[shown.tree_shape] || ""} ${TREE_WORDS[shown.tree_verify] || ""}`.trim();
 }
 
 /** Show the JSON editor of each model set to custom (filled with an example when empty). */
@@ -109,6 +141,43 @@ export function samplingText(settings) {
     if (value !== null) parts.push(`${JSON.stringify(key)}: ${value}`);
   }
   return parts.length ? `{${parts.join(", ")}}` : null;
+}
+
+/** A branching list as written ("2, 1" -> [2, 1]), or the text as a string for the API's own error. */
+function branchingOrText(text) {
+  const trimmed = text.trim().replace(/^\[|\]$/g, "");
+  if (trimmed === "") return null;
+  return /^\d+(\s*,\s*\d+)*$/.test(trimmed) ? `[${trimmed.split(",").map((n) => n.trim()).join(", ")}]` : JSON.stringify(text.trim());
+}
+
+/**
+ * The `tree` object's JSON text of these settings (SPEC 12), or null when it is SPEC 11's default
+ * (chains, residual, nothing else set): then no `tree` key is sent, and the trace is byte-identical to one without it.
+ */
+export function treeText(settings) {
+  if (settings.mode !== "tree") return null;
+  const parts = [];
+  const shape = settings.tree_shape || DEFAULTS.tree_shape;
+  const verify = settings.tree_verify || DEFAULTS.tree_verify;
+  if (shape !== DEFAULTS.tree_shape) parts.push(`"shape": ${JSON.stringify(shape)}`);
+  if (verify !== DEFAULTS.tree_verify) parts.push(`"verify": ${JSON.stringify(verify)}`);
+  const branching = branchingOrText(String(settings.branching ?? ""));
+  if (branching !== null) parts.push(`"branching": ${branching}`);
+  for (const name of ["threshold_single", "threshold_acc"]) {
+    const value = decimalOrText(String(settings[name] ?? ""));
+    if (value !== null) parts.push(`${JSON.stringify(name)}: ${value}`);
+  }
+  return parts.length ? `{${parts.join(", ")}}` : null;
+}
+
+/** The form's tree settings of a config's `tree` object (a graded trace's), unset ones their defaults. */
+export function treeSettings(tree) {
+  const settings = {};
+  for (const [name, key] of Object.entries(TREE)) {
+    const value = tree ? tree[key] : undefined;
+    settings[name] = value === undefined ? DEFAULTS[name] : Array.isArray(value) ? value.join(", ") : String(value);
+  }
+  return settings;
 }
 
 /** The form's sampling settings of a config's `sampling` object (a graded trace's), unset ones empty. */
@@ -155,6 +224,8 @@ export function configText(settings) {
     const value = numberOrText(settings.drafts ?? DEFAULTS.drafts);
     if (value !== null) parts.push(`"drafts": ${value}`);
   }
+  const tree = treeText(settings);
+  if (tree) parts.push(`"tree": ${tree}`);
   parts.push(`"eos": ${settings.eos === "" ? "null" : JSON.stringify(settings.eos)}`);
   const sampling = samplingText(settings);
   if (sampling) parts.push(`"sampling": ${sampling}`);
@@ -190,6 +261,9 @@ export function fieldOfPointer(pointer) {
     if (parts[0] === "config" && parts[1] === "sampling") {
       const name = Object.keys(SAMPLING).find((field) => SAMPLING[field] === parts[2]);
       return name || "config";
+    }
+    if (parts[0] === "config" && parts[1] === "tree") {
+      return Object.keys(TREE).find((field) => TREE[field] === parts[2]) || "tree_shape";
     }
     if (parts[0] === "config") return FIELDS.includes(parts[1]) ? parts[1] : "config";
     parts.shift();
@@ -307,6 +381,7 @@ export function toFragment(settings, view) {
   const params = new URLSearchParams();
   for (const name of FIELDS) {
     if (TREE_ONLY.includes(name) && settings.mode !== "tree") continue;
+    if (name in TREE && String(settings[name] ?? DEFAULTS[name]) === DEFAULTS[name]) continue; // SPEC 11's tree: older links unchanged
     if (name in SAMPLING && String(settings[name] ?? "") === "") continue; // unset: no key, so older links stay as they were
     params.set(name, settings[name] ?? DEFAULTS[name]);
   }

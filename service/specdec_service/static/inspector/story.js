@@ -205,6 +205,24 @@ export const STEPS = [
       + "are accepted with probability 301/340 = 0.8853, not 25/34 = 0.7353. Mixing the rows breaks the output.",
   },
   {
+    id: "ignoring-q",
+    section: "Several drafts",
+    title: "What ignoring q costs",
+    claim: "A verifier that never reads the draft's probabilities (target only, as SGLang's trees) keeps the target's distribution but accepts less.",
+    settings: { draft: "aligned", width: "2", seed: "2", mode: "tree", drafts: "2" },
+    view: {},
+    action: "Compare",
+    explain: "costs",
+    show: ["explain"],
+    before: "The aligned draft has the target's own rows (q = p), so a residual test (u \u00b7 q(y) < r(y)) always accepts. "
+      + "A target-only test never reads q: at a node it draws one u and accepts the first child y_j with u < "
+      + "p(y_1) + ... + p(y_j). Press Compare: one tree verified both ways, and each tree's exact tokens per target pass.",
+    after: "Seed 2 drafted chains B C and B C. The residual accepts B and C (r/q = 1) and adds a bonus: 3 tokens. Target only "
+      + "rejects B, because u 0.3116 is not below p(B) = 0.30, and draws the correction A from p without B: 1 token. On average, "
+      + "at width 2 with 2 drafts, both residual trees commit 3 tokens per pass, chains with target only 1.8891 and beam with "
+      + "target only 2.265: all lossless (total variation 0), but a node accepts only with probability p(children).",
+  },
+  {
     id: "recap",
     section: "Recap",
     title: "What the story showed",

@@ -8,11 +8,25 @@
 // small hooks (isTree, isTreeProposal).
 
 import { bar, contextLabel, drawNum, el, fmt, fmtDraw, markedToken, modelRows, num, token } from "./render.js";
+import * as N from "./nodetree.js";
 
-/** Whether a proposal is a tree proposal (it has `chains`; SPEC 11.1). */
+/** Whether a proposal is a tree proposal (it has `chains`, SPEC 11.1, or `nodes`, SPEC 12). */
 export function isTreeProposal(proposal) {
-  return Boolean(proposal) && Array.isArray(proposal.chains);
+  return Boolean(proposal) && (Array.isArray(proposal.chains) || N.hasNodes(proposal));
 }
+
+/** Whether only POST /v1/step can verify this proposal (shapes distinct and beam draft their own tree; SPEC 12). */
+export function needsStep(proposal) {
+  return N.hasNodes(proposal) && !Array.isArray(proposal.chains);
+}
+
+/** The proposal in words: each chain, or each depth's nodes. */
+export function proposalWords(proposal) {
+  return Array.isArray(proposal.chains) ? proposal.chains.map((c, i) => `chain ${i + 1}: ${c.join(" ")}`).join("; ") : N.proposalWords(proposal);
+}
+
+/** A test's candidate in words: "chain 2's B" (SPEC 11) or "B" (a SPEC 12 node). */
+const candidate = (t) => (t.chain ? `chain ${t.chain}'s ${t.token}` : t.token);
 
 /** Whether a block record is a mode-tree block (SPEC 11). */
 export function isTree(block) {
@@ -118,6 +132,7 @@ export function treeView(chains, prefix, block = null) {
 
 /** The Proposal region of a tree proposal: each chain on its line (the tree is the Draft tree region's), and the steps table with each step's chain. */
 export function proposal({ list, table, summary }, proposalJson, pending, blockNumber, stepRow) {
+  if (needsStep(proposalJson)) return nodesProposal({ list, table, summary }, proposalJson, pending, blockNumber, stepRow);
   const chains = proposalJson.chains;
   const tokens = chains.reduce((n, c) => n + c.length, 0);
   summary.textContent = pending
@@ -127,6 +142,17 @@ export function proposal({ list, table, summary }, proposalJson, pending, blockN
     `chain ${c + 1}: `, chain.flatMap((t, i) => [i ? " " : null, pending ? markedToken(t, "uncommitted") : token(t)])))));
   for (const step of proposalJson.steps) table.tBodies[0].append(stepRow(step, `chain ${step.chain}, proposal ${step.index}`));
   table.hidden = false;
+}
+
+/** The Proposal region of a distinct or beam tree: its nodes depth by depth, and the node steps (distinct) with their laws s_j. */
+function nodesProposal({ list, table, summary }, proposalJson, pending, blockNumber, stepRow) {
+  const n = proposalJson.nodes.length;
+  summary.textContent = `${pending ? "Drafted, not committed" : `Block ${blockNumber}'s proposal`}: ${n} node${n === 1 ? "" : "s"}, ${N.shapeWords(proposalJson)}.`;
+  list.append(el("li", { className: "tree-chains-list" }, el("span", { className: "chain-line" }, N.proposalWords(proposalJson))));
+  for (const step of proposalJson.steps) {
+    table.tBodies[0].append(stepRow({ ...step, q: step.law, drafted: true }, `node ${step.node}, depth ${step.depth}`));
+  }
+  table.hidden = !proposalJson.steps.length;
 }
 
 const TREE_LEGEND = () => el("ul", { className: "legend tree-legend", "aria-label": "Tree legend" },
@@ -143,6 +169,12 @@ export function treeRegion({ region, box, summary }, proposalJson, block, prefix
   region.hidden = !shown;
   box.replaceChildren();
   if (!shown) return;
+  if (N.hasNodes(proposalJson)) {
+    summary.textContent = `${N.shapeWords(proposalJson)}; ${block ? "the accepted path is the thick line" : "nothing verified yet"}.`;
+    box.append(N.treeView(proposalJson, prefix, block));
+    if (block) box.append(TREE_LEGEND());
+    return;
+  }
   const chains = proposalJson.chains;
   summary.textContent = block
     ? `${chains.length} chains merged where they agree; the accepted path is the thick line, ending in the ${block.correction ? "correction" : block.bonus ? "bonus" : "last accepted token"}.`
@@ -246,7 +278,7 @@ function depthItem(group, block, vocab) {
 
 /** The tests per depth in words: "depth 1: A (chain 1) rejected, B (chain 2) accepted; depth 2: ...". */
 function testsWords(block) {
-  return depths(block).map((g) => `depth ${g.depth}: ${g.tests.map((t) => `${t.token} (chain ${t.chain}) ${t.accepted ? "accepted" : "rejected"}`).join(", ")}`).join("; ");
+  return depths(block).map((g) => `depth ${g.depth}: ${g.tests.map((t) => `${t.token}${t.chain ? ` (chain ${t.chain})` : ""} ${t.accepted ? "accepted" : "rejected"}`).join(", ")}`).join("; ");
 }
 
 const endWords = (block) => (block.correction ? `correction ${block.correction.token}` : block.bonus ? `bonus ${block.bonus.token}` : "no bonus");
@@ -263,6 +295,7 @@ const RULE = "Depth by depth, the chains' tokens are tested in chain order again
 
 /** The Verification region of a mode-tree block (replaces render.js verification for it). */
 export function verification({ list, summary }, block, vocab) {
+  if (N.hasNodes(block.proposal)) return N.verification({ list, summary }, block, vocab);
   list.replaceChildren();
   list.classList.add("tree-mode");
   summary.replaceChildren(summaryWords(block), " ", el("span", { className: "summary-rule" }, RULE));
@@ -276,6 +309,7 @@ export function clear(list) {
 
 /** The Correction region's first sentence for a tree block: the correction comes from the last r. */
 export function correctionWords(block) {
+  if (N.hasNodes(block.proposal)) return N.correctionWords(block);
   const c = block.correction;
   return el("p", {}, `Every candidate at depth ${c.index} (${contextLabel(c.context)}) was rejected: the correction token is drawn from `
     + "the last r, what is left of the target's row after each rejected candidate's q was taken away (max(r \u2212 q, 0), rescaled):");
@@ -291,8 +325,8 @@ export function noCorrectionWords(block) {
   if (!rejected.length) return el("p", {}, "No rejection: no correction.");
   const saved = rejected.map((t) => {
     const later = block.verification.find((a) => a.accepted && a.depth === t.depth);
-    return `chain ${t.chain}'s ${t.token} was rejected at depth ${t.depth}, and then chain ${later.chain}'s ${later.token} `
-      + "was accepted against the recursive residual r (what the rejection left of the target's row)";
+    return `${candidate(t)} was rejected at depth ${t.depth}, and then ${candidate(later)} was accepted `
+      + (t.acc === undefined ? "against the recursive residual r (what the rejection left of the target's row)" : "by the same draw u against the larger sum acc");
   });
   const text = saved.join("; ");
   return el("p", { className: "tree-no-correction" }, `No correction: ${text}. A candidate accepted at every depth needs no correction token.`);
@@ -304,9 +338,16 @@ export const DISCARDED_WORDS = "drafted but never tested: on a chain that left t
 /** The draws of a tree block in SPEC 11 order, each with what it was used for. */
 export function draws(block) {
   const used = [];
-  for (const step of block.proposal.steps) if (step.draw) used.push([step.draw, `draft chain ${step.chain}, proposal ${step.index} (${step.token})`]);
-  block.verification.forEach((t, n) => used.push([t.draw,
-    `test ${n + 1}, depth ${t.depth}: chain ${t.chain}'s ${t.token} against r (${t.accepted ? "accepted" : "rejected"})`]));
+  for (const step of block.proposal.steps) {
+    if (step.draw) used.push([step.draw, step.chain ? `draft chain ${step.chain}, proposal ${step.index} (${step.token})` : `draft node ${step.node}, depth ${step.depth} (${step.token})`]);
+  }
+  const seen = new Set(); // a target-only node's one draw is recorded by each test of its children
+  block.verification.forEach((t, n) => {
+    if (seen.has(t.draw.position)) return;
+    seen.add(t.draw.position);
+    used.push([t.draw, t.acc === undefined ? `test ${n + 1}, depth ${t.depth}: ${candidate(t)} against r (${t.accepted ? "accepted" : "rejected"})`
+      : `depth ${t.depth}: the node's one draw for its children (target only)`]);
+  });
   if (block.correction && block.correction.draw) used.push([block.correction.draw, `correction (${block.correction.token})`]);
   if (block.bonus && block.bonus.draw) used.push([block.bonus.draw, `bonus (${block.bonus.token})`]);
   return used;
