@@ -158,5 +158,5 @@ def test_a_programs_progress_moves_with_the_lines_it_prints(service, tmp_path):
                                progress=progress, timeout=60)
     drawn = [done for stage, done, total in calls if stage == "sample"]
     assert drawn[0] == 0 and drawn[-1] == 200 and drawn == sorted(drawn)
-    assert 100 in drawn  # the first half, seen while the program still ran
+    assert any(0 < done < 200 for done in drawn)  # lines seen while the program still ran (it waits for them)
     assert [c for c in calls if c[0] == "samples"][-1] == ("samples", 1, 1)
