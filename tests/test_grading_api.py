@@ -197,3 +197,16 @@ def test_grading_requests_pause_the_cycle_collector_and_restore_it(client, monke
         assert client.post("/v1/grade", json={"traces": [TRACE]}).status_code == 200 and not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_grade_distribution_takes_a_config_without_seed(client):
+    """The seed does not change the exact distribution: a config without one is graded, with the
+    same report as with seed 0 (and as with seed 7); the contract's config says it may be left out."""
+    samples = [run(parse_config({"draft": "biased", "seed": s, "limit": 4}))["output"] for s in range(300)]
+    body = {"config": {"target": "toy", "draft": "biased", "limit": 4}, "m": 2, "samples": samples}
+    response = client.post("/v1/grade/distribution", json=body)
+    assert response.status_code == 200, response.get_json()
+    for seed in (0, 7):
+        seeded = client.post("/v1/grade/distribution", json={**body, "config": {**body["config"], "seed": seed}})
+        assert seeded.get_json() == response.get_json()
+    assert response.get_json()["samples"] == 300

@@ -124,3 +124,39 @@ def test_samples_from_a_file(service, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "30 of 30 samples are too long: 30 by 1 token" in out
     assert main(["grade", "--samples-from", str(lines), "--url", BASE]) == 2
+
+
+HALF_THEN_WAIT = """
+import json, os, sys, time
+job = json.load(sys.stdin)
+n, flag = job["samples"], sys.argv[1]
+for i in range(n):
+    if i == n // 2:
+        sys.stdout.flush()
+        deadline = time.monotonic() + 30
+        while not os.path.exists(flag) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    print(json.dumps(["A"] * job["config"]["limit"]))
+"""
+
+
+def test_a_programs_progress_moves_with_the_lines_it_prints(service, tmp_path):
+    """``--samples --exec``: the bar counts the lines each program has printed so far, not only
+    finished programs. The program prints half its samples, then waits until the progress has
+    shown them (the callback creates the file it waits for), so the test is causal, not timed."""
+    script, flag = tmp_path / "half.py", tmp_path / "seen"
+    script.write_text(HALF_THEN_WAIT)
+    calls = []
+
+    def progress(stage, done, total):
+        calls.append((stage, done, total))
+        if stage == "sample" and 0 < done < total:
+            flag.touch()
+
+    config = {"target": "toy", "draft": "biased", "mode": "speculative", "width": 2, "limit": 2, "eos": None}
+    Client(BASE).grade_sampler(command=f"{sys.executable} {script} {flag}", configs=[("a", config)], samples=200,
+                               progress=progress, timeout=60)
+    drawn = [done for stage, done, total in calls if stage == "sample"]
+    assert drawn[0] == 0 and drawn[-1] == 200 and drawn == sorted(drawn)
+    assert any(0 < done < 200 for done in drawn)  # lines seen while the program still ran (it waits for them)
+    assert [c for c in calls if c[0] == "samples"][-1] == ("samples", 1, 1)

@@ -122,6 +122,7 @@ PUBLIC = [
      ("argmax-proposals-tested-as-samples", "target-first")),
     ("mlx-lm-speculative", public_impls.mlx_lm_speculative, SPEC_TOY, None),
     ("sglang-target-only", public_impls.sglang_target_only, SPEC_TOY, None),
+    ("eagle2-evaluate-posterior", public_impls.eagle2_evaluate_posterior, SPEC_TOY, None),
     ("vllm-ascend-magicmtp-v1", public_impls.vllm_ascend_magicmtp_v1, BLOCK_TOY, ("block-cumprod-acceptance", "spec")),
     ("vllm-ascend-magicmtp", public_impls.vllm_ascend_magicmtp, BLOCK_TOY, ("block-cumprod-scaled-residual", "spec")),
     ("vllm-ascend-pr7808", public_impls.vllm_ascend_pr7808, BLOCK_TOY, ("block-thresholds-row-early", "spec")),
@@ -163,3 +164,25 @@ def test_the_commands_mistake_column_shows_the_schedule_and_the_guess():
     assert mistake_cell(spec) == "resample-from-p"
     assert mistake_cell(guess) == "closest: inverted-ratio (a guess)"
     assert mistake_cell({}) == ""
+
+
+ONE_HOT = {"vocab": ["A", "B", "C"], "start": [1, 0, 0],
+           "next": {"A": [0, 1, 0], "B": [0, 0, 1], "C": [1, 0, 0]}}
+"""A deterministic draft (each row a point mass): its samples are its argmax tokens with q(x) = 1,
+the proposals EAGLE-2's verifier is written for."""
+
+
+@pytest.mark.parametrize("plant", [False, True], ids=["correct", "p-not-zeroed"])
+def test_eagle2_on_a_deterministic_draft_passes_and_its_planted_mistake_is_named(service, monkeypatch, plant):  # noqa: F811
+    """EAGLE-2's evaluate_posterior on the config it expresses exactly (a deterministic draft,
+    width 3, limit 8): it passes; with the line that zeroes p(x) after a rejection forgotten, the
+    correction comes from p, named resample-from-p under its schedule (the target samples the
+    first token: target-first)."""
+    monkeypatch.setattr(public_impls, "PLANT_EAGLE_KEEPS_P", plant)
+    config = {**SPEC_TOY, "draft": ONE_HOT}
+    [test] = Client(BASE).grade_sampler(public_impls.eagle2_evaluate_posterior, configs=[("eagle2", config)], samples=N)
+    assert test.passed is not plant, test.message()
+    if plant:
+        named = test.report["mistake"]["named"]
+        assert named is not None, test.message()
+        assert (named["id"], named["schedule"]) == ("resample-from-p", "target-first")

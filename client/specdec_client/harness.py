@@ -34,7 +34,7 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import IO, Any, Mapping, Optional, Sequence
+from typing import IO, Any, Callable, Mapping, Optional, Sequence
 
 from .errors import InvalidInput, PayloadTooLarge
 from .progress import Progress
@@ -194,11 +194,13 @@ class Running:
 
 
 def run_program(command: str, stdin: bytes, timeout: float, cwd: Optional[str] = None,
-                running: Optional[Running] = None) -> RunResult:
+                running: Optional[Running] = None, on_lines: Optional[Callable[[int], None]] = None) -> RunResult:
     """Run the shell ``command`` with ``stdin`` on its standard input, for at most ``timeout``
     seconds (then it and every process it started are killed). ``running``, when given, holds
-    the program while it runs (:meth:`Running.stop` kills it). Never raises for anything the
-    program does; raises ``OSError`` only if no shell can be started."""
+    the program while it runs (:meth:`Running.stop` kills it). ``on_lines``, when given, is
+    called from a reader thread with the number of newlines of each chunk of standard output as
+    it arrives (a progress bar's feed). Never raises for anything the program does; raises
+    ``OSError`` only if no shell can be started."""
     started = time.monotonic()
     posix = os.name == "posix"
     proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -206,13 +208,14 @@ def run_program(command: str, stdin: bytes, timeout: float, cwd: Optional[str] =
     if running is not None:
         running.add(proc)
     try:
-        return _collect(proc, stdin, timeout, started)
+        return _collect(proc, stdin, timeout, started, on_lines)
     finally:
         if running is not None:
             running.discard(proc)
 
 
-def _collect(proc: subprocess.Popen[bytes], stdin: bytes, timeout: float, started: float) -> RunResult:
+def _collect(proc: subprocess.Popen[bytes], stdin: bytes, timeout: float, started: float,
+             on_lines: Optional[Callable[[int], None]] = None) -> RunResult:
     stdin_pipe, stdout_pipe, stderr_pipe = _pipes(proc)
     out = bytearray()
     err: deque[bytes] = deque(maxlen=64)  # the last chunks of stderr
@@ -238,6 +241,8 @@ def _collect(proc: subprocess.Popen[bytes], stdin: bytes, timeout: float, starte
                 kill()
                 return
             out.extend(chunk)
+            if on_lines is not None:
+                on_lines(chunk.count(b"\n"))
 
     def read_err() -> None:
         while True:

@@ -24,7 +24,8 @@ from typing import IO, Any, Callable, Optional
 Progress = Callable[[str, int, int], None]
 """A progress callback: ``progress(stage, done, total)``, ``done`` of ``total`` units of the
 ``stage`` finished (``"run"``: runs of a program; ``"grade"``: traces graded; ``"replay"``:
-blocks replayed; ``"sample"``: sessions a Python sampler has returned, all configs together;
+blocks replayed; ``"sample"``: sessions a Python sampler has returned or a program has
+printed so far, all configs together;
 ``"samples"``: configs graded by their samples). It is called with ``done == 0`` when a stage starts."""
 
 DELAY = 1.0

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import functools
 import inspect
 import json
 import numbers
@@ -184,12 +185,13 @@ def read_lines(stdout: bytes, count: int, hint: str = PROGRAM_HINT) -> tuple[lis
 
 
 def run_sampler_program(test: SampleTest, command: str, count: int, timeout: float, cwd: Optional[str] = None,
-                        running: Optional[Running] = None) -> None:
+                        running: Optional[Running] = None, on_lines: Optional[Callable[[int], None]] = None) -> None:
     """Run ``command`` for ``test`` and fill its ``samples`` or its ``problem`` (``running``: the
-    programs under way, killed on Ctrl-C)."""
+    programs under way, killed on Ctrl-C; ``on_lines``: called with the lines of each chunk the
+    program prints, as it prints them)."""
     test.source, test.requested = "program", count
     stdin = (json.dumps({"config": test.config, "samples": count, "seed": test.seed}) + "\n").encode("utf-8")
-    result = run_program(command, stdin, timeout, cwd, running)
+    result = run_program(command, stdin, timeout, cwd, running, on_lines)
     if result.timed_out:
         test.problem = f"the program ran longer than {timeout:g} s and was stopped"
     elif result.overflow:
@@ -438,18 +440,46 @@ def _collect_from_function(client: Any, tests: Sequence[SampleTest], fn: Callabl
         tick(samples)
 
 
+class _LineCount:
+    """The lines printed by the programs of every config, fed to ``progress`` as one ``"sample"``
+    stage (each program's count capped at ``samples``; thread-safe: reader threads call it)."""
+
+    def __init__(self, progress: Optional[Progress], samples: int, programs: int):
+        self.progress, self.samples = progress, samples
+        self.lines = [0] * programs
+        self.lock = threading.Lock()
+
+    def add(self, program: int, lines: int) -> None:
+        """``lines`` more lines printed by ``program``."""
+        with self.lock:
+            self.lines[program] = min(self.samples, self.lines[program] + lines)
+            self._report()
+
+    def finish(self, program: int) -> None:
+        """``program`` ended (with its samples, or a problem): it counts whole."""
+        with self.lock:
+            self.lines[program] = self.samples
+            self._report()
+
+    def _report(self) -> None:
+        if self.progress is not None:
+            self.progress("sample", sum(self.lines), self.samples * len(self.lines))
+
+
 def _collect_from_program(tests: Sequence[SampleTest], command: str, samples: int, timeout: float,
                           cwd: Optional[str], jobs: int, progress: Optional[Progress]) -> None:
     """Run ``command`` once per config, ``jobs`` at a time; on Ctrl-C or an error no further run
-    starts and the running ones are killed (as ``--exec`` does)."""
-    running = Running()
+    starts and the running ones are killed (as ``--exec`` does). ``progress("sample", lines,
+    samples of every config)`` follows the lines the programs print as they print them (at most
+    ``samples`` a program; a finished program counts whole)."""
+    running, counted = Running(), _LineCount(progress, samples, len(tests))
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
     try:
-        runs = [pool.submit(run_sampler_program, test, command, samples, timeout, cwd, running) for test in tests]
-        for done, run in enumerate(concurrent.futures.as_completed(runs), 1):
+        runs = {pool.submit(run_sampler_program, test, command, samples, timeout, cwd, running,
+                            functools.partial(counted.add, i)): i for i, test in enumerate(tests)}
+        for run in concurrent.futures.as_completed(runs):
             run.result()
-            if progress is not None:
-                progress("run", done, len(tests))
+            counted.finish(runs[run])
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         running.stop()
@@ -482,7 +512,7 @@ def grade_sampler(client: Any, *, fn: Optional[Callable[..., Any]] = None, comma
     else:
         assert command is not None
         if progress is not None:
-            progress("run", 0, len(tests))
+            progress("sample", 0, samples * len(tests))
         _collect_from_program(tests, command, samples, timeout, cwd, jobs, progress)
     grade_collected(client, tests, progress)
     return tests

@@ -20,6 +20,14 @@ the verdict and the mistake named:
   from ``max(p - q, 0)`` (the first version) or ``max(w_tau p - q, 0)`` (the current code); the
   PyTorch path of PR #7808: SPEC 10's weights and tau, but each threshold ``h_i`` (i < k) from
   the rows of ``d_i``'s own context instead of the next one.
+- :func:`eagle2_evaluate_posterior`: EAGLE-2's ``evaluate_posterior`` with sampling
+  (SafeAILab/EAGLE, ``eagle/model/utils.py``) on a chain (one candidate a level): the target
+  samples the first token; the draft proposes its most probable tokens; candidate ``x`` is
+  accepted iff ``u <= p(x) / 1`` (a deterministic proposal has ``q(x) = 1``); a rejection zeroes
+  ``p(x)`` and renormalises, and the token after the accepted prefix is sampled from that row,
+  or from the target's fresh row when no candidate was rejected. Correct.
+  ``PLANT_EAGLE_KEEPS_P`` plants a correction from the target's row with ``p(x)`` left in (the
+  line that zeroes it forgotten).
 - :func:`sglang_target_only`: SGLang's target-only path: every token sampled from the target.
 - :func:`mlx_lm_speculative`: mlx-lm's ``speculative_generate_step`` with sampling: the target
   samples a token at every drafted position, a draft token is kept while it equals the target's
@@ -30,6 +38,9 @@ from planted import _residual, pick
 
 PLANT_FROM_P = False
 """Plant ``resample-from-p`` in :func:`hf_speculative_sampling` (a correction sampled from p)."""
+
+PLANT_EAGLE_KEEPS_P = False
+"""Plant a correction from the unchanged row ``p`` in :func:`eagle2_evaluate_posterior`."""
 
 
 def _ended(out, limit, eos):
@@ -175,4 +186,24 @@ def mlx_lm_speculative(target, draft, width, limit, eos, rng, mode="speculative"
             out.append(sampled)
             if sampled != label or _ended(out, limit, eos):
                 break
+    return out
+
+
+def eagle2_evaluate_posterior(target, draft, width, limit, eos, rng, mode="speculative"):
+    """EAGLE-2's evaluate_posterior on a chain of argmax draft tokens (see the module docstring)."""
+    vocab = target.vocab
+    out = [vocab[pick(target([]), rng.random())]]
+    while not _ended(out, limit, eos):
+        candidates = _drafted(draft, out, min(width, limit - len(out)), eos, vocab, rng, argmax=True)
+        row = None
+        for label in candidates:
+            p, x = list(target(out)), vocab.index(label)
+            if rng.random() <= p[x] / 1.0:
+                out.append(label)
+                continue
+            p[x] = p[x] if PLANT_EAGLE_KEEPS_P else 0.0
+            row = [a / sum(p) for a in p]
+            break
+        if not _ended(out, limit, eos):
+            out.append(vocab[pick(row or target(out), rng.random())])
     return out

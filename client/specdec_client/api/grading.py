@@ -36,12 +36,9 @@ class GradingApi(ApiGroup):
         """``POST /v1/grade/distribution`` with the keyword arguments as the
         body (``config``, ``m``, ``samples`` or ``counts``, ...): the
         goodness-of-fit :class:`DistributionReport`. The seed does not matter
-        to the test (docs/grading.md): a ``config`` without ``seed`` is sent
-        with seed 0, which the route's config (``ConfigIn``) requires."""
+        to the test (docs/grading.md): ``config`` may leave it out."""
         if isinstance(payload.get("config"), Config):
             payload["config"] = payload["config"].to_dict()
-        if isinstance(payload.get("config"), Mapping) and "seed" not in payload["config"]:
-            payload["config"] = {**payload["config"], "seed": 0}
         return self.transport.call("POST", "/v1/grade/distribution", DistributionReport.from_dict, json=payload)
 
     def grade_samples(self, config: Union[Config, Mapping[str, Any]], samples: Iterable[Iterable[str]], *,

@@ -532,8 +532,8 @@ _COUNTS_EXAMPLE = {"config": {"draft": "biased", "seed": 0}, "m": 1,
     f"prefixes of length m <= {MAX_M}) with the exact target distribution of the first m tokens: Pearson "
     "chi-square with cells expecting fewer than 5 samples pooled (p-value, degrees of freedom), total-variation "
     f"distance, the most over- and under-represented prefixes; passes iff p > alpha (default {DEFAULT_ALPHA}) and no "
-    f"impossible prefix was observed. At most {MAX_SAMPLES} samples in all and {MAX_CELLS} count entries; mode greedy "
-    f"is refused (deterministic). Counters ({', '.join(COUNTER_NAMES[:3])}, ...) summed over the samples give the "
+    f"impossible prefix was observed. `seed` may be left out of the config (it does not change the distribution). At "
+    f"most {MAX_SAMPLES} samples in all and {MAX_CELLS} count entries; mode greedy is refused (deterministic). Counters ({', '.join(COUNTER_NAMES[:3])}, ...) summed over the samples give the "
     "acceptance rate, compared with its expectation. Bodies up to 8 MiB; a request whose work (entries x "
     "min(m, limit) plus 5 x the cells of the exact distribution) is over the budget is a 422 of type "
     "`tag:specdec,2026:problem/over-budget` (docs/service.md).",

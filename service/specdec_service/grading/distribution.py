@@ -137,10 +137,11 @@ def _parse(payload: Any):
     """The checked values of a request: its top level against :data:`.requests.DISTRIBUTION_REQUEST`
     (:func:`.requests.check_request`), the config by the engine, then the rules no JSON Schema
     states (mode, the work budget, each entry against the vocabulary and ``min(m, limit)``,
-    ``accepted <= draft_steps``)."""
+    ``accepted <= draft_steps``). A config without ``seed`` is read with seed 0: the exact
+    distribution does not depend on the seed (it only picks the random draws, SPEC section 2)."""
     check_request(payload)
     try:
-        config = parse_config(payload["config"])
+        config = parse_config({"seed": 0, **payload["config"]})
     except InvalidInput as error:
         raise error.prefixed("config") from None
     if config.mode == "greedy":
@@ -349,7 +350,7 @@ def _rows(config: Config, side: str) -> np.ndarray:
 
 
 def cell_probability(config: Config, cell: tuple[int, ...]) -> float:
-    """The target probability of one cell (a product of rows along it, SPEC section 1)."""
+    """The target probability of one cell (a product of rows along it, SPEC section 2)."""
     target = decoding_rows(config).target
     prob = 1.0
     context: Optional[int] = None

@@ -64,7 +64,8 @@ PREFIX_COUNT = {
 DISTRIBUTION_REQUEST: dict = {
     "$defs": {
         "config": {"type": "object", "description": "Session settings (SPEC section 8), read by the engine's "
-                                                    "parse_config."},
+                                                    "parse_config; `seed` may be left out (the exact "
+                                                    "distribution does not depend on it)."},
         "prefix_count": PREFIX_COUNT,
     },
     "type": "object",
