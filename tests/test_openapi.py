@@ -103,12 +103,10 @@ EXCUSES = (
            "a power of the vocabulary size to the widths, summed (V^k over the config's and swept widths)", 422,
            r"^mode block enumerates every draft block: these widths need"),
     Excuse("`tree` only in mode tree; residual not with beam; branching only with distinct and at most 256 nodes; "
-           "thresholds only with target_only; a distinct or beam tree drafts its own proposal; the analysis covers "
-           "SPEC 11's tree (SPEC section 12)",
+           "thresholds only with target_only; a distinct or beam tree drafts its own proposal (SPEC section 12)",
            "a member allowed by another field's value; a sum of products bounded by fields", 422,
            r"^is read only in mode tree|^must be \"target_only\" with shape \"beam\"|^is read only with shape"
-           r"|^is read only with verify|^gives \d+ nodes over min\(width, limit\)|drafts its own tree: use /v1/step"
-           r"|^the analysis covers shape chains with verify residual"),
+           r"|^is read only with verify|^gives \d+ nodes over min\(width, limit\)|drafts its own tree: use /v1/step"),
 )
 """Every refusal of schema-valid data that the contract test excuses, with the reason."""
 
@@ -155,7 +153,6 @@ REAL_REFUSALS = [
                              "tree": {"shape": "distinct", "branching": [8, 8]}}}, 422, 16),
     ("/v1/verify", {"state": {"config": {"draft": "biased", "seed": 1, "mode": "tree", "tree": {"shape": "distinct"}}},
                     "proposal": {"chains": [["A"]]}}, 422, 16),
-    ("/v1/analysis", {"config": {"draft": "biased", "mode": "tree", "tree": {"shape": "distinct"}}}, 422, 16),
 ]
 """A real refusal for each excuse (by index in :data:`EXCUSES`): the excuses name the service's
 real messages, and each is needed for its refusal (the over-budget one is tested in test_budget)."""
