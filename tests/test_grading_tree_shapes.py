@@ -1,0 +1,61 @@
+"""The catalogued SPEC 12 mistakes: their exact laws (the enumeration of engine/tree_law with one
+rule swapped, grading/tree_laws.py) give the numbers SPEC 12 and the issue state, the correct
+rules' laws stay the target's, and a trace of each mistake is named."""
+
+import json
+from fractions import Fraction
+
+import pytest
+
+from specdec_service.engine import parse_config, run
+from specdec_service.engine.tree_law import TreeShapeLaw
+from specdec_service.grading import CATALOGUE, faulty_run, grade
+from specdec_service.grading.tree_laws import (
+    SHAPE_LAWS, RepeatedChildTwice, ResidualKept, AgainstFixedQ, first_token_tv,
+)
+
+
+def config(tree, width=2, drafts=2, seed=0):
+    return parse_config({"draft": "biased", "mode": "tree", "width": width, "drafts": drafts, "seed": seed,
+                         "tree": tree})
+
+
+DISTINCT = {"shape": "distinct", "verify": "residual", "branching": [2, 1]}
+CHAINS_TO = {"shape": "chains", "verify": "target_only"}
+
+
+@pytest.mark.parametrize("tree, law, exact", [
+    (DISTINCT, AgainstFixedQ, Fraction(3, 40)),
+    (DISTINCT, ResidualKept, Fraction(3, 40)),
+    (CHAINS_TO, RepeatedChildTwice, Fraction(7053, 22400)),
+])
+def test_mistake_first_token_total_variation_is_exact(tree, law, exact):
+    assert first_token_tv(config(tree), law) == exact
+
+
+@pytest.mark.parametrize("tree", [DISTINCT, CHAINS_TO, {"shape": "beam", "verify": "target_only"},
+                                  {"shape": "distinct", "verify": "target_only"}])
+def test_correct_rule_and_dropping_q_are_lossless(tree):
+    """Target-only never reads q: lossless (SPEC 12.4), not a mistake."""
+    assert first_token_tv(config(tree)) == 0
+    assert first_token_tv(config(tree, width=3, drafts=3)) == 0
+
+
+def test_repeated_child_is_exact_at_first_token_for_three_drafts():
+    """With 3 drafts a token can be drafted three times: the law grows further from p."""
+    assert first_token_tv(config(CHAINS_TO, drafts=3), RepeatedChildTwice) == Fraction(455263, 1120000)
+
+
+@pytest.mark.parametrize("mistake_id", sorted(SHAPE_LAWS))
+def test_trace_of_mistake_is_named(mistake_id):
+    mistake = next(m for m in CATALOGUE if m.id == mistake_id)
+    cfg = parse_config(mistake.example)
+    trace = json.loads(json.dumps(faulty_run(cfg, mistake.rules)))
+    assert trace != json.loads(json.dumps(run(cfg)))
+    report = grade(trace)
+    assert report["passed"] is False
+    assert mistake_id in [d["id"] for d in report["diagnosis"] if d["exact"]]
+
+
+def test_mistake_laws_are_tree_shape_laws():
+    assert all(issubclass(law, TreeShapeLaw) for law in SHAPE_LAWS.values())
