@@ -276,7 +276,7 @@ CATALOGUE: tuple[Mistake, ...] = (
         "acc_j (fms-extras#12); testing it again gives it more than its share (total variation 7053/22400 on the first "
         "token, toy, biased, 2 drafts).",
         tree_decoder("chains", "target_only", rule=RepeatedChildTested()),
-        _tree(16, tree={"shape": "chains", "verify": "target_only"}), "#/blocks/2/verification/1"),
+        _tree(1, tree={"shape": "chains", "verify": "target_only"}), "#/blocks/1/verification/1"),
     Mistake(
         "sampling-target-left-raw", "Target rows left raw while the draft's are processed",
         "SPEC section 9",
