@@ -10,6 +10,7 @@ import pytest
 from specdec_service.engine import parse_config, run
 from specdec_service.engine.tree_law import TreeShapeLaw
 from specdec_service.grading import CATALOGUE, faulty_run, grade
+from specdec_service.grading.samples import grade_samples
 from specdec_service.grading.tree_laws import (
     SHAPE_LAWS, RepeatedChildTwice, ResidualKept, AgainstFixedQ, first_token_tv,
 )
@@ -59,3 +60,43 @@ def test_trace_of_mistake_is_named(mistake_id):
 
 def test_mistake_laws_are_tree_shape_laws():
     assert all(issubclass(law, TreeShapeLaw) for law in SHAPE_LAWS.values())
+
+
+# ---------------------------------------------------------------- grading by samples
+
+
+def _sessions(settings, rules=None, n=2000):
+    """The outputs of ``n`` sessions (seeds 0..n-1) of the engine, or of a planted mistake."""
+    out = []
+    for seed in range(n):
+        cfg = parse_config({**settings, "seed": seed})
+        out.append((run(cfg) if rules is None else faulty_run(cfg, rules))["output"])
+    return out
+
+
+SAMPLED = {"target": "toy", "draft": "biased", "mode": "tree", "width": 2, "drafts": 2, "limit": 4, "eos": None}
+LOSSY = {"shape": "beam", "verify": "target_only", "threshold_acc": 0.5}
+
+
+@pytest.mark.parametrize("tree", [DISTINCT, CHAINS_TO, {"shape": "beam", "verify": "target_only"}, LOSSY])
+def test_correct_tree_samples_pass_lossy_against_spec_12_law(tree):
+    """Correct samples pass; a lossy tree is graded against SPEC 12's law (tv 1/2 from the target)."""
+    settings = {**SAMPLED, "tree": tree}
+    report = grade_samples({"config": settings, "samples": _sessions(settings)})
+    assert report["passed"] is True, report["reason"]
+
+
+def test_lossless_samples_fail_a_lossy_config():
+    """The lossy law is not the target's: the target's samples fail the lossy config's grade."""
+    lossless = _sessions({**SAMPLED, "tree": {"shape": "beam", "verify": "target_only"}})
+    report = grade_samples({"config": {**SAMPLED, "tree": LOSSY}, "samples": lossless})
+    assert report["passed"] is False
+
+
+@pytest.mark.parametrize("mistake_id", sorted(SHAPE_LAWS))
+def test_planted_sampler_mistake_is_named_from_samples(mistake_id):
+    mistake = next(m for m in CATALOGUE if m.id == mistake_id)
+    settings = {**SAMPLED, "tree": mistake.example["tree"]}
+    report = grade_samples({"config": settings, "samples": _sessions(settings, mistake.rules)})
+    assert report["passed"] is False
+    assert report["mistake"]["named"]["id"] == mistake_id

@@ -137,10 +137,18 @@ def applies(mistake_id: str, config: Any) -> bool:
     return (tree.shape, tree.verify) == SHAPES[mistake_id]
 
 
-def block_kernel(law: TreeShapeLaw, last: Optional[int], k: int, fits: bool) -> dict:
-    """``{(committed tokens, None): probability}`` of one block of ``law`` from context ``last``
-    with ``k`` levels (``fits``: a bonus may follow the deepest one), every token kept."""
-    out, _ = law.block(last, k, law.config.drafts or 1, fits, keep=k + 1)
+def shape_kernel(law_cls: type, models: Any, key: tuple) -> dict:
+    """``{(committed tokens, None): probability}`` of one block of ``law_cls`` (a
+    :class:`TreeShapeLaw` class) for the config of ``models`` (:class:`.laws.Models`, which
+    keeps one law a class so that its walks are enumerated once), ``key`` = ``(last, carry,
+    k, fits)`` as :func:`.laws.law_of_program` asks: from context ``last`` with ``k`` levels
+    (``fits``: a bonus may follow the deepest one), every committed token kept."""
+    laws = models.__dict__.setdefault("shape_laws", {})
+    if law_cls not in laws:
+        laws[law_cls] = law_cls(models.config, tree_setting(models.config))
+    law = laws[law_cls]
+    last, _, k, fits = key
+    out, _ = law.block(last, k, models.drafts, fits, keep=k + 1)
     kernel: dict = {}
     for (tokens, _, _), chance in out.items():
         _add(kernel, (tokens, None), chance)
