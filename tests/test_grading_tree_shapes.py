@@ -100,3 +100,88 @@ def test_planted_sampler_mistake_is_named_from_samples(mistake_id):
     report = grade_samples({"config": settings, "samples": _sessions(settings, mistake.rules)})
     assert report["passed"] is False
     assert report["mistake"]["named"]["id"] == mistake_id
+
+
+# ---------------------------------------------------------------- a sampler that drops q
+
+
+def _sample(row, u):
+    """The first token whose cumulative probability passes u (SPEC 2's inverse CDF)."""
+    acc = 0.0
+    for y, x in enumerate(row):
+        acc += x
+        if u < acc:
+            return y
+    return max(y for y, x in enumerate(row) if x > 0)
+
+
+def target_only_sampler(target, draft, width, limit, eos, rng, mode, drafts, tree):
+    """Chains of the draft's tokens merged into a trie, each node tested with one u against the
+    target's cumulative probability of its children: the draft's probabilities are never read
+    past drafting (SPEC 12.4). Written from SPEC 12 alone for this test."""
+    out, eos = [], None if eos is None else target.vocab.index(eos)
+
+    def row(model, tokens):
+        return model([target.vocab[i] for i in tokens])
+    while len(out) < limit:
+        k = min(width, limit - len(out))
+        chains = []
+        for _ in range(drafts):
+            chain = []
+            for _ in range(k):
+                y = _sample(row(draft, out + chain), rng.random())
+                chain.append(y)
+                if y == eos:
+                    break
+            chains.append(chain)
+        prefix, alive = [], chains
+        while len(out) < limit:
+            children = list(dict.fromkeys(c[len(prefix)] for c in alive if len(c) > len(prefix)))
+            p = row(target, out)
+            if not children:
+                out.append(_sample(p, rng.random()))  # the bonus
+                break
+            u, acc, chosen = rng.random(), 0.0, None
+            for y in children:
+                acc += p[y]
+                if p[y] > 0 and u < acc:
+                    chosen = y
+                    break
+            if chosen is None:
+                rest = [0.0 if y in children else x for y, x in enumerate(p)]
+                out.append(_sample([x / sum(rest) for x in rest], rng.random()))
+                break
+            out.append(chosen)
+            prefix.append(chosen)
+            alive = [c for c in alive if c[:len(prefix)] == prefix]
+            if chosen == eos:
+                return out
+    return out
+
+
+def test_sampler_dropping_q_passes():
+    """Dropping the draft's probabilities is lossless (SPEC 12.4), not a mistake: it passes."""
+    import random
+
+    from specdec_client.sampling import ModelView, sampler_arguments
+    from specdec_service.engine import builtin_models
+
+    settings = {**SAMPLED, "tree": CHAINS_TO}
+    kwargs, problem = sampler_arguments(target_only_sampler, settings)
+    assert problem is None and kwargs["tree"] == CHAINS_TO and kwargs["drafts"] == 2
+    tables = {m["name"]: m for m in builtin_models()}
+    target, draft = ModelView(tables["toy"], None), ModelView(tables["biased"], None)
+    rng = random.Random(7)
+    samples = [[target.vocab[y] for y in target_only_sampler(target, draft, rng=rng, **kwargs)] for _ in range(3000)]
+    assert grade_samples({"config": settings, "samples": samples})["passed"] is True
+
+
+def test_function_without_tree_parameter_fails_a_tree_config_with_a_sentence():
+    from specdec_client.sampling import sampler_arguments
+
+    def old(target, draft, width, limit, eos, rng, mode, drafts):
+        return []
+
+    _, problem = sampler_arguments(old, {**SAMPLED, "tree": CHAINS_TO})
+    assert problem is not None and "'tree'" in problem and "tree=None" in problem
+    assert sampler_arguments(old, SAMPLED)[1] is None  # without tree: SPEC 11, as before
