@@ -146,3 +146,15 @@ def tree_decoder(shape: str, verify: str, **rule) -> TreeDecoder:
     """The correct decoder of ``(shape, verify)`` (SPEC 12) with its node verifier or shape
     replaced (``rule=...`` or ``proposal=...``)."""
     return replace(TREE_DECODERS[(shape, verify)], verifier=TreeWalk(rule=rule["rule"]))
+
+
+def rules_apply(config, rules) -> bool:
+    """Whether a mode-tree decoder ``rules`` can decode ``config``'s tree: a decoder of SPEC 11
+    (chains walked by the residual) only the default tree, a :class:`~..engine.trees.TreeDecoder`
+    only the shape and verifier it was made for (a mistake of one verifier is no mistake of
+    another: its rule is undefined there)."""
+    tree = config.tree
+    if not isinstance(rules, TreeDecoder):
+        return tree is None or tree.is_section_11
+    rule = rules.verifier.rule
+    return tree is not None and (rules.proposal.name, getattr(rule, "name", None)) == (tree.shape, tree.verify)
