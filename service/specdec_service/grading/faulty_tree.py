@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence, cast
 
 from ..engine.chains import ChainsProposal
 from ..engine.distributions import Dist
 from ..engine.draws import Stream
+from ..engine.rules import Decoder
 from ..engine.shapes.nodes import DraftNode
 from ..engine.trees import TREE_DECODERS, TreeDecoder
 from ..engine.verifiers.tree import TreeVerifier
@@ -101,7 +102,7 @@ class SiblingTestedAgainstQ(ResidualNode):
 
     name: str = "residual"
 
-    def tested_law(self, node: DraftNode, child: DraftNode) -> Dist:
+    def tested_law(self, node: DraftNode, child: DraftNode) -> Optional[Dist]:
         """q: the law of the node's first child."""
         return node.children[0].law
 
@@ -142,10 +143,11 @@ class InclusiveCoinTest(TargetOnlyNode):
         return "acc" if u_acc <= acc else "single" if py >= single else None
 
 
-def tree_decoder(shape: str, verify: str, **rule) -> TreeDecoder:
-    """The correct decoder of ``(shape, verify)`` (SPEC 12) with its node verifier or shape
-    replaced (``rule=...`` or ``proposal=...``)."""
-    return replace(TREE_DECODERS[(shape, verify)], verifier=TreeWalk(rule=rule["rule"]))
+def tree_decoder(shape: str, verify: str, rule: Any) -> Decoder:
+    """The correct decoder of ``(shape, verify)`` (SPEC 12) with its node verifier replaced by
+    ``rule`` (a :class:`~..engine.trees.TreeDecoder`, which the engine's block plays as it plays
+    a :class:`~..engine.rules.Decoder`: typed as one for the catalogue)."""
+    return cast(Decoder, replace(TREE_DECODERS[(shape, verify)], verifier=TreeWalk(rule=rule)))
 
 
 def rules_apply(config, rules) -> bool:

@@ -611,7 +611,7 @@ def _block_law(program: Callable, m: Models, key: tuple, variant: str, budget: l
 # ---------------------------------------------------------------- whole sessions
 
 
-PROGRAMS = {
+PROGRAMS: dict[str, Callable[..., Any]] = {
     "keep-after-rejection": speculative_block,
     "committed-and-discarded": speculative_block,
     "reused-rejection-draw": speculative_block,

@@ -131,6 +131,15 @@ def pool_key(name: str, mode: str, width: int, seed: int, limit: int, drafts: in
     return f"{name}-{mode}-w{width}-s{seed}-l{limit}" + (f"-{sampling}" if sampling else "")
 
 
+def _extra_settings(mode: str, drafts: int, tag: str) -> dict[str, object]:
+    """A candidate's settings past model, mode, width, seed, limit and EOS: ``drafts`` (mode
+    tree) with the SPEC 12 tree of ``tag`` (:data:`TREE_SETTINGS`), or the sampling parameters
+    of ``tag`` (:data:`SAMPLING_POOL`)."""
+    if mode == "tree":
+        return {"drafts": drafts, **({"tree": TREE_SETTINGS[tag]} if tag else {})}
+    return {"sampling": SAMPLING_POOL[tag]} if tag else {}
+
+
 def candidates() -> dict[str, dict]:
     """The pool: config id -> full JSON config, in a fixed order (ids say model, mode, width,
     seed and limit, e.g. ``toy-biased-speculative-w3-s1-l8``: :func:`pool_key`)."""
@@ -138,9 +147,7 @@ def candidates() -> dict[str, dict]:
 
     def add(name: str, mode: str, width: int, seed: int, limit: int, drafts: int = 0, sampling: str = "") -> None:
         target, draft, eos, _ = (BLOCK_MODELS if mode == "block" else MODELS)[name]
-        more: dict[str, object] = {"drafts": drafts} if drafts else {"sampling": SAMPLING_POOL[sampling]} if sampling else {}
-        if mode == "tree" and sampling:  # a SPEC 12 tree, by its tag
-            more["tree"] = TREE_SETTINGS[sampling]
+        more = _extra_settings(mode, drafts, sampling)
         config = parse_config({"target": target, "draft": draft, "mode": mode, "width": width,
                                "seed": seed, "limit": limit, "eos": eos, **more}).to_json()
         pool[pool_key(name, mode, width, seed, limit, drafts, sampling)] = json.loads(json.dumps(config))

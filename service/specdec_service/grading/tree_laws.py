@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from itertools import product
-from typing import Any, Optional
+from typing import Any
 
 from ..engine.tree_law import ONE, ZERO, Node, Tree, TreeShapeLaw, _add, _normalised, _Shape, _Tally
 

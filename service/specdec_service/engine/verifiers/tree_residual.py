@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Optional
 
 from ..distributions import Dist, accepts, residual, to_float
 from ..draws import Stream
@@ -65,7 +66,7 @@ class ResidualNode:
             r = after
         return NodeOutcome(None, r)
 
-    def tested_law(self, node: DraftNode, child: DraftNode) -> Dist:
+    def tested_law(self, node: DraftNode, child: DraftNode) -> Optional[Dist]:
         """The law ``child`` is tested against and subtracted from r: its proposal law s."""
         return child.law
 
