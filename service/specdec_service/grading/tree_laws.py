@@ -25,53 +25,21 @@ from typing import Any
 from ..engine.tree_law import ONE, ZERO, Node, Tree, TreeShapeLaw, _add, _normalised, _Shape, _Tally
 
 
-class _ResidualWith(TreeShapeLaw):
-    """SPEC 12.3 with the tested law and the residual update as a mistake makes them:
-    :meth:`tested` (the row y is tested against and subtracted from r on a rejection) and
-    :attr:`updates` (whether r is updated at all)."""
-
-    updates = True
-
-    def tested(self, node: Node, s: tuple) -> tuple:
-        """The row a child drawn from ``s`` is tested against (the correct rule: ``s``)."""
-        return s
-
-    def _residual(self, shape: _Shape, node: Node, bonus: bool, keep: int, tally: _Tally) -> None:
-        """Each candidate y is accepted with probability min(1, r(y) / t(y)), t = :meth:`tested`;
-        on a rejection r = max(r - t, 0) normalised (unchanged when not :attr:`updates`)."""
-        states: dict = {(self.p_rows[node[0]], shape.start(node)): ONE}
-        while states:
-            nxt: dict = {}
-            for (r, state), w in states.items():
-                branches = shape.draw(node, state)
-                if not branches:
-                    self._correct(r, w, keep, tally)
-                for sy, y, s, grown in branches:
-                    t = self.tested(node, s)
-                    tally.counts[2] += w * sy
-                    a = min(ONE, r[y] / t[y])
-                    if a:
-                        self._accept(shape, node, grown, y, w * sy * a, bonus, keep, tally)
-                    if a < 1:
-                        tally.counts[1] += w * sy * (1 - a)
-                        left = _normalised([max(x - z, ZERO) for x, z in zip(r, t)]) if self.updates else r
-                        _add(nxt, (left, shape.forget(grown)), w * sy * (1 - a))
-            states = nxt
-
-
-class AgainstFixedQ(_ResidualWith):
+class AgainstFixedQ(TreeShapeLaw):
     """``tree-distinct-tested-against-q``: every sibling tested against (and subtracted as) the
     fixed draft row q at the node's context, not its proposal law s_j (SPEC 12.3)."""
 
-    def tested(self, node: Node, s: tuple) -> tuple:
+    def tested_row(self, node: Node, s: tuple) -> tuple:
         """q at the node's context."""
         return self.q_rows[node[0]]
 
 
-class ResidualKept(_ResidualWith):
+class ResidualKept(TreeShapeLaw):
     """``tree-distinct-residual-not-updated``: r stays p after a rejected sibling (SPEC 12.3)."""
 
-    updates = False
+    def after_rejection(self, r: tuple, t: tuple) -> tuple:
+        """r unchanged."""
+        return r
 
 
 class RepeatedChildTwice(TreeShapeLaw):
