@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+
+from specdec_service.engine.trees import decoder_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -55,11 +57,12 @@ def changed_rules(rules, correct) -> list[str]:
 
 @pytest.mark.parametrize("mistake", CATALOGUE, ids=[m.id for m in CATALOGUE])
 def test_every_mistake_is_its_modes_rules_with_one_rule_swapped_and_changes_some_trace(mistake):
-    correct = MODE_RULES[mistake.mode]
+    correct = decoder_of(parse_config(mistake.example))  # a SPEC 12 tree's decoder for its mistakes
     swapped_rules = changed_rules(mistake.rules, correct)
     expected = 2 if mistake.id == "greedy-acceptance" else 1  # the greedy test comes with its correction
     assert len(swapped_rules) == expected, (mistake.id, swapped_rules)
-    configs = [parse_config({"draft": d, "seed": s, "width": w, "limit": 4, "mode": mistake.mode})
+    tree = {"tree": mistake.example["tree"]} if "tree" in mistake.example else {}
+    configs = [parse_config({"draft": d, "seed": s, "width": w, "limit": 4, "mode": mistake.mode, **tree})
                for d, s, w in itertools.product(["aligned", "biased"], range(8), [1, 3, 4])]
     configs.append(parse_config(mistake.example))
     assert any(faulty_run(c, mistake.rules) != run(c) for c in configs), mistake.id

@@ -40,7 +40,7 @@ def test_the_function_receives_mode_drafts_and_sampling_only_when_it_takes_them(
     config = {**TREE, "drafts": 3, "sampling": SAMPLING}
     assert sampler_arguments(new_style, config) == (
         {"width": 2, "limit": 8, "eos": None, "mode": "tree", "drafts": 3, "sampling": SAMPLING}, None)
-    assert sampler_arguments(any_keywords, config)[0] == sampler_arguments(new_style, config)[0]
+    assert sampler_arguments(any_keywords, config)[0] == {**sampler_arguments(new_style, config)[0], "tree": None}
     assert sampler_arguments(old_style, {**TREE, "mode": "speculative", "width": 3}) == (
         {"width": 3, "limit": 8, "eos": None}, None)
     assert sampler_arguments(new_style, {"mode": "autoregressive", "limit": 2})[0] == {

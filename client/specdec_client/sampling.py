@@ -13,9 +13,9 @@ sessions, which ``POST /v1/grade/samples`` tests against the target's law (docs/
 - a **Python function** (:func:`call_sampler`) is called ``N`` times per config as
   ``fn(target=..., draft=..., width=..., limit=..., eos=..., rng=random.Random)`` with model
   objects (:class:`ModelView`: ``.vocab``, and ``model(prefix)`` -> its probability row),
-  plus ``mode``, ``drafts`` and ``sampling`` for a function that takes them
+  plus ``mode``, ``drafts``, ``sampling`` and ``tree`` for a function that takes them
   (:func:`sampler_arguments`); an exception fails that config only, and so does a config whose
-  mode (block, tree) or ``sampling`` the function cannot receive.
+  mode (block, tree), ``sampling`` or ``tree`` the function cannot receive.
 
 Pure SDK code (requests only, through the client).
 """
@@ -217,7 +217,7 @@ def models_of(client: Any, config: Mapping[str, Any]) -> tuple[ModelView, ModelV
 
 SAMPLE_MODES = ("speculative", "autoregressive", "block", "tree")
 """The modes graded by samples (their output law is the target's; greedy has none)."""
-EXTRA_SETTINGS = ("mode", "drafts", "sampling")
+EXTRA_SETTINGS = ("mode", "drafts", "sampling", "tree")
 """The settings a function receives only when it takes them (a parameter of that name, or
 ``**kwargs``): older functions ``fn(target, draft, width, limit, eos, rng)`` keep working."""
 
@@ -239,26 +239,31 @@ def sampler_arguments(fn: Callable[..., Any], config: Mapping[str, Any]) -> tupl
     out): ``width`` (the config's, 0 in mode autoregressive), ``limit``, ``eos``, and of
     :data:`EXTRA_SETTINGS` those ``fn`` takes: ``mode`` (``"speculative"``, ``"autoregressive"``,
     ``"block"`` or ``"tree"``), ``drafts`` (1 to 8, SPEC 11; 1 unless the config says) and
-    ``sampling`` (the config's SPEC 9 object, or ``None``). Returns ``(kwargs, problem)``:
-    ``problem`` is a sentence when the config needs a setting ``fn`` cannot receive (mode block
-    or tree needs ``mode``, mode tree ``drafts``, a non-empty ``sampling`` needs ``sampling``),
-    so that the config fails instead of being graded as another mode (SPEC 10, 11, 9)."""
+    ``sampling`` (the config's SPEC 9 object, or ``None``) and ``tree`` (the config's SPEC 12
+    tree setting as sent, a dict such as ``{"shape": "distinct", "verify": "residual",
+    "branching": [2, 1]}``, or ``None``: then SPEC 11's chains and residual). Returns ``(kwargs,
+    problem)``: ``problem`` is a sentence when the config needs a setting ``fn`` cannot receive
+    (mode block or tree needs ``mode``, mode tree ``drafts``, a non-empty ``sampling`` needs
+    ``sampling``, a ``tree`` needs ``tree``), so that the config fails instead of being graded as
+    another mode (SPEC 10, 11, 9, 12)."""
     mode = config.get("mode", "speculative")
     names, any_keyword = _parameters(fn)
-    values = {"mode": mode, "drafts": config.get("drafts", 1), "sampling": config.get("sampling") or None}
+    values = {"mode": mode, "drafts": config.get("drafts", 1), "sampling": config.get("sampling") or None,
+              "tree": config.get("tree")}
     kwargs: dict[str, Any] = {"width": 0 if mode == "autoregressive" else config.get("width", 3),
                               "limit": config.get("limit", 8), "eos": config.get("eos")}
     kwargs.update({name: values[name] for name in EXTRA_SETTINGS if any_keyword or name in names})
     needed = (["mode"] if mode in ("block", "tree") else []) + (["drafts"] if mode == "tree" else []) \
-        + (["sampling"] if values["sampling"] else [])
+        + (["sampling"] if values["sampling"] else []) + (["tree"] if values["tree"] is not None else [])
     missing = [name for name in needed if name not in kwargs]
     if not missing:
         return kwargs, None
     what = f"mode {mode!r}" + (f" with drafts {values['drafts']}" if mode == "tree" else "") \
-        + (" and sampling parameters" if values["sampling"] else "")
+        + (" and sampling parameters" if values["sampling"] else "") \
+        + (f" and tree {values['tree']!r}" if values["tree"] is not None else "")
     return kwargs, (f"the config has {what}, but the function takes no {' or '.join(repr(m) for m in missing)} "
                     f"parameter, so it cannot be told; add keyword parameters (mode=\"speculative\", drafts=1, "
-                    f"sampling=None) or **kwargs to grade this config (not graded as another mode)"
+                    f"sampling=None, tree=None) or **kwargs to grade this config (not graded as another mode)"
                     + ("; for an exercise without it, grade only the modes it implements: --modes "
                        "speculative,autoregressive (Client.grade_sampler(modes=[...]))" if "mode" in missing else ""))
 

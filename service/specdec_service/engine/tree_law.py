@@ -437,14 +437,22 @@ class TreeShapeLaw(TreeLaw):
                     self._correct(r, w, keep, tally)
                 for sy, y, s, grown in branches:
                     tally.counts[2] += w * sy
-                    a = min(ONE, r[y] / s[y])
+                    t = self.tested_row(node, s)
+                    a = min(ONE, r[y] / t[y])
                     if a:
                         self._accept(shape, node, grown, y, w * sy * a, bonus, keep, tally)
                     if a < 1:
                         tally.counts[1] += w * sy * (1 - a)
-                        left = _normalised([max(x - z, ZERO) for x, z in zip(r, s)])
-                        _add(nxt, (left, shape.forget(grown)), w * sy * (1 - a))
+                        _add(nxt, (self.after_rejection(r, t), shape.forget(grown)), w * sy * (1 - a))
             states = nxt
+
+    def tested_row(self, node: Node, s: Row) -> Row:
+        """The row a child drawn from ``s`` at ``node`` is tested against (SPEC 12.3: ``s``)."""
+        return s
+
+    def after_rejection(self, r: Row, t: Row) -> Row:
+        """r after a child tested against ``t`` is rejected (SPEC 12.3): max(r - t, 0) normalised."""
+        return _normalised([max(x - z, ZERO) for x, z in zip(r, t)])
 
     def _target_only(self, shape: _Shape, node: Node, bonus: bool, keep: int, tally: _Tally) -> None:
         """SPEC 12.4: the node's children are drafted whole, then one draw decides."""

@@ -18,7 +18,10 @@ from ..engine.rules import (
     AUTOREGRESSIVE, BLOCK, GREEDY, SPECULATIVE, TREE, ArgmaxProposal, RuleSet, TargetArgmaxCorrection,
 )
 from .faulty_sampling import FloatTopPRows, RawDraftRowInRatio, TargetLeftRaw
-from .faulty_tree import DisagreeingChainsContinue, DraftRowTest, ResidualNotUpdated, SharedDraws, ShortestChainDepth
+from .faulty_tree import (
+    DisagreeingChainsContinue, DraftRowTest, RepeatedChildTested, ResidualNotUpdated, SharedDraws,
+    ShortestChainDepth, SiblingResidualKept, SiblingTestedAgainstQ, tree_decoder,
+)
 from .faulty import (
     ResidualOrFirstToken, CumprodThresholds, RowEarlyThresholds, BONUS_PAST_LIMIT, INTERLEAVED, BlockRunsTokenWise, FirstFailing, UnscaledResidual, KEEP_AND_LIST_REST, KEEP_REST, NO_BONUS, SKIP_ONE, VERIFY_ALL, ArgmaxBonusFromDraft,
     ArgmaxTestRecordingRatio, ArgmaxTiesLast, BonusFromDraft, DraftAfterRejected, DraftArgmaxTest, InvertedRatio,
@@ -252,6 +255,28 @@ CATALOGUE: tuple[Mistake, ...] = (
         "EOS) does not end the tree.",
         swapped(TREE, verifier=ShortestChainDepth()),
         _tree(0, width=3, drafts=3, target=TREE_EOS_TARGET, draft=TREE_EOS_DRAFT, eos="$"), "#/blocks/0/verification/2"),
+    Mistake(
+        "tree-distinct-tested-against-q", "Tree: distinct siblings tested against the fixed q",
+        "SPEC section 12.3",
+        "A sibling drawn without replacement comes from s_j (q without the siblings before it, normalised): test it "
+        "with u * s_j(y) < r(y) and subtract s_j from r on a rejection, not q (recursive rejection sampling, Jeon et al. "
+        "2024); against q the output is biased (total variation 3/40 on the first token, toy, biased, branching [2, 1]).",
+        tree_decoder("distinct", "residual", rule=SiblingTestedAgainstQ()),
+        _tree(16, tree={"shape": "distinct", "verify": "residual", "branching": [2, 1]}), "#/blocks/0/verification/1/law/0"),
+    Mistake(
+        "tree-distinct-residual-not-updated", "Tree: distinct siblings all tested against p (residual not updated)",
+        "SPEC section 12.3",
+        "After a sibling is rejected, test the next one against r = max(r - s_j, 0) normalised, not against p again.",
+        tree_decoder("distinct", "residual", rule=SiblingResidualKept()),
+        _tree(16, tree={"shape": "distinct", "verify": "residual", "branching": [2, 1]}), "#/blocks/0/verification/0/residual/0"),
+    Mistake(
+        "tree-repeated-child-tested-twice", "Tree: a token drafted by two chains tested twice (target-only)",
+        "SPEC sections 12.1 and 12.4",
+        "Merge the chains into a trie: a token several chains drafted is one child, tested once, its p counted once in "
+        "acc_j (fms-extras#12); testing it again gives it more than its share (total variation 7053/22400 on the first "
+        "token, toy, biased, 2 drafts).",
+        tree_decoder("chains", "target_only", rule=RepeatedChildTested()),
+        _tree(1, tree={"shape": "chains", "verify": "target_only"}), "#/blocks/1/verification/1"),
     Mistake(
         "sampling-target-left-raw", "Target rows left raw while the draft's are processed",
         "SPEC section 9",

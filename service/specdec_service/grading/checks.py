@@ -101,15 +101,27 @@ def _compare(result: CheckResult, block: int, base: tuple, expected: Any, got: A
 
 
 def _draws_of(block: dict):
-    """Every recorded draw of a block in the order SPEC section 4 uses them, with its path."""
+    """Every recorded draw of a block in the order SPEC section 4 uses them, with its path. The
+    target-only tests of one node share its one draw (SPEC 12.4): a record of the same parent
+    and draw as the record before it is that draw again, not another."""
     for i, s in enumerate(block["proposal"]["steps"]):
         yield ("proposal", "steps", i, "draw"), s["draw"]
+    before = None
     for i, v in enumerate(block["verification"]):
-        yield ("verification", i, "draw"), v["draw"]
+        if not (_shares_draw(v, before)):
+            yield ("verification", i, "draw"), v["draw"]
+        before = v
     for key in ("correction", "bonus", "sample"):
         record = block[key]
         if record is not None:
             yield (key, "draw"), record["draw"]
+
+
+def _shares_draw(record: Any, before: Any) -> bool:
+    """Whether a verification ``record`` is a target-only test (SPEC 12.4, it has ``u_acc``) of
+    the same node and draw as the record ``before`` it."""
+    return (isinstance(record, dict) and isinstance(before, dict) and "u_acc" in record and "parent" in record
+            and record.get("parent") == before.get("parent") and record.get("draw") == before.get("draw"))
 
 
 def _is_position(x: Any) -> bool:

@@ -548,7 +548,13 @@ def faulty_step(state: State, rules: RuleSet = SPECULATIVE, carry: Optional[int]
 def faulty_run(config: Config, rules: RuleSet = SPECULATIVE) -> dict:
     """A whole trace (``specdec-trace/1``) decoded with ``rules``, from the empty prefix until
     the session is done (at most ``limit`` blocks). ``faulty_run(c, MODE_RULES[c.mode]) ==
-    engine.run(c)``. Raises ``ValueError`` when a rule is undefined for this config."""
+    engine.run(c)``. Raises ``ValueError`` when a rule is undefined for this config (also a
+    mode-tree decoder made for another tree, :func:`.faulty_tree.rules_apply`)."""
+    if config.mode == "tree" and rules.mode == "tree":
+        from .faulty_tree import rules_apply  # faulty_tree builds on this module's decoders
+
+        if not rules_apply(config, rules):
+            raise ValueError("this decoder is made for another tree (SPEC 12's shape and verifier)")
     state = State(config)
     blocks = []
     carry = None

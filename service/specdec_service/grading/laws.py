@@ -53,6 +53,8 @@ from math import exp, fsum, inf, lgamma, log
 from typing import Any
 
 from ..engine import Config
+from ..engine.tree_law import TreeShapeLaw
+from .tree_laws import SHAPE_LAWS, shape_kernel
 
 ZERO, ONE = Fraction(0), Fraction(1)
 END = -1
@@ -220,6 +222,7 @@ class Models:
         """``rows``: the rows a mistake's own row reader gives (default :func:`decoding_rows`);
         ``ratio_draft(c)``: the draft row a mistake's ratio and residual read instead of the row
         the proposal was drawn from (SPEC 9's raw q for a proposal drawn from q'), or ``None``."""
+        self.config = config
         self.eos, self.limit, self.width = config.eos, config.limit, config.width
         self.drafts = getattr(config, "drafts", 1) or 1
         size = len(config.vocab)
@@ -597,6 +600,8 @@ enumerated path by path with :func:`tree_block`."""
 def _block_law(program: Callable, m: Models, key: tuple, variant: str, budget: list) -> dict:
     """``{(committed tokens, carry): probability}`` of one block: :func:`tree_law` for mode tree's
     fresh-draw variants, else :func:`enumerate_block` of ``program``."""
+    if isinstance(program, type) and issubclass(program, TreeShapeLaw):  # a SPEC 12 tree's enumeration
+        return shape_kernel(program, m, key)
     if program is tree_block and variant not in _EAGER:
         last, _, k, bonus_room = key
         return {(tokens, None): chance for tokens, chance in tree_law(m, last, k, bonus_room, variant, budget).items()}
@@ -606,7 +611,7 @@ def _block_law(program: Callable, m: Models, key: tuple, variant: str, budget: l
 # ---------------------------------------------------------------- whole sessions
 
 
-PROGRAMS = {
+PROGRAMS: dict[str, Callable[..., Any]] = {
     "keep-after-rejection": speculative_block,
     "committed-and-discarded": speculative_block,
     "reused-rejection-draw": speculative_block,
@@ -620,6 +625,7 @@ PROGRAMS = {
     "tree-tested-against-draft-row": tree_block,
     "tree-disagreeing-chains-continue": tree_block,
     "tree-shared-draws": tree_block,
+    **SHAPE_LAWS,  # SPEC 12's: the enumeration of engine/tree_law with one rule swapped (grading/tree_laws.py)
     # SPEC 9's mistakes: the correct block read through the mistake's rows (law_of_program's rows)
     "sampling-target-left-raw": speculative_block,
     "sampling-raw-q-in-ratio": speculative_block,

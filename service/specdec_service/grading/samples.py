@@ -64,10 +64,12 @@ import numpy as np
 from ..budget import BUDGETS, check_grading_work, config_row_bits
 from ..engine import Config, InvalidInput, builtin_models, parse_config
 from ..engine.analysis import rules_for
+from ..engine.tree_law import TreeShapeLaw, is_lossless
 from .catalogue import CATALOGUE
 from .distribution import _acceptance, chi_square, first_misfit
 from .faulty import NeverBonus
 from .laws import MAX_PATHS, PROGRAMS, SCHEDULES, UNSTATED, TooLarge, block_shape, decoding_rows, law_of_program
+from .tree_laws import SHAPE_LAWS, applies
 from .requests import DEFAULT_ALPHA, MAX_OUTPUT, check_sample, check_samples_request
 
 MIN_EXPECTED = 5.0
@@ -310,6 +312,32 @@ def target_law(config: Config):
     return law
 
 
+def reference_law(config: Config):
+    """The law correct samples follow, as :func:`target_law` gives it: the target's, except for
+    a lossy tree (SPEC 12.4: ``target_only`` with a threshold below 1), whose law is the one SPEC
+    12 defines (the exact enumeration of :class:`~specdec_service.engine.tree_law.TreeShapeLaw`
+    projected on rows by :func:`.laws.law_of_program`), so that a correct lossy implementation
+    passes."""
+    if not is_lossy(config):
+        return target_law(config)
+    return _getter(law_of_program(config, TreeShapeLaw))
+
+
+def is_lossy(config: Config) -> bool:
+    """Whether ``config`` is a lossy tree (SPEC 12: mode tree, a ``tree`` with a threshold below 1)."""
+    tree = getattr(config, "tree", None)
+    return config.mode == "tree" and tree is not None and not is_lossless(tree)
+
+
+def _applies(mistake, config: Config) -> bool:
+    """Whether ``mistake`` (of ``config``'s mode) can be made with ``config``'s tree: SPEC 12's
+    in their shape and verifier (:func:`.tree_laws.applies`), SPEC 11's in the default tree."""
+    if mistake.id in SHAPE_LAWS:
+        return applies(mistake.id, config)
+    tree = getattr(config, "tree", None)
+    return mistake.mode != "tree" or tree is None or tree.is_section_11
+
+
 def _floats(rows: dict) -> dict:
     return {c: [float(x) for x in row] for c, row in rows.items()}
 
@@ -493,13 +521,13 @@ def mistake_laws(config: Config, has_draft: bool = True, skipped: list | None = 
     :data:`.laws.MAX_PATHS` paths to enumerate for all of them)."""
     if not has_draft:
         return [], "no draft was given: the catalogued mistakes' laws depend on the draft"
-    mistakes = [m for m in CATALOGUE if m.mode == config.mode and _law_computable(m) is None]
+    mistakes = [m for m in CATALOGUE if m.mode == config.mode and _applies(m, config) and _law_computable(m) is None]
     cost = law_cost(config, len(mistakes))
     if cost > LAW_BUDGET:
         return [], (f"the config is too large to compute the mistakes' laws here ({cost} > {LAW_BUDGET} units: "
                     "limit x width x (V + 1)^2 x (1 + bits of the rows / 256) per mistake)")
     laws = []
-    target = target_law(config)
+    target = reference_law(config)
     left = MAX_PATHS  # one budget of enumerated paths for the whole grade, shared fairly
     for i, mistake in enumerate(mistakes):
         share = [left // (len(mistakes) - i)]  # an equal share of what is left; unused paths roll over
@@ -849,8 +877,9 @@ def grade_samples(payload: Any) -> dict:
     config, has_draft, alpha, samples, counters = _parse(payload)
     lengths = check_lengths(samples, config)
     counts = transition_counts(samples)
-    law = target_law(config)
-    family = family_test(counts, law, length_test(samples, config) if not lengths["message"] else None)
+    law = reference_law(config)  # the target's, or a lossy tree's SPEC 12 law
+    lengths_law = length_test(samples, config) if not lengths["message"] and not is_lossy(config) else None
+    family = family_test(counts, law, lengths_law)
     conclusive = any(t[0] in ("row", "pooled", "length") for t in family["tests"])
     worst, reason = _verdict(config, family, counts, law, lengths, conclusive, alpha)
     passed = reason is None
@@ -882,6 +911,7 @@ __all__ = [
     "length_test",
     "mistake_laws",
     "name_mistake",
+    "reference_law",
     "row_test",
     "target_law",
     "transition_counts",

@@ -63,6 +63,11 @@ EXERCISES = {
     "tree": "SPEC 11: mode tree (several draft chains verified depth by depth).",
     "tree-sibling-accepted": "SPEC 11.2: a candidate is accepted against the recursive residual after a sibling's rejection.",
     "tree-chain-left": "SPEC 11.2: a chain leaves the accepted path (its token at a depth is not the accepted one).",
+    "tree-distinct-sibling": "SPEC 12.1.2, 12.3: a sibling drawn without replacement is tested against its law s_j after a rejection.",
+    "tree-target-only": "SPEC 12.4: a node's children tested with one draw against the target's cumulative probability.",
+    "tree-target-only-miss": "SPEC 12.4: every child of a node rejected, the correction drawn from p without them.",
+    "tree-repeated-token": "SPEC 12.1.1: a token drafted by several chains tested once as one child of the trie.",
+    "tree-lossy-threshold": "SPEC 12.4: a child accepted by a threshold below 1 that the lossless test would reject.",
 }
 """The rules a config can exercise, each with the SPEC section and what happens."""
 
@@ -216,7 +221,7 @@ def exercises(config: Config, trace: dict) -> tuple[str, ...]:
         if block["mode"] == "greedy":
             found |= _greedy_exercises(block)
             continue
-        if block["mode"] != "block" and any(v["ratio"] is not None and v["ratio"] >= 1 for v in block["verification"]):
+        if block["mode"] != "block" and any(v.get("ratio") is not None and v["ratio"] >= 1 for v in block["verification"]):
             found.add("certain-acceptance")
         if correction is not None:
             found.add("first-position-rejection" if correction["index"] == 1 else "later-rejection")
@@ -263,12 +268,36 @@ def _tree_exercises(block: dict) -> set[str]:
     depth; a chain leaving the accepted path."""
     found: set[str] = set()
     tests = block["verification"]
+    if tests and "alive" not in tests[0]:  # a SPEC 12 tree walked node by node
+        return _node_exercises(block)
     for before, test in zip(tests, tests[1:]):
         if test["accepted"] and not before["accepted"] and before["depth"] == test["depth"]:
             found.add("tree-sibling-accepted")
     accepted = [t for t in tests if t["accepted"]]
     if accepted and len(accepted[-1]["alive"]) < len(block["proposal"]["chains"]):
         found.add("tree-chain-left")
+    return found
+
+
+def _node_exercises(block: dict) -> set[str]:
+    """What a block of a SPEC 12 tree exercises (12.1-12.4): a distinct sibling tested after a
+    rejection, a target-only test, one that rejects every child, a repeated chain token, a
+    threshold below 1 accepting where the lossless test would not."""
+    found: set[str] = set()
+    tests = block["verification"]
+    for before, test in zip(tests, tests[1:]):
+        if "law" in test and not before["accepted"] and before["parent"] == test["parent"]:
+            found.add("tree-distinct-sibling")
+    for test in tests:
+        if "u_acc" in test:
+            found.add("tree-target-only")
+            if test["by"] == "single" or (test["accepted"] and test["draw"]["u"] >= test["acc"]):
+                found.add("tree-lossy-threshold")
+    if tests and "u_acc" in tests[-1] and block["correction"] is not None:
+        found.add("tree-target-only-miss")
+    firsts = [chain[0] for chain in block["proposal"].get("chains", []) if chain]
+    if len(set(firsts)) < len(firsts):
+        found.add("tree-repeated-token")
     return found
 
 

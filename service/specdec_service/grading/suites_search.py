@@ -11,7 +11,7 @@ runs) on every config of a candidate pool (:func:`candidates`: the toy target wi
 widths 1-5, limits 2-8 and seeds 0-11 in mode speculative; a custom model whose EOS ends
 sessions; a custom model with tied rows; every model in modes greedy and autoregressive; mode
 block, :data:`BLOCK_MODELS` at widths 2-4 and seeds :data:`BLOCK_SEEDS`; mode tree with 2-3
-drafts, :data:`TREE_POOL`; sampling parameters, :data:`SAMPLING_POOL`) and
+drafts, :data:`TREE_POOL` and the SPEC 12 trees of :data:`TREE_SETTINGS`; sampling parameters, :data:`SAMPLING_POOL`) and
 grades each variant's trace (:func:`.grader.grade`). A cell of the matrix (:func:`outcome`) is
 ``exact`` (the diagnosis names the mistake as reproducing the trace), ``named`` (named as the
 closest), ``caught`` (the trace fails but the diagnosis names another mistake), ``-`` (the
@@ -96,6 +96,15 @@ SEEDS = range(12)
 WIDTHS = range(1, 6)
 TREE_POOL = (("toy-biased", 8), ("toy-aligned", 4), ("eos", 6))
 """Mode tree (SPEC 11) in the pool: these models and limits, D 2-3, widths 2-3, seeds 0-5."""
+TREE_SETTINGS = {
+    "distinct": {"shape": "distinct", "verify": "residual", "branching": [2, 1]},
+    "chains-to": {"shape": "chains", "verify": "target_only"},
+    "distinct-to": {"shape": "distinct", "verify": "target_only"},
+    "beam-to": {"shape": "beam", "verify": "target_only"},
+    "beam-acc0.5": {"shape": "beam", "verify": "target_only", "threshold_acc": 0.5},
+}
+"""SPEC 12 trees in the pool, by tag: each shape x verifier, and SGLang's lossy threshold_acc 1/2;
+on the toy with the biased draft, D 2, widths 2-3, limit 8, seeds 0-5."""
 SAMPLING_POOL = {
     "t0.5-k2-p0.8": {"temperature": 0.5, "top_k": 2, "top_p": 0.8},
     "p0.8": {"top_p": 0.8},
@@ -110,15 +119,25 @@ seeds 0-11."""
 
 def pool_key(name: str, mode: str, width: int, seed: int, limit: int, drafts: int = 0, sampling: str = "") -> str:
     """A candidate's id: model, mode, width, seed and limit (``drafts`` in mode tree, the tag of
-    :data:`SAMPLING_POOL` last), e.g. ``toy-biased-speculative-w3-s1-l8-p0.8``; greedy decoding
-    draws nothing, so its ids have no seed."""
+    :data:`SAMPLING_POOL` or :data:`TREE_SETTINGS` last), e.g.
+    ``toy-biased-speculative-w3-s1-l8-p0.8``; greedy decoding draws nothing, so its ids have no
+    seed."""
     if mode == "tree":
-        return f"{name}-tree-d{drafts}-w{width}-s{seed}-l{limit}"
+        return f"{name}-tree-d{drafts}-w{width}-s{seed}-l{limit}" + (f"-{sampling}" if sampling else "")
     if mode == "greedy":
         return f"{name}-greedy-w{width}-l{limit}"
     if mode == "autoregressive":
         return f"{name}-autoregressive-s{seed}-l{limit}"
     return f"{name}-{mode}-w{width}-s{seed}-l{limit}" + (f"-{sampling}" if sampling else "")
+
+
+def _extra_settings(mode: str, drafts: int, tag: str) -> dict[str, object]:
+    """A candidate's settings past model, mode, width, seed, limit and EOS: ``drafts`` (mode
+    tree) with the SPEC 12 tree of ``tag`` (:data:`TREE_SETTINGS`), or the sampling parameters
+    of ``tag`` (:data:`SAMPLING_POOL`)."""
+    if mode == "tree":
+        return {"drafts": drafts, **({"tree": TREE_SETTINGS[tag]} if tag else {})}
+    return {"sampling": SAMPLING_POOL[tag]} if tag else {}
 
 
 def candidates() -> dict[str, dict]:
@@ -128,7 +147,7 @@ def candidates() -> dict[str, dict]:
 
     def add(name: str, mode: str, width: int, seed: int, limit: int, drafts: int = 0, sampling: str = "") -> None:
         target, draft, eos, _ = (BLOCK_MODELS if mode == "block" else MODELS)[name]
-        more: dict[str, object] = {"drafts": drafts} if drafts else {"sampling": SAMPLING_POOL[sampling]} if sampling else {}
+        more = _extra_settings(mode, drafts, sampling)
         config = parse_config({"target": target, "draft": draft, "mode": mode, "width": width,
                                "seed": seed, "limit": limit, "eos": eos, **more}).to_json()
         pool[pool_key(name, mode, width, seed, limit, drafts, sampling)] = json.loads(json.dumps(config))
@@ -149,6 +168,8 @@ def candidates() -> dict[str, dict]:
     for name, limit in TREE_POOL:
         for drafts, width, seed in itertools.product((2, 3), (2, 3), range(6)):
             add(name, "tree", width, seed, limit, drafts)
+    for tag, width, seed in itertools.product(TREE_SETTINGS, (2, 3), range(6)):
+        add("toy-biased", "tree", width, seed, 8, 2, sampling=tag)
     for name, tag, width, seed in itertools.product(("toy-biased", "toy-aligned"), SAMPLING_POOL, (2, 3), SEEDS):
         add(name, "speculative", width, seed, 8, sampling=tag)
     return pool

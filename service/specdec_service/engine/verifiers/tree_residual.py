@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Optional
 
 from ..distributions import Dist, accepts, residual, to_float
 from ..draws import Stream
@@ -44,11 +45,11 @@ class ResidualNode:
         the accepted child, or the last r for the correction."""
         vocab, r = config.vocab, p
         for child in node.children:
-            y, s = child.token, child.law
+            y, s = child.token, self.tested_law(node, child)
             assert y is not None and s is not None  # a tree tested by residuals holds drawn nodes
             d = stream.take()
             ok = accepts(d, r, s, y)
-            after = None if ok else residual(r, s)
+            after = None if ok else self.after_rejection(r, s)
             records.append({
                 "depth": child.depth, "node": child.id, "parent": node.id,
                 "context": None if child.context is None else vocab[child.context], "token": vocab[y],
@@ -64,3 +65,11 @@ class ResidualNode:
             assert after is not None
             r = after
         return NodeOutcome(None, r)
+
+    def tested_law(self, node: DraftNode, child: DraftNode) -> Optional[Dist]:
+        """The law ``child`` is tested against and subtracted from r: its proposal law s."""
+        return child.law
+
+    def after_rejection(self, r: Dist, s: Dist) -> Dist:
+        """r after a rejected child tested against ``s``: max(r - s, 0) normalised."""
+        return residual(r, s)

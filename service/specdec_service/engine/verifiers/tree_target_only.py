@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Optional
 
 from ..distributions import Dist, exact_string, to_float
 from ..draws import Stream
@@ -56,12 +57,12 @@ class TargetOnlyNode:
         vocab, d = config.vocab, stream.take()
         u_acc = Fraction(d.mantissa, _TWO_53) * scale
         acc = Fraction(0)
-        for child in node.children:
+        for child in self.tested(node):
             y = child.token
             assert y is not None  # every node below the root holds a token
             py = p.probability(y)
             acc += py
-            by = None if py == 0 else "acc" if u_acc < acc else "single" if py >= single else None
+            by = self.accepted_by(u_acc, acc, py, single)
             records.append({
                 "depth": child.depth, "node": child.id, "parent": node.id,
                 "context": None if child.context is None else vocab[child.context], "token": vocab[y],
@@ -72,3 +73,13 @@ class TargetOnlyNode:
             if by is not None:
                 return NodeOutcome(child, None)
         return NodeOutcome(None, outside(p, [child.token for child in node.children]))
+
+    def tested(self, node: DraftNode) -> list[DraftNode]:
+        """The children tested, in order: each once."""
+        return node.children
+
+    def accepted_by(self, u_acc: Fraction, acc: Fraction, py: Fraction, single: Fraction) -> Optional[str]:
+        """Which test accepts a child of probability ``py`` with ``acc`` = acc_j and ``u_acc`` =
+        u * threshold_acc (SPEC 12.4): ``"acc"`` iff p(y_j) > 0 and u * threshold_acc < acc_j,
+        else ``"single"`` iff p(y_j) > 0 and p(y_j) >= threshold_single, else ``None``."""
+        return None if py == 0 else "acc" if u_acc < acc else "single" if py >= single else None
