@@ -152,3 +152,61 @@ def test_any_literal_is_read_alike_on_runs_and_on_the_grading_routes(literal, fi
     answers = {_answer(route, json.dumps(body).replace(json.dumps(MARK), literal), prefix)
                for route, body, prefix in bodies(config) if route in ("/v1/runs", "/v1/grade/samples", "/v1/grade")}
     assert len(answers) == 1, (literal, answers)
+
+
+# ---------------------------------------------------------------- bodies full of rounded numbers
+
+ROUNDED = ["1e-999", "-1e-400", "0.05000000000000000001", "2.0000000000000001", "9007199254740993.0",
+           "0.3000000000000000166533453693773481", "1e-320"]
+"""Literals the float64 rounds (a denormal, zero, a neighbour, an integer)."""
+
+
+def as_numbers(value):
+    """``value`` with every number an exact Fraction of the decimal it stands for (a float by its
+    shortest decimal, as the engine reads it): the two readings of a config compare by number."""
+    from decimal import Decimal
+    from fractions import Fraction
+    if isinstance(value, dict):
+        return {key: as_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [as_numbers(item) for item in value]
+    if isinstance(value, float):
+        return Fraction(repr(value))
+    if isinstance(value, (int, Decimal)) and not isinstance(value, bool):
+        return Fraction(value)
+    return value
+
+
+def large_bodies(literal: str) -> list[tuple[str, str]]:
+    """``(route, body)``: each grading route's body, a config whose table entries are all
+    ``literal`` and, outside it, 10,000 numbers (``literal`` and plain ones): bodies of numbers, as
+    at the 8 MiB limit, read by orjson (the literals without ``.0``) or by the float64 hooks."""
+    config = json.dumps({**CONFIG, "target": {**TABLE, "start": [MARK] * 3}}).replace(f'"{MARK}"', literal)
+    outside = "[" + ",".join([literal, "0.5", "1", "0.0", "7"] * 2000) + "]"
+    return [("/v1/grade", f'{{"config":{config},"blocks":{outside}}}'),
+            ("/v1/grade", f'{{"traces":[{{"config":{json.dumps(CONFIG)},"blocks":{outside}}},'
+                          f'{{"config":{config},"x":{outside}}}]}}'),
+            ("/v1/grade/distribution", f'{{"config":{config},"m":1,"counts":{outside}}}'),
+            ("/v1/grade/samples", f'{{"config":{config},"samples":{outside}}}')]
+
+
+@pytest.mark.parametrize("literal", ROUNDED)
+def test_bodies_full_of_rounded_numbers_read_configs_exactly_and_the_rest_as_float64(literal):
+    from specdec_service.api.bodies import parse_json, read_json
+    from specdec_service.api.grading import config_paths
+    app = create_app()
+    for route, body in large_bodies(literal):
+        with app.test_request_context(route, method="POST", data=body.encode(), content_type="application/json"):
+            got = read_json(exact_at=config_paths)
+        floats, exact = parse_json(body.encode(), exact=False), parse_json(body.encode(), exact=True)
+        for path in config_paths(floats):  # the reference: configs as written, the rest as float64
+            _at(floats, path[:-1])[path[-1]] = _at(exact, path)
+        assert as_numbers(got) == as_numbers(floats), (route, literal)
+        start = as_numbers(_at(got, config_paths(got)[-1])["target"]["start"])
+        assert start == [as_numbers(parse_decimal(literal))] * 3, (route, literal)  # as written, not rounded
+
+
+def _at(document, path):
+    for key in path:
+        document = document[key]
+    return document

@@ -1,16 +1,18 @@
 """The cost bound is sound: the engine's own count of its exact arithmetic (engine.work, bit
 operations) never exceeds the estimate the service makes before any of it (budget.config_work),
 across modes, sampling settings, vocabularies and number sizes (rows of decimals of 1 to 17
-significant digits, exponents down to the smallest float64 a row entry may be)."""
+significant digits, exponents down to the smallest float64 a row entry may be), and in mode tree
+every SPEC 12 tree setting (each shape x verifier, branching lists, thresholds)."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from specdec_service.budget import config_work, power_work
-from specdec_service.engine import parse_config, run
+from specdec_service.engine import InvalidInput, parse_config, run
+from specdec_service.engine.tree_settings import SHAPES, VERIFIERS
 from specdec_service.engine.sampling import power
 from specdec_service.engine.work import counting
 from fractions import Fraction
@@ -43,13 +45,32 @@ def models(draw, size: int) -> dict:
 
 
 @st.composite
-def configs(draw) -> dict:
+def tree_settings(draw, depth: int) -> dict:
+    """A SPEC 12 ``tree`` setting: any shape x verifier (beam verifies target_only), a branching
+    list for shape distinct (1 to 8 per depth, up to one entry past ``depth``), thresholds for
+    target_only (as decimals written, 0 < t <= 1)."""
+    shape = draw(st.sampled_from(SHAPES))
+    verify = "target_only" if shape == "beam" else draw(st.sampled_from(VERIFIERS))
+    tree: dict = {"shape": shape, "verify": verify}
+    if shape == "distinct" and draw(st.booleans()):
+        tree["branching"] = draw(st.lists(st.integers(1, 8), min_size=1, max_size=depth + 1))
+    if verify == "target_only":
+        for key in ("threshold_single", "threshold_acc"):
+            if draw(st.booleans()):
+                tree[key] = Decimal(draw(st.sampled_from(("0.001", "0.1", "0.3", "0.5", "0.9", "1"))))
+    return tree
+
+
+@st.composite
+def configs(draw, modes: tuple = MODES) -> dict:
     size = draw(st.integers(2, 8))
-    mode = draw(st.sampled_from(MODES))
+    mode = draw(st.sampled_from(modes))
     config = {"target": draw(models(size)), "draft": draw(models(size)), "mode": mode, "seed": draw(st.integers(0, 2**53 - 1)),
               "width": draw(st.integers(1, 6)), "limit": draw(st.integers(1, 6))}
     if mode == "tree":
         config["drafts"] = draw(st.integers(1, 8))
+        if draw(st.booleans()):
+            config["tree"] = draw(tree_settings(min(config["width"], config["limit"])))
     sampling = {}
     if draw(st.booleans()):
         sampling["temperature"] = Decimal(draw(st.sampled_from(TEMPERATURES)))
@@ -69,11 +90,27 @@ def configs(draw) -> dict:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(configs())
 def test_a_run_counts_at_most_its_estimate(body):
-    config = parse_config(body)
+    assert_within_estimate(body)
+
+
+def assert_within_estimate(body: dict) -> None:
+    """The engine's count of running ``body``'s config is at most the service's estimate (a
+    config the engine refuses, a distinct tree of more nodes than SPEC 12 allows, is skipped)."""
+    try:
+        config = parse_config(body)
+    except InvalidInput:
+        assume(False)
     estimate = config_work(config, config.limit)
     with counting() as work:
         run(config)
     assert work.units <= estimate
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(configs(("tree",)))
+def test_a_tree_run_counts_at_most_its_estimate(body):
+    """Mode tree alone, half of the configs with a SPEC 12 ``tree`` setting."""
+    assert_within_estimate(body)
 
 
 @settings(max_examples=300, deadline=None)

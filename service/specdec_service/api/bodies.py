@@ -47,7 +47,8 @@ import json
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from functools import partial
+from functools import lru_cache, partial
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public in json.decoder, untyped in typeshed
 from typing import Any, Callable, Optional, TypeVar, Union
 from urllib.parse import unquote_to_bytes
 
@@ -427,6 +428,16 @@ def parse_json_float64(data: bytes) -> Optional[Any]:
     the bytes, no Python per value (an 8 MiB body: tenths of the exact reading's time,
     docs/service.md).
     """
+    read = _float64_vouched(data)
+    if read is None or not _literals_carried(data, read[1]):
+        return None
+    return read[0]
+
+
+def _float64_vouched(data: bytes) -> Optional[tuple[Any, bytes]]:
+    """``(value, written)``: orjson's reading of ``data`` with every check of
+    :func:`parse_json_float64` but :func:`_literals_carried` (each float the nearest float64 of
+    its literal, as the :data:`FLOAT64` reading has it), and its compact writing; or ``None``."""
     if orjson is None or data[:3] == BOM:
         return None
     try:
@@ -434,11 +445,10 @@ def parse_json_float64(data: bytes) -> Optional[Any]:
         written = orjson.dumps(value)
     except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # not JSON (or refused: the exact path says why)
         return None
-    if not _names_unique(data, written) or b"e+" in written:
+    if not _names_unique(data, written) or b"e+" in written or not _literals_within_bound(data, written):
         return None
-    if not _literals_within_bound(data, written) or not _literals_carried(data, written):
-        return None
-    return _integral_as_int(value, written)
+    value = _integral_as_int(value, written)
+    return None if value is None else (value, written)
 
 
 def _literals_carried(data: bytes, written: bytes) -> bool:
@@ -709,20 +719,112 @@ def _read_float64(data: bytes, exact_at: Optional[Callable[[Any], list[tuple]]])
     :data:`EXACT` reads them whenever a literal of theirs may be one the float64 rounds: so a
     config's numbers are read by one rule on every route (``1e-400`` is not 0 anywhere)."""
     if fast_float64_pays(data):
-        fast = parse_json_float64(data)
-        if fast is not None:
-            return fast  # no literal is rounded: the exact parts read the same
+        read = _float64_vouched(data)
+        if read is not None:
+            value, written = read
+            if exact_at is None or _literals_carried(data, written):
+                return value  # no literal is rounded: the exact parts read the same
+            return _exact_where_rounded(data, value, exact_at, _rounded_values(data))
     rounded: list = []
     value = _parse(data, exact=False, rounded=rounded)
     if not rounded or exact_at is None:
         return value
-    values = set(rounded)
-    paths = [path for path in exact_at(value) if _holds_any(_at(value, path), values)]
+    return _exact_where_rounded(data, value, exact_at, set(rounded))
+
+
+def _exact_where_rounded(data: bytes, value: Any, exact_at: Callable[[Any], list[tuple]], rounded: set) -> Any:
+    """``value`` (the :data:`FLOAT64` reading of ``data``) with each part at a path of
+    ``exact_at(value)`` that holds one of the ``rounded`` values (those of the literals the
+    float64 rounds) replaced by its :data:`EXACT` reading, read from its own bytes only
+    (:func:`_read_parts_exactly`)."""
+    paths = [path for path in exact_at(value) if rounded and _holds_any(_at(value, path), rounded)]
     if paths:
-        exact = _parse(data, exact=True)
+        exact = _read_parts_exactly(data.decode("utf-8"), paths)
         for path in paths:
-            _at(value, path[:-1])[path[-1]] = _at(exact, path)
+            _at(value, path[:-1])[path[-1]] = exact[path]
     return value
+
+
+_SUSPECT_LITERAL = re.compile(rb"[-0-9.]*(?:[0-9.]{16}|[eE][-+]?[0-9]{3})[-+0-9.eE]*")
+"""A number literal the float64 may round (as :func:`_literals_carried` finds them): 16 or more
+digits and points in a row, or an exponent of three digits or more."""
+_TOKEN_BREAKS = bytes.maketrans(b"[]{}:, \t\n\r", b"," * 10)
+"""The bytes between JSON tokens outside strings, all made ``,`` to split the literals apart."""
+
+
+def _rounded_values(data: bytes) -> set:
+    """The float64 values (an ``int`` when integral) of the number literals of ``data`` that the
+    float64 rounds (:func:`carries`): the tokens outside strings are split apart and deduplicated
+    (in C), one regular-expression pass over the distinct ones finds the literals that may be
+    rounded, and each is read once. ``data`` is a
+    body :func:`_float64_vouched` read: valid UTF-8 JSON, every literal within the bound."""
+    unescaped = data.replace(b"\\\\", b"").replace(b'\\"', b"") if b"\\" in data else data
+    tokens = set(b" ".join(unescaped.split(b'"')[::2]).translate(_TOKEN_BREAKS).split(b","))  # in C
+    rounded: list = []
+    for literal in set(_SUSPECT_LITERAL.findall(b",".join(tokens))):
+        _float64_literal(rounded, literal.decode("ascii"))
+    return set(rounded)
+
+
+def _read_parts_exactly(text: str, paths: list[tuple]) -> dict:
+    """The :data:`EXACT` readings of the values at ``paths`` of the JSON document ``text`` (valid
+    JSON, no repeated name, every literal within the bound), keyed by path. Only those values are
+    read exactly (a :class:`~decimal.Decimal` once per distinct literal); the others are passed
+    over by the C scanner without Python calls, so the cost is a plain ``json`` pass over the
+    document plus the exact reading of the parts."""
+    cached = lru_cache(maxsize=4096)(parse_decimal)
+    exact = json.JSONDecoder(parse_float=cached, parse_int=parse_integer, parse_constant=_reject_constant,
+                             object_pairs_hook=_unique_object)
+    walk = _PartsWalk(text, set(paths), exact.scan_once)  # type: ignore[attr-defined]  # the scanner json.decoder builds
+    walk.value(walk.space(0), ())
+    return walk.found
+
+
+class _PartsWalk:
+    """The walk of :func:`_read_parts_exactly`: descends only into the objects and arrays on the
+    way to a target path; every other value is skipped by :data:`_SKIP`'s C scanner."""
+
+    def __init__(self, text: str, targets: set, read: Callable[[str, int], tuple[Any, int]]) -> None:
+        self.text, self.targets, self.read = text, targets, read
+        self.found: dict[tuple, Any] = {}
+        self.prefixes = {path[:i] for path in targets for i in range(len(path))}
+
+    def space(self, index: int) -> int:
+        """The index of the first byte at or after ``index`` that is not whitespace."""
+        return _SPACE.match(self.text, index).end()  # type: ignore[union-attr]  # matches the empty string
+
+    def value(self, index: int, path: tuple) -> int:
+        """Reads the value starting at ``index`` (at ``path``); returns the index after it."""
+        if path in self.targets:
+            self.found[path], end = self.read(self.text, index)
+            return end
+        opening = self.text[index]
+        if path not in self.prefixes or opening not in "{[":
+            return _SKIP.scan_once(self.text, index)[1]  # type: ignore[attr-defined]  # as above
+        return self.members(index, path) if opening == "{" else self.elements(index, path)
+
+    def members(self, index: int, path: tuple) -> int:
+        """Reads the object starting at ``index``; returns the index after it."""
+        index = self.space(index + 1)
+        while self.text[index] != "}":
+            key, index = scanstring(self.text, index + 1)
+            index = self.space(self.space(index) + 1)  # past the ':'
+            index = self.space(self.value(index, path + (key,)))
+            index = self.space(index + 1) if self.text[index] == "," else index
+        return index + 1
+
+    def elements(self, index: int, path: tuple) -> int:
+        """Reads the array starting at ``index``; returns the index after it."""
+        index, position = self.space(index + 1), 0
+        while self.text[index] != "]":
+            index = self.space(self.value(index, path + (position,)))
+            index, position = (self.space(index + 1) if self.text[index] == "," else index), position + 1
+        return index + 1
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+_SKIP = json.JSONDecoder()
+"""Plain ``json`` (its C scanner, no Python hooks): only to find where a skipped value ends."""
 
 
 def _at(document: Any, path: tuple) -> Any:
