@@ -74,8 +74,9 @@ def _imports(path: Path) -> set[str]:
             if node.level:
                 base = list(package[:len(package) - node.level + 1])
                 names = [".".join(base + ([node.module] if node.module else []))]
-                if not node.module:
-                    names = [".".join(base + [a.name]) for a in node.names]
+                if not node.module:  # `from .. import x`: module x, or a name of the package
+                    names = [".".join(base + [a.name]) if _is_module(base + [a.name]) else ".".join(base)
+                             for a in node.names]
             elif (node.module or "").startswith("specdec_service"):
                 names = [node.module.partition(".")[2]]
         elif isinstance(node, ast.Import):
@@ -86,6 +87,11 @@ def _imports(path: Path) -> set[str]:
             names = [str(node.args[0].value).partition(".")[2]]
         found.update(n for n in names if n)
     return found
+
+
+def _is_module(parts: list[str]) -> bool:
+    path = SERVICE.joinpath(*parts)
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def _part(dotted: str) -> str:
