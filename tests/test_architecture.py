@@ -113,3 +113,54 @@ def test_the_service_imports_run_one_way():
                 if _part(target) not in allowed | {part, ""}:
                     wrong.append(f"{path.relative_to(ROOT)} imports {target}")
     assert not wrong, "\n".join(wrong)
+
+
+def _graph(under: Path) -> dict[str, set[str]]:
+    """Module -> the modules of the service it imports (at any depth, as :func:`_imports`), for
+    every module under ``under``; a package is its ``__init__``."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(under.rglob("*.py")):
+        parts = list(path.relative_to(SERVICE).with_suffix("").parts)
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        graph[name] = {t for t in _imports(path) if t != name}
+    return graph
+
+
+def _circle(graph: dict[str, set[str]]) -> list[str]:
+    state: dict[str, str] = {}
+
+    def visit(node: str, stack: list[str]) -> list[str]:
+        state[node] = "open"
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in graph:
+                continue
+            if state.get(nxt) == "open":
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt, stack + [nxt])
+                if found:
+                    return found
+        state[node] = "done"
+        return []
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node, [node])
+            if found:
+                return found
+    return []
+
+
+def test_the_circle_finder_finds_one():
+    assert _circle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _circle({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_service_has_no_import_circle():
+    # the analysis modules, imports inside functions included: analysis -> tree_analysis, tree_law
+    # -> chain_law, never back
+    graph = _graph(SERVICE / "engine")
+    assert "engine.chain_law" in graph["engine.tree_analysis"]
+    assert "engine.analysis" not in graph["engine.tree_analysis"] | graph["engine.tree_law"]
+    assert _circle(graph) == []
+    assert _circle(_graph(SERVICE)) == []
