@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import copy
 import itertools
 import json
 import os

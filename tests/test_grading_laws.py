@@ -29,7 +29,6 @@ from specdec_service.grading.samples import (
     END,
     _law_computable,
     family_test,
-    mistake_laws,
     target_law,
     transition_counts,
 )

@@ -14,7 +14,6 @@ import sys
 import zipfile
 from pathlib import Path
 
-import pytest
 
 from specdec_service.api.inspector import CONTENT_SECURITY_POLICY, INSPECTOR_DIR
 

@@ -1,7 +1,8 @@
-"""The service as a checked package (issue 22 section 2): ``mypy`` in its default mode and ruff's
-classic rules pass on ``service/specdec_service``, with the settings pyproject.toml states
-(``[tool.mypy]``: the files, and the modules without type information; ``[tool.ruff.lint]``:
-the rules). The SDK is checked, --strict, by tests/client/test_typing.py."""
+"""The repository as checked code: ``mypy`` in its default mode passes on
+``service/specdec_service``, and ruff's classic rules pass on the whole repository (service,
+SDK, tests, bench, docs/figures), with the settings pyproject.toml states (``[tool.mypy]``: the
+files, and the modules without type information; ``[tool.ruff.lint]``: the rules and the few
+per-file exceptions). The SDK is checked, --strict, by tests/client/test_typing.py."""
 
 from __future__ import annotations
 
@@ -25,10 +26,16 @@ def test_the_service_passes_mypy(tmp_path):
     assert checked == f"Success: no issues found in {modules} source files"
 
 
-def test_ruff_passes_on_the_service():
-    result = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", SERVICE],
+def test_ruff_passes_on_the_whole_repository():
+    # `ruff check .`: every Python file of the repository (ruff skips .venv, build and .git)
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "."],
                             cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
+    # the files checked include the tests, the benchmarks and the figures, not only the packages
+    listed = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--show-files", "."],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300).stdout
+    for part in ("tests/test_lint.py", "bench/", "docs/figures/make.py", "client/specdec_client/cli.py", SERVICE):
+        assert part in listed, part
     # the rule set is the one pyproject.toml names (the SDK's), whatever ruff's default of the day
     shown = subprocess.run([sys.executable, "-m", "ruff", "check", "--show-settings", f"{SERVICE}/__init__.py"],
                            cwd=ROOT, capture_output=True, text=True, timeout=300).stdout

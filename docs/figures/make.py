@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
-import data  # beside this file
+import data  # noqa: E402  (beside this file: importable once HERE is on sys.path)
 
 COLORS = {"target": "#4d4d4d", "biased": "#d95f02", "aligned": "#1b9e77", "correct": "#1b9e77",
           "resample-from-p": "#d95f02", "0": "#7570b3", "0.05": "#d95f02", "0.2": "#1b9e77"}

@@ -210,8 +210,8 @@ mode tree with 8 drafts, width 16, limit 256 at temperature 0.05, 2,867,200 / 4.
 64-token models of random 6-digit rows without sampling in mode tree with 8 drafts, limit 256:
 14,266,368 (fits); of 15-digit rows processed at temperature 0.05 (940 bits), width 16: mode tree
 with 8 drafts, limit 8 / 32: 18,724,608 / 6.2 MB / 0.41 s and 74,898,432 / 25 MB / 1.1 s, mode
-block, limit 32 / 64: 12,192,768 / 5.7 MB / 1.4 s and 24,385,536 (refused; issue 19's tester saw
-147 MB and 54 MB answers of such runs); of 15-digit rows without sampling in mode tree, limit 256:
+block, limit 32 / 64: 12,192,768 / 5.7 MB / 1.4 s and 24,385,536 (refused; such runs once
+answered with 147 MB and 54 MB bodies); of 15-digit rows without sampling in mode tree, limit 256:
 33,288,192 / 19 MB / 0.29 s (refused; fits up to limit 123). The largest runs both bounds accept
 (64-token random 15-digit rows at temperature 0.05, width 16): mode block, limit 42, 1.99 s and
 8.3 MB; with a 15-digit entry of order 1e-25 in every row (1533 bits), limit 25, 1.76 s, 4.9 MB;

@@ -38,7 +38,7 @@ and the error log to stderr, so a container runtime collects both. Each
 access log line starts with the time and then ``request_id=`` and the answer's
 ``X-Request-Id`` (the caller's or the edge's when well formed, else one the service made:
 :mod:`specdec_service.observe`), before the request line, so that a query such as
-``?request_id=FORGED`` cannot come first for a ``request_id=(\S+)`` match; the nginx edge logs
+``?request_id=FORGED`` cannot come first for a ``request_id=(\\S+)`` match; the nginx edge logs
 it in the same place (deploy/nginx/edge.conf, docs/deploy.md).
 """
 

@@ -1,6 +1,6 @@
 """``POST /v1/analysis``: the exact analysis of a configuration over all sessions at once.
 
-Thin HTTP layer over :mod:`specdec_service.engine.analysis` (issue 12, docs/analysis.md): the
+Thin HTTP layer over :mod:`specdec_service.engine.analysis` (docs/analysis.md): the
 body is read by :func:`~specdec_service.engine.analysis.parse_analysis` (its one statement,
 ``engine/requests.py`` ``ANALYSIS``, is the contract's ``AnalysisIn``), the work by the route's
 budget (``BUDGETS["POST /v1/analysis"]``, cost :func:`~specdec_service.engine.analysis.analysis_cost`)
@@ -23,7 +23,7 @@ from .routes import ApiBlueprint, example
 from .schemas import ConfigOut, Label, Probabilities, StrictSchema
 
 blueprint = ApiBlueprint("analysis", __name__, tag="analysis",
-                         description="Exact analysis of a configuration over all sessions (issue 12).")
+                         description="Exact analysis of a configuration over all sessions.")
 
 # ---------------------------------------------------------------- response
 

@@ -104,7 +104,7 @@ BODY_RULES = {
     # 10^6 samples of one 1-character label (6 bytes each) and the rest of 8 MiB as more labels
     # (4 bytes each): about 2,597,000 values
     "/v1/grade/distribution": BodyRule(FLOAT64, 2_700_000),
-    # the same samples, whole sessions (issue 20)
+    # the same samples, whole sessions: the same bound on values
     "/v1/grade/samples": BodyRule(FLOAT64, 2_700_000),
 }
 """The one place that says how each route reads its body (docs/service.md, "Numbers by

@@ -1,6 +1,6 @@
 """``POST /v1/grade`` and ``POST /v1/grade/distribution``: grading student implementations.
 
-Thin HTTP layer over :mod:`specdec_service.grading` (issue 5, ``docs/grading.md``):
+Thin HTTP layer over :mod:`specdec_service.grading` (``docs/grading.md``):
 
 - ``POST /v1/grade``: one ``specdec-trace/1`` trace, or ``{"traces": [...]}`` with 1-1000 of
   them; a report per trace (``passed``, ``score``, ``checks``, ``first_divergence``,
@@ -11,7 +11,7 @@ Thin HTTP layer over :mod:`specdec_service.grading` (issue 5, ``docs/grading.md`
   10^6 samples), graded against the exact target distribution (chi-square, total variation).
   Its body is stated once, in the grading package (``DISTRIBUTION_REQUEST``, JSON Schema):
   ``grade_distribution`` checks it, and its contract components are produced from it
-  (:func:`distribution_components`), so the view only reads the JSON and passes it on.
+  (:func:`body_components`), so the view only reads the JSON and passes it on.
 
 Body size: these routes accept bodies up to :data:`GRADE_MAX_BODY_BYTES` (8 MiB), above the
 service's 256 KiB default, so that long traces fit; a larger body is a 413. Bytes do not bound
@@ -300,7 +300,7 @@ class DistributionOut(StrictSchema):
 
 
 class LengthsOut(StrictSchema):
-    """Whether every sample is a complete session (issue 20 item 4)."""
+    """Whether every sample is a complete session (ends at EOS or at the limit, SPEC section 6)."""
 
     complete = fields.Integer(required=True)
     too_long = fields.Integer(required=True)

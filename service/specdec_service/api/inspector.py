@@ -1,4 +1,4 @@
-"""``GET /``: the inspector, the reference web frontend (issue 14).
+"""``GET /``: the inspector, the reference web frontend.
 
 The page is static: HTML, CSS and ES-module JavaScript under
 ``specdec_service/static/inspector/`` (shipped in the package through
@@ -24,7 +24,7 @@ from flask import send_from_directory
 from .routes import ApiBlueprint
 
 blueprint = ApiBlueprint("inspector", __name__, tag="inspector",
-                         description="The inspector: a web page on this API (issue 14).")
+                         description="The inspector: a web page on this API.")
 
 STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
 """The package's static folder (Flask serves it at ``/static/``)."""

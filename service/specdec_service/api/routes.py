@@ -13,8 +13,8 @@ served (path, method, tag).
 Why not flask-smorest: its ``@arguments``/``@response`` decorators load and
 dump every request and response through marshmallow, which on
 ``POST /v1/step`` costs as much as the block itself (the service checks a body
-with the engine's parser and consults the schema only when the engine refuses
-it, see :func:`.bodies.parse_with`; docs/bench-service.md). This module only
+with the engine's parser, see :func:`.bodies.read_json`, and the schema states
+the contract; docs/bench-service.md). This module only
 records the declaration and leaves the view untouched: no per-request cost.
 
 Examples are given as functions (called once, when the document is built)

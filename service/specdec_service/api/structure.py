@@ -1,4 +1,4 @@
-"""The structure of a request body, bounded before anything reads it (issue 18 section 3).
+"""The structure of a request body, bounded before anything reads it.
 
 One rule on every route:
 

@@ -19,7 +19,7 @@ variation of :func:`output_weights` checks on the caller's own config.
 **A block** is then a recursion over (context, alive chains, depths left) whose outcome is the
 number of tokens committed and the last one (or, for the output distribution, the first tokens
 committed); the expected counters of SPEC 11.5 follow by linearity. **A session** is a dynamic
-program over (committed length, last token), as :func:`.analysis.expectations` does for one
+program over (committed length, last token), as :func:`.chain_law.expectations` does for one
 chain.
 
 **Cost.** A block's recursion has at most (V + 1) D k states, each with D candidates, V tokens
@@ -35,10 +35,14 @@ from fractions import Fraction
 from math import comb
 from typing import Any, Optional, Sequence
 
-from .analysis import ZERO, ONE, contexts_of, row_of
+from .chain_law import (
+    ONE, ZERO, contexts_json, contexts_of, counters_json, distribution_json, output_weights as chain_output,
+    ratios, row_of, rules_for, step_denominator, with_exact,
+)
 from .bounds import MAX_DRAFTS, MIN_DRAFTS
 from .distributions import exact_string, to_float
 from .state import COUNTER_NAMES, Config
+from .rules import AUTOREGRESSIVE
 from .verifiers.tree import TreeVerifier
 
 TREE_DRAFTS = tuple(range(MIN_DRAFTS, MAX_DRAFTS + 1))
@@ -235,12 +239,11 @@ def tree_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
       caps (4 tokens of 15-digit rows, D = 8, widths 1-16, limit 2 once took 20 s);
     - the output distribution (this config and the target): ``24 D^3 V (V / 1.5)^depth``;
     - both times ``1 + max(0, bits - 64) / 32 * (1 + limit / 32)``, ``bits`` the size of the
-      rows' common step denominator (:func:`.analysis.step_denominator`): long exact rows (15-digit
+      rows' common step denominator (:func:`.chain_law.step_denominator`): long exact rows (15-digit
       custom rows, or SPEC 9's p^20 at temperature 0.05: 2,881 bits) make every operation cost
       more (measured on 2 tokens, D = 2, width 2: 87x at limit 8 and 83x at limit 16 for 2,881
       bits, 6x for 289 bits; the factor gives 113x, 135x and 11x). The toy's 9 bits weigh 1.
     """
-    from .analysis import step_denominator  # noqa: PLC0415  (analysis imports this module lazily)
     size = len(config.vocab)
     widest = max([config.width, *widths])
     k = min(widest, config.limit)
@@ -265,19 +268,14 @@ def analyze_tree(config: Config, depth: int, widths: Sequence[int], draft_cost: 
     (default SPEC 11's, :class:`TreeLaw`); ``tree``: the config's tree setting when sent
     (SPEC 12), then reported as ``tree``: its shape, verifier and ``"lossless"`` or
     ``"lossy"``."""
-    from .analysis import (  # noqa: PLC0415  (analysis imports this module's entry point lazily)
-        _contexts_json, _counters_json, _distribution_json, _with_exact, output_weights as chain_output,
-        ratios, rules_for,
-    )
-    from .rules import AUTOREGRESSIVE
 
     law, drafts = law or TreeLaw(config), config.drafts
     counters = law.expectations(config.width, drafts)
     sweep, best = [], None
     for w in widths:
         r = ratios(counters if w == config.width else law.expectations(w, drafts), draft_cost)
-        sweep.append({"width": w, **_with_exact("committed_per_pass", r["committed_per_pass"]),
-                      **_with_exact("speedup", r["speedup"])})
+        sweep.append({"width": w, **with_exact("committed_per_pass", r["committed_per_pass"]),
+                      **with_exact("speedup", r["speedup"])})
         speedup = r["speedup"]
         assert speedup is not None  # only the acceptance rate may be None
         if best is None or speedup > best[1]:
@@ -287,27 +285,27 @@ def analyze_tree(config: Config, depth: int, widths: Sequence[int], draft_cost: 
     for d in TREE_DRAFTS:
         for w in widths:
             first = law.first_block(w, d)
-            tree_sweep.append({"drafts": d, "width": w, **_with_exact("committed_per_pass", first["committed"]),
-                               **_with_exact("accepted_per_pass", first["accepted"])})
+            tree_sweep.append({"drafts": d, "width": w, **with_exact("committed_per_pass", first["committed"]),
+                               **with_exact("accepted_per_pass", first["accepted"])})
     vocab = config.vocab
     target = chain_output(rules_for(config, AUTOREGRESSIVE), config.limit, depth)
     mine = law.output_weights(depth, config.width, drafts)
     tv = sum((abs(mine.get(x, ZERO) - p) for x, p in target.fractions().items()), ZERO) / 2 + \
         sum((p for x, p in mine.items() if x not in target.weights), ZERO) / 2
-    target_json = _distribution_json(target.fractions(), vocab)
+    target_json = distribution_json(target.fractions(), vocab)
     normalised = config.to_json()
     del normalised["seed"]
     return {
         "config": normalised,
-        "contexts": _contexts_json(config, None),
-        "expected": _counters_json(counters, draft_cost),
+        "contexts": contexts_json(config, None),
+        "expected": counters_json(counters, draft_cost),
         "leviathan": None,
         "draft_cost": to_float(draft_cost),
         "draft_cost_exact": exact_string(draft_cost),
         "sweep": sweep,
         "best_width": best[0],
-        "output": {"depth": depth, "distribution": target_json if tv == 0 else _distribution_json(mine, vocab),
-                   "target": target_json, **_with_exact("tv", tv)},
+        "output": {"depth": depth, "distribution": target_json if tv == 0 else distribution_json(mine, vocab),
+                   "target": target_json, **with_exact("tv", tv)},
         "naive": None,
         "tree_sweep": tree_sweep,
         **({} if tree is None else {"tree": {"shape": tree.shape, "verify": tree.verify,

@@ -39,7 +39,7 @@ from fractions import Fraction
 from math import comb, perm
 from typing import Any, NamedTuple, Optional, Sequence
 
-from .analysis import ONE, ZERO, row_of, step_denominator
+from .chain_law import ONE, ZERO, row_of, step_denominator
 from .errors import InvalidInput
 from .state import Config
 from .tree_analysis import TreeLaw, tree_cost
@@ -553,7 +553,7 @@ def cost(config: Config, tree: Any, depth: int, widths: Sequence[int],
       0 for the expectations and 1..depth for the output law;
     - **the session**: limit x (V + 1) contexts x (k + 1) V outcomes, growing with the limit;
     - all times ``1 + max(0, bits - 64) / 32 * (1 + limit / 32)``, ``bits`` the size of the
-      rows' common step denominator (:func:`.analysis.step_denominator`): exact fractions grow
+      rows' common step denominator (:func:`.chain_law.step_denominator`): exact fractions grow
       with the rows' digits and the session's length.
 
     Measured (docs/analysis.md): between 0.01 and 1.2 microseconds a unit above 100,000 units
