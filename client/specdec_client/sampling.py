@@ -1,4 +1,4 @@
-"""Grading a sampler by its samples (issue 20): a program or a Python function, any randomness.
+"""Grading a sampler by its samples: a program or a Python function, any randomness.
 
 For each config of a suite that has an output law (modes speculative, autoregressive, block
 and tree, with or without ``sampling``; the seed does not matter, so configs differing only by

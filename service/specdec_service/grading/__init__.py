@@ -1,4 +1,4 @@
-"""Grading student implementations of speculative sampling (issue 5). Pure Python, no Flask.
+"""Grading student implementations of speculative sampling. Pure Python, no Flask.
 
 - :func:`grade` / :func:`grade_many`: trace-exact grading of ``specdec-trace/1`` traces against
   the reference recomputed from each trace's own settings, with the first divergence, named
@@ -13,7 +13,7 @@
   contract publishes;
 - :func:`grade_samples`: whole sampled sessions against the target's law, every position
   tested with one family-wise error rate, the catalogued mistake named from exact laws
-  (:mod:`.samples`, issue 20).
+  (:mod:`.samples`).
 
 Errors: :class:`~specdec_service.engine.InvalidInput` (HTTP 422) for malformed input.
 """

@@ -31,7 +31,7 @@ exact distribution:
   over blocks, :func:`expected_acceptance`) and the first-position rate
   ``sum_x min(p(x), q(x))`` at the empty prefix.
 
-Every number served is the same, bit for bit, on every machine (issue 18): no value goes through
+Every number served is the same, bit for bit, on every machine: no value goes through
 BLAS (a BLAS product such as ``u @ M`` picks its summation order and fused multiply-adds by the
 CPU's kernel, so its last bits differ between, say, OPENBLAS_CORETYPE=Haswell and SkylakeX).
 numpy serves only elementwise arithmetic (each operation one correctly rounded IEEE 754
@@ -99,7 +99,7 @@ def grade_distribution(payload: Any) -> dict:
 
 def too_long_samples(samples: list, config: Config) -> int:
     """How many ``samples`` (already checked) no session can output: longer than the limit, or
-    going on after their first EOS (issue 20: such outputs fail the grade whatever their first
+    going on after their first EOS (such outputs fail the grade whatever their first
     ``m`` tokens)."""
     limit = config.limit
     if config.eos is None:

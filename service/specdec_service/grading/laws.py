@@ -1,4 +1,4 @@
-"""Exact output laws of catalogued mistakes, by exact enumeration of one block (issue 20).
+"""Exact output laws of catalogued mistakes, by exact enumeration of one block.
 
 :func:`.samples.law_of_rules` states a mistake's law from per-context rows (a proposal rule and
 a verifier whose laws are products of one-token laws). Some mistakes have no such rows: their

@@ -1,4 +1,4 @@
-"""Grading a sampler by whole sessions: every position tested, one error rate (issue 20).
+"""Grading a sampler by whole sessions: every position tested, one error rate.
 
 Speculative sampling is exact (Leviathan et al. 2023, theorem 1; Chen et al. 2023): a correct
 implementation's committed output, whatever its random numbers, draft schedule or block width,
@@ -204,7 +204,7 @@ def samples_cost(samples: Any) -> int:
 
 
 def check_lengths(samples, config: Config) -> dict:
-    """Item 4 of issue 20: is every sample a complete session? A sample is complete when it
+    """Is every sample a complete session? A sample is complete when it
     holds exactly ``limit`` tokens without an EOS, or ends at its first EOS within the limit.
 
     Returns ``{"complete", "too_long", "too_short", "after_eos", "too_long_by",

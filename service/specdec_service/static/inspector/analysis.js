@@ -1,5 +1,5 @@
 // The Analysis panel: POST /v1/analysis (exact expectations over all sessions
-// of the settings, issue 12) drawn as tables and a chart against width. A
+// of the settings) drawn as tables and a chart against width. A
 // service without the route (404) gets a sentence saying so, nothing else.
 
 import * as api from "./api.js";
@@ -198,7 +198,7 @@ export function setupAnalysis({ enqueue, settings, changed, verdict = () => {} }
     result,
     el("details", { className: "tech" }, el("summary", {}, "Technical details"),
       el("p", {}, "The panel calls ", el("code", {}, "POST /v1/analysis"), " with the settings, widths 1 to 8 and the draft cost; "
-        + "the exact figures are fractions (issue 12, docs/analysis.md).")));
+        + "the exact figures are fractions (docs/analysis.md).")));
   let shown = false;
   let wanted = false; // the panel should show figures (Analyse was pressed and the settings did not change)
   let requested = 0; // the number of the latest request: only its answer is drawn
