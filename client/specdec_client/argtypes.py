@@ -53,3 +53,10 @@ def integer_list(text: str) -> list[int]:
         return [int(part) for part in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a comma-separated list of integers: {text!r}") from None
+
+
+def modes_of(args: argparse.Namespace) -> Optional[list[str]]:
+    """``--modes A,B`` (of ``specdec grade``, traces or samples) as ``["A", "B"]`` (``None``
+    without the option)."""
+    text = getattr(args, "modes", None)
+    return None if text is None else [m.strip() for m in text.split(",") if m.strip()]

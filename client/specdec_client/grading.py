@@ -48,7 +48,7 @@ import os
 import sys
 from typing import Any, Optional, Sequence
 
-from .argtypes import integer, positive_number
+from .argtypes import integer, modes_of, positive_number
 from .harness import (
     MAX_JOBS, MAX_TIMEOUT, SCORE_UNIT, Row, divergence_lines, grade_program, grade_rows, gradescope_results, TRACE_MODES,
 )
@@ -250,12 +250,6 @@ def gradescope_problem(path: Optional[str]) -> Optional[str]:
     if not os.path.isdir(parent):
         return f"--gradescope {path}: the directory {parent} does not exist"
     return None if os.access(parent, os.W_OK) else f"--gradescope {path}: the directory {parent} cannot be written"
-
-
-def modes_of(args: argparse.Namespace) -> Optional[list[str]]:
-    """``--modes A,B`` as ``["A", "B"]`` (``None`` without the option)."""
-    text = getattr(args, "modes", None)
-    return None if text is None else [m.strip() for m in text.split(",") if m.strip()]
 
 
 def _trace_mode(row: Row) -> Optional[str]:

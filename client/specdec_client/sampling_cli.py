@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any, Callable, Optional
 
-from .grading import modes_of
+from .argtypes import modes_of
 from .sampling import FILE_HINT, SampleTest, gradescope_sample_results, grade_collected, grade_sampler, read_lines
 
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
@@ -137,14 +137,14 @@ def p_values(report: Optional[dict[str, Any]]) -> tuple[str, str]:
     return raw, f"{report['p_value']:.3g}"
 
 
-def mistake_cell(report: dict) -> str:
+def mistake_cell(report: dict[str, Any]) -> str:
     """The MISTAKE column of a sample grade: the mistake named (with its block schedule when it is
     not SPEC's), else ``closest: ID (a guess)`` when the report shows a closest law, else empty."""
     mistake = report.get("mistake") or {}
     named, closest = mistake.get("named"), mistake.get("closest")
     if named:
         schedule = named.get("schedule", "spec")
-        return named["id"] + ("" if schedule == "spec" else f" (schedule {schedule})")
+        return str(named["id"]) + ("" if schedule == "spec" else f" (schedule {schedule})")
     return f"closest: {closest['id']} (a guess)" if closest else ""
 
 

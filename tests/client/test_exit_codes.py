@@ -198,7 +198,7 @@ def test_health_json(service, capsys):
 def test_suite_json(service, capsys):
     status, out, _ = specdec(capsys, "suite", "--json")
     suites = json.loads(out)["suites"]
-    assert status == 0 and [s["name"] for s in suites] == ["quick", "standard", "full"]
+    assert status == 0 and [s["name"] for s in suites] == ["quick", "standard", "full", "sampling", "block", "tree", "all"]
     assert all(set(s) >= {"name", "description", "count"} for s in suites)
 
     status, out, _ = specdec(capsys, "suite", "quick", "--json")

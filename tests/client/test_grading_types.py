@@ -66,7 +66,7 @@ def test_a_distribution_grade_is_typed(client, service):
 
 def test_suites_are_typed(client, service):
     summaries = client.suites()
-    assert [s.name for s in summaries] == ["quick", "standard", "full"]
+    assert [s.name for s in summaries] == ["quick", "standard", "full", "sampling", "block", "tree", "all"]
     assert all(isinstance(s, SuiteSummary) and s.count > 0 for s in summaries)
     quick = client.suite("quick")
     assert isinstance(quick, Suite) and quick.name == "quick"

@@ -25,7 +25,8 @@ class Suite:
         self.n = n
 
     def suite(self, name: str) -> dict:
-        return {"configs": [{"id": f"c{i}", "config": {"draft": "biased", "seed": i}} for i in range(self.n)]}
+        return {"name": name, "version": 1,
+                "configs": [{"id": f"c{i}", "config": {"draft": "biased", "seed": i}} for i in range(self.n)]}
 
 
 def _alive(pid: int) -> bool:
