@@ -82,7 +82,7 @@ def test_the_values_bound_of_each_route_covers_its_largest_valid_body():
     assert set(BODY_RULES) == set(POST_ROUTES)
     largest = {route: body_shape(route)[1] for route in POST_ROUTES}
     sessions = {route: n for route, n in largest.items() if not route.startswith("/v1/grade")}
-    assert max(sessions.values()) == largest["/v1/verify"] == 9003  # two 64-label custom models, 8 chains of 16, all 5 sampling fields and more
+    assert max(sessions.values()) == largest["/v1/verify"] == 9025  # two 64-label custom models, 8 chains of 16, all 5 sampling fields, a tree setting of 16 branchings and more
     for route in sessions:
         assert BODY_RULES[route].max_values == SESSION_VALUES == 10_000
     # the grading routes' schemas allow more than their 8 MiB hold: a value takes 2 bytes at least

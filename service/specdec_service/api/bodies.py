@@ -90,8 +90,9 @@ class BodyRule:
 
 SESSION_VALUES = 10_000
 """Values of a body of the session, run and analysis routes: the most a valid one holds is
-9,003 (a ``POST /v1/verify`` of two 64-label custom models, a committed prefix of 256 tokens and
-a proposal of 8 chains of 16 tokens, mode tree, all five ``sampling`` fields), derived from the contract by
+9,025 (a ``POST /v1/verify`` of two 64-label custom models, a committed prefix of 256 tokens and
+a proposal of 8 chains of 16 tokens, mode tree, all five ``sampling`` fields, a ``tree`` setting of 16
+branchings), derived from the contract by
 ``tests/test_body_bounds.py``."""
 BODY_RULES = {
     "/v1/draft": BodyRule(SHORTEST, SESSION_VALUES),
