@@ -71,6 +71,17 @@ def _cpu_deadline() -> float:
         raise SystemExit(f"specdec-service: {error}") from None
 
 
+def _wall_deadline() -> float:
+    """``$SPECDEC_WALL_DEADLINE`` checked against ``$SPECDEC_TIMEOUT``
+    (:func:`specdec_service.deadline.wall_deadline_setting`); ``SystemExit`` with one line otherwise."""
+    from specdec_service.deadline import wall_deadline_setting
+
+    try:
+        return wall_deadline_setting(os.environ)
+    except ValueError as error:
+        raise SystemExit(f"specdec-service: {error}") from None
+
+
 def _log_format() -> str:
     """``$SPECDEC_LOG_FORMAT`` (``text`` or ``json``); ``SystemExit`` with one line otherwise."""
     from specdec_service.observe import log_format
@@ -87,6 +98,7 @@ workers = _positive_int("SPECDEC_WORKERS", multiprocessing.cpu_count())
 worker_class = "sync"
 timeout = _positive_int("SPECDEC_TIMEOUT", 30)
 _CPU_DEADLINE = _cpu_deadline()  # checked here, once, so a bad value stops gunicorn; create_app reads it
+_WALL_DEADLINE = _wall_deadline()  # the same for the wall-clock deadline
 graceful_timeout = 10
 keepalive = 2
 preload_app = True
