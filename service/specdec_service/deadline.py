@@ -1,4 +1,4 @@
-"""A per-request CPU deadline: whatever a cost model misses, no request holds a worker for long.
+"""Per-request CPU and wall-clock deadlines: whatever a cost model misses, no request holds a worker for long.
 
 The budgets (:mod:`specdec_service.budget`) refuse a request whose estimated cost is too high
 before any work starts. This module is the second line: :class:`cpu_deadline` arms the
@@ -7,6 +7,13 @@ figure ``/proc/<pid>/stat`` reports) for the duration of one request; when the r
 ``seconds`` of CPU, the timer's signal (``SIGPROF``) raises :class:`ComputeDeadline` in the
 request's code, wherever it is. The HTTP layer turns it into a 503 problem document (type
 ``compute-deadline``, :mod:`specdec_service.api.problems`) and the worker serves the next request.
+
+gunicorn's worker timeout counts the clock, not CPU time, and on a loaded machine a request's CPU
+time runs far slower than the clock (6 s of CPU took 30 s at a load of 12 on 2 cores). So the
+guard also arms the real-time timer (``setitimer(ITIMER_REAL)``, ``SIGALRM``, which gunicorn's
+sync worker and arbiter do not use) at a wall-clock deadline below the timeout
+(``SPECDEC_WALL_DEADLINE``, :func:`wall_deadline_setting`); whichever fires first stops the
+request, and :class:`ComputeDeadline` says which (``clock``).
 
 Why a signal and a ``BaseException``: the work is pure Python on the request's own thread, so a
 check in the work itself would have to be everywhere; a signal handler runs between two bytecodes

@@ -22,6 +22,9 @@ Environment (read when gunicorn loads this module):
   next request (:mod:`specdec_service.deadline`). Below the timeout, so that no request gets a
   worker killed (the timeout counts wall time, so a deadline well below it also leaves room for a
   loaded machine: 10 s of CPU at a third of a core is 30 s).
+- ``SPECDEC_WALL_DEADLINE`` (default 2/3 of ``SPECDEC_TIMEOUT``, 20 s; a decimal, above 0 and
+  below the timeout): the seconds on the clock one request may take, stopped the same way
+  (on a loaded machine CPU time runs slower than the clock the timeout counts).
 - ``SPECDEC_LOG_LEVEL`` (default ``info``).
 - ``SPECDEC_LOG_FORMAT`` (default ``text``): ``json`` writes one JSON object per request on
   stdout (time, request id, method, route, status, duration, work units:
