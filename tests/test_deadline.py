@@ -176,19 +176,24 @@ def test_a_deadline_not_below_the_worker_timeout_is_refused(environ):
         deadline_setting(environ)
 
 
-def test_gunicorn_settings_refuse_a_bad_deadline_in_one_line(monkeypatch):
+@pytest.mark.parametrize("name, value", [(DEADLINE_ENV, "40"), (WALL_DEADLINE_ENV, "31")])
+def test_gunicorn_settings_refuse_a_bad_deadline_in_one_line(monkeypatch, name, value):
     monkeypatch.setenv(TIMEOUT_ENV, "30")
-    monkeypatch.setenv(DEADLINE_ENV, "40")
+    monkeypatch.delenv(DEADLINE_ENV, raising=False)
+    monkeypatch.setenv(name, value)
     with pytest.raises(SystemExit) as stopped:
         runpy.run_module("specdec_service.gunicorn_conf")
-    assert str(stopped.value) == (f"specdec-service: {DEADLINE_ENV} must be a number of seconds above 0 and below "
-                                  f"the worker timeout ({TIMEOUT_ENV}, 30 s), not '40'")
+    assert str(stopped.value) == (f"specdec-service: {name} must be a number of seconds above 0 and below "
+                                  f"the worker timeout ({TIMEOUT_ENV}, 30 s), not {value!r}")
 
 
 # ---------------------------------------------------------------- through the app
 
 
-def _assert_deadline_problem(response, request_id: str) -> None:
+def _assert_deadline_problem(response, request_id: str,
+                             limit: tuple = ("cpu_deadline_seconds", DEADLINE, "CPU time")) -> dict:
+    """The 503 compute-deadline problem, ``limit`` (member, seconds, what) the deadline hit."""
+    member, seconds, what = limit
     assert response.status_code == 503
     assert response.headers["Content-Type"] == "application/problem+json"
     assert response.headers["X-Request-Id"] == request_id
@@ -197,8 +202,9 @@ def _assert_deadline_problem(response, request_id: str) -> None:
     body = json.loads(response.data if hasattr(response, "data") else response.content)
     assert body["type"] == COMPUTE_DEADLINE and body["title"] == "Compute deadline exceeded"
     assert body["status"] == 503 and body["request_id"] == request_id
-    assert body["cpu_deadline_seconds"] == DEADLINE and body["hint"].startswith("send a smaller request")
-    assert f"more than its {DEADLINE:g} s of CPU time" in body["detail"]
+    assert body[member] == seconds and body["hint"].startswith("send a smaller request")
+    assert f"more than its {seconds:g} s of {what}" in body["detail"]
+    return body
 
 
 def _deadline_count(metrics_text: str) -> float:
@@ -234,10 +240,28 @@ def test_under_gunicorn_the_worker_survives_the_deadline():
     """A real gunicorn (one sync worker, JSON log lines naming the worker's pid): the slow request
     gets the 503 problem, the next requests are served by the same worker process, and
     /metrics counts the stop."""
+    def work(url: str, _process) -> None:
+        slow = requests.post(f"{url}/v1/analysis", json=slow_analysis(), headers={"X-Request-Id": "slow-2"},
+                             timeout=60)
+        _assert_deadline_problem(slow, "slow-2")
+        after = requests.get(f"{url}/health", headers={"X-Request-Id": "after-2"}, timeout=10)
+        assert after.status_code == 200
+        assert _deadline_count(requests.get(f"{url}/metrics", timeout=10).text) == 1
+
+    lines, by_id = _under_gunicorn({DEADLINE_ENV: str(DEADLINE)}, work)
+    assert by_id["slow-2"]["status"] == 503 and by_id["slow-2"]["problem"] == COMPUTE_DEADLINE
+    assert by_id["after-2"]["pid"] == by_id["slow-2"]["pid"], lines[-3000:]
+    assert "stopped at the CPU deadline" in lines and "WORKER TIMEOUT" not in lines
+
+
+def _under_gunicorn(settings: dict, work) -> tuple[str, dict]:
+    """Start a real gunicorn (one sync worker, JSON log lines naming the worker's pid, budgets off,
+    ``settings`` added to the environment), run ``work(url, process)``, stop it: ``(the log, {request
+    id: its JSON log record})``."""
     port = free_port()
     env = {**os.environ, "SPECDEC_BIND": f"127.0.0.1:{port}", "SPECDEC_WORKERS": "1",
            "SPECDEC_GUNICORN_CONF": str(ROOT / "gunicorn.conf.py"), "SPECDEC_LOG_FORMAT": "json",
-           DEADLINE_ENV: str(DEADLINE), SKIP_BUDGETS_ENV: "1"}
+           SKIP_BUDGETS_ENV: "1", **settings}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     with tempfile.TemporaryFile(mode="w+") as log:
         process = subprocess.Popen([sys.executable, "-m", "specdec_service.cli", "serve"], cwd=ROOT, env=env,
@@ -245,21 +269,13 @@ def test_under_gunicorn_the_worker_survives_the_deadline():
         url = f"http://127.0.0.1:{port}"
         try:
             wait_for_health(url, process)
-            slow = requests.post(f"{url}/v1/analysis", json=slow_analysis(), headers={"X-Request-Id": "slow-2"},
-                                 timeout=60)
-            _assert_deadline_problem(slow, "slow-2")
-            after = requests.get(f"{url}/health", headers={"X-Request-Id": "after-2"}, timeout=10)
-            assert after.status_code == 200
-            assert _deadline_count(requests.get(f"{url}/metrics", timeout=10).text) == 1
+            work(url, process)
         finally:
             stop(process)
             log.seek(0)
             lines = log.read()
-        records = [json.loads(line) for line in lines.splitlines() if line.startswith("{")]
-        by_id = {record["id"]: record for record in records}
-        assert by_id["slow-2"]["status"] == 503 and by_id["slow-2"]["problem"] == COMPUTE_DEADLINE
-        assert by_id["after-2"]["pid"] == by_id["slow-2"]["pid"], lines[-3000:]
-        assert "stopped at the CPU deadline" in lines and "WORKER TIMEOUT" not in lines
+    records = [json.loads(line) for line in lines.splitlines() if line.startswith("{")]
+    return lines, {record["id"]: record for record in records}
 
 
 # ---------------------------------------------------------------- the wall-clock deadline
@@ -312,24 +328,9 @@ def test_a_wall_deadline_not_below_the_worker_timeout_is_refused(environ):
         wall_deadline_setting(environ)
 
 
-def test_gunicorn_settings_refuse_a_bad_wall_deadline_in_one_line(monkeypatch):
-    monkeypatch.setenv(TIMEOUT_ENV, "30")
-    monkeypatch.delenv(DEADLINE_ENV, raising=False)
-    monkeypatch.setenv(WALL_DEADLINE_ENV, "31")
-    with pytest.raises(SystemExit) as stopped:
-        runpy.run_module("specdec_service.gunicorn_conf")
-    assert str(stopped.value) == (f"specdec-service: {WALL_DEADLINE_ENV} must be a number of seconds above 0 and "
-                                  f"below the worker timeout ({TIMEOUT_ENV}, 30 s), not '31'")
-
-
 def _assert_wall_problem(response, request_id: str) -> None:
-    assert response.status_code == 503
-    assert response.headers["Content-Type"] == "application/problem+json"
-    assert response.headers["X-Request-Id"] == request_id
-    body = json.loads(response.data if hasattr(response, "data") else response.content)
-    assert body["type"] == COMPUTE_DEADLINE and body["request_id"] == request_id
-    assert body["wall_deadline_seconds"] == WALL and "cpu_deadline_seconds" not in body
-    assert f"more than its {WALL:g} s of wall-clock time" in body["detail"]
+    body = _assert_deadline_problem(response, request_id, ("wall_deadline_seconds", WALL, "wall-clock time"))
+    assert "cpu_deadline_seconds" not in body
 
 
 @pytest.mark.skipif(not guard_possible(), reason="the guard arms only on the main thread of a POSIX process")
@@ -338,7 +339,8 @@ def test_a_request_past_the_wall_deadline_is_stopped_with_a_503_under_the_test_c
     half a second: the wall clock stops it, the 503 says so, and the next request is served."""
     monkeypatch.setenv(SKIP_BUDGETS_ENV, "1")
     client = create_app({"TESTING": True, "CPU_DEADLINE": 25.0, "WALL_DEADLINE": WALL}).test_client()
-    response = client.post("/v1/analysis", json=slow_analysis(), headers={"X-Request-Id": "wall-1"})
+    response = client.post("/v1/analysis", json=slow_analysis(),
+                           headers={"X-Request-Id": "wall-1", "Origin": "https://class.example"})
     _assert_wall_problem(response, "wall-1")
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     step = client.post("/v1/step", json={"config": {"draft": "biased", "seed": 1}})
@@ -350,33 +352,22 @@ def test_under_gunicorn_the_worker_survives_the_wall_deadline():
     """A real gunicorn: the worker is stopped (SIGSTOP) in the middle of the slow request, so the
     clock runs while it uses no CPU at all, as on a machine loaded by others; on SIGCONT the wall
     deadline stops the request with the 503, and the same worker serves the next request."""
-    port = free_port()
-    env = {**os.environ, "SPECDEC_BIND": f"127.0.0.1:{port}", "SPECDEC_WORKERS": "1",
-           "SPECDEC_GUNICORN_CONF": str(ROOT / "gunicorn.conf.py"), "SPECDEC_LOG_FORMAT": "json",
-           DEADLINE_ENV: "25", WALL_DEADLINE_ENV: str(WALL), SKIP_BUDGETS_ENV: "1"}
-    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    with tempfile.TemporaryFile(mode="w+") as log:
-        process = subprocess.Popen([sys.executable, "-m", "specdec_service.cli", "serve"], cwd=ROOT, env=env,
-                                   stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            wait_for_health(url, process)
-            worker = _worker_pid(process.pid)
-            threading.Timer(0.1, _pause, (worker, 2 * WALL)).start()
-            slow = requests.post(f"{url}/v1/analysis", json=slow_analysis(), headers={"X-Request-Id": "wall-2"},
-                                 timeout=60)
-            _assert_wall_problem(slow, "wall-2")
-            after = requests.get(f"{url}/health", headers={"X-Request-Id": "after-wall"}, timeout=10)
-            assert after.status_code == 200
-        finally:
-            stop(process)
-            log.seek(0)
-            lines = log.read()
-        records = [json.loads(line) for line in lines.splitlines() if line.startswith("{")]
-        by_id = {record["id"]: record for record in records}
-        assert by_id["wall-2"]["status"] == 503 and by_id["wall-2"]["problem"] == COMPUTE_DEADLINE
-        assert by_id["after-wall"]["pid"] == by_id["wall-2"]["pid"] == worker, lines[-3000:]
-        assert "stopped at the wall-clock deadline" in lines and "WORKER TIMEOUT" not in lines
+    workers = []
+
+    def work(url: str, process) -> None:
+        workers.append(_worker_pid(process.pid))
+        threading.Timer(0.1, _pause, (workers[0], 2 * WALL)).start()
+        slow = requests.post(f"{url}/v1/analysis", json=slow_analysis(),
+                             headers={"X-Request-Id": "wall-2", "Origin": "https://class.example"},
+                             timeout=60)
+        _assert_wall_problem(slow, "wall-2")
+        after = requests.get(f"{url}/health", headers={"X-Request-Id": "after-wall"}, timeout=10)
+        assert after.status_code == 200
+
+    lines, by_id = _under_gunicorn({DEADLINE_ENV: "25", WALL_DEADLINE_ENV: str(WALL)}, work)
+    assert by_id["wall-2"]["status"] == 503 and by_id["wall-2"]["problem"] == COMPUTE_DEADLINE
+    assert by_id["after-wall"]["pid"] == by_id["wall-2"]["pid"] == workers[0], lines[-3000:]
+    assert "stopped at the wall-clock deadline" in lines and "WORKER TIMEOUT" not in lines
 
 
 def _worker_pid(arbiter: int) -> int:

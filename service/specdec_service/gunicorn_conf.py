@@ -63,24 +63,14 @@ def _positive_int(name: str, default: int) -> int:
     return int(text)
 
 
-def _cpu_deadline() -> float:
-    """``$SPECDEC_CPU_DEADLINE`` checked against ``$SPECDEC_TIMEOUT``
-    (:func:`specdec_service.deadline.deadline_setting`); ``SystemExit`` with one line otherwise."""
-    from specdec_service.deadline import deadline_setting
+def _deadline(name: str) -> float:
+    """The deadline ``name`` of :mod:`specdec_service.deadline` (``deadline_setting``:
+    ``$SPECDEC_CPU_DEADLINE``, ``wall_deadline_setting``: ``$SPECDEC_WALL_DEADLINE``) checked
+    against ``$SPECDEC_TIMEOUT``; ``SystemExit`` with one line otherwise."""
+    from specdec_service import deadline
 
     try:
-        return deadline_setting(os.environ)
-    except ValueError as error:
-        raise SystemExit(f"specdec-service: {error}") from None
-
-
-def _wall_deadline() -> float:
-    """``$SPECDEC_WALL_DEADLINE`` checked against ``$SPECDEC_TIMEOUT``
-    (:func:`specdec_service.deadline.wall_deadline_setting`); ``SystemExit`` with one line otherwise."""
-    from specdec_service.deadline import wall_deadline_setting
-
-    try:
-        return wall_deadline_setting(os.environ)
+        return getattr(deadline, name)(os.environ)
     except ValueError as error:
         raise SystemExit(f"specdec-service: {error}") from None
 
@@ -100,8 +90,8 @@ bind = os.environ.get("SPECDEC_BIND") or "127.0.0.1:8000"
 workers = _positive_int("SPECDEC_WORKERS", multiprocessing.cpu_count())
 worker_class = "sync"
 timeout = _positive_int("SPECDEC_TIMEOUT", 30)
-_CPU_DEADLINE = _cpu_deadline()  # checked here, once, so a bad value stops gunicorn; create_app reads it
-_WALL_DEADLINE = _wall_deadline()  # the same for the wall-clock deadline
+_CPU_DEADLINE = _deadline("deadline_setting")  # checked here, once, so a bad value stops gunicorn; create_app reads it
+_WALL_DEADLINE = _deadline("wall_deadline_setting")  # the same for the wall-clock deadline
 graceful_timeout = 10
 keepalive = 2
 preload_app = True
