@@ -14,7 +14,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from specdec_service import create_app
 from specdec_service.engine import COUNTER_NAMES, parse_config, run
 from specdec_service.engine.analysis import analysis_cost, analyze, parse_analysis_config
-from specdec_service.engine.analysis_block import MAX_DRAFT_BLOCK_CELLS, BlockLaws, block_expectations, draft_block_cells
+from specdec_service.engine.analysis_block import (
+    MAX_DRAFT_BLOCK_CELLS, BlockLaws, block_expectations, draft_block_cells, draft_block_prefixes,
+)
 from test_analysis import EOS_DRAFT, EOS_TARGET, small_configs
 
 BLOCK = {"draft": "biased", "mode": "block"}
@@ -114,3 +116,58 @@ def test_the_limit_clips_k_and_forbids_the_bonus():
     # one block of k = 2 commits 2 tokens (the whole block, no bonus, or 1 accepted + a correction)
     # or fewer, so the session commits exactly 2 tokens
     assert c["committed"] == 2 and c["draft_steps"] >= 2 and c["bonus_tokens"] == 0
+
+
+def _enumerated_prefixes(config, k: int) -> int:
+    """The draft-block prefixes of length 1..k from every context, enumerated one by one."""
+    rows, eos = config.rows, config.eos
+
+    def below(last, depth: int) -> int:
+        if depth == k:
+            return 0
+        total = 0
+        for y, w in enumerate(rows.draft(last).weights):
+            if w:
+                total += 1 + (0 if y == eos else below(y, depth + 1))
+        return total
+
+    return sum(below(c, 0) for c in [None, *range(len(config.vocab))])
+
+
+@given(small_configs(), st.integers(1, 4))
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+def test_the_prefix_count_is_the_enumeration(config, k):
+    """The arithmetic count of draft-block prefixes (all contexts at once) is the number the
+    enumeration visits, EOS and zero entries included."""
+    config_ = parse_analysis_config({**config, "mode": "block"})
+    counts = draft_block_prefixes(config_, k)
+    assert counts == [_enumerated_prefixes(config_, j) for j in range(k + 1)]
+
+
+def _uniform_64(sparse: bool) -> dict:
+    """A 64-label model t0..t63: every row 64 x 1/64, or (sparse) 2 labels of 1/2."""
+    vocab = [f"t{i}" for i in range(64)]
+    row = [0.5, 0.5] + [0] * 62 if sparse else [0.015625] * 64
+    return {"vocab": vocab, "start": row, "next": {v: row for v in vocab}}
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("sampling", [None, {"temperature": 0.5}], ids=["raw", "sampled"])
+def test_the_size_of_64_labels_is_counted_not_enumerated(client, sparse, sampling):
+    """64 labels at widths 1-16 and limits 1-256: the width the bound allows is answered or refused
+    by count alone (dense rows: 64 + 64^2 prefixes per context at width 2 already exceed it; sparse
+    rows: 2 + 4 + .. + 2^k per context), the refusal naming #/config/width."""
+    model = _uniform_64(sparse)
+    extra = {} if sampling is None else {"sampling": sampling}
+    for width in range(1, 17):
+        for limit in (1, 43, 256):
+            config = parse_analysis_config({"target": model, "draft": model, "mode": "block", "width": width,
+                                            "limit": limit, "seed": 0, **extra})
+            ks = {k for k in range(1, min(width, limit) + 1)} | {width}
+            per_context = [sum(2 ** j if sparse else 64 ** j for j in range(1, k + 1)) for k in range(17)]
+            assert draft_block_cells(config, [], 1) == 2 * 64 * 65 * sum(per_context[k] for k in ks)
+    config = {"target": model, "draft": model, "mode": "block", "width": 16, "limit": 256, "seed": 0, **extra}
+    response = client.post("/v1/analysis", json={"config": config})
+    assert response.status_code == 422
+    (error,) = response.get_json()["errors"]
+    assert error["pointer"] == "#/config/width" and f"{MAX_DRAFT_BLOCK_CELLS:,}" in error["detail"]

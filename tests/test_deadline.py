@@ -27,8 +27,8 @@ import requests
 from conftest import ROOT, free_port, stop, wait_for_health
 from specdec_service import create_app
 from specdec_service.budget import SKIP_BUDGETS_ENV
-from specdec_service.deadline import (DEADLINE_ENV, TIMEOUT_ENV, ComputeDeadline, cpu_deadline, deadline_setting,
-                                      guard_possible)
+from specdec_service.deadline import (DEADLINE_ENV, TIMEOUT_ENV, WALL_DEADLINE_ENV, ComputeDeadline, cpu_deadline,
+                                      deadline_setting, guard_possible, wall_deadline_setting)
 
 COMPUTE_DEADLINE = "tag:specdec,2026:problem/compute-deadline"
 DEADLINE = 1.0
@@ -176,19 +176,24 @@ def test_a_deadline_not_below_the_worker_timeout_is_refused(environ):
         deadline_setting(environ)
 
 
-def test_gunicorn_settings_refuse_a_bad_deadline_in_one_line(monkeypatch):
+@pytest.mark.parametrize("name, value", [(DEADLINE_ENV, "40"), (WALL_DEADLINE_ENV, "31")])
+def test_gunicorn_settings_refuse_a_bad_deadline_in_one_line(monkeypatch, name, value):
     monkeypatch.setenv(TIMEOUT_ENV, "30")
-    monkeypatch.setenv(DEADLINE_ENV, "40")
+    monkeypatch.delenv(DEADLINE_ENV, raising=False)
+    monkeypatch.setenv(name, value)
     with pytest.raises(SystemExit) as stopped:
         runpy.run_module("specdec_service.gunicorn_conf")
-    assert str(stopped.value) == (f"specdec-service: {DEADLINE_ENV} must be a number of seconds above 0 and below "
-                                  f"the worker timeout ({TIMEOUT_ENV}, 30 s), not '40'")
+    assert str(stopped.value) == (f"specdec-service: {name} must be a number of seconds above 0 and below "
+                                  f"the worker timeout ({TIMEOUT_ENV}, 30 s), not {value!r}")
 
 
 # ---------------------------------------------------------------- through the app
 
 
-def _assert_deadline_problem(response, request_id: str) -> None:
+def _assert_deadline_problem(response, request_id: str,
+                             limit: tuple = ("cpu_deadline_seconds", DEADLINE, "CPU time")) -> dict:
+    """The 503 compute-deadline problem, ``limit`` (member, seconds, what) the deadline hit."""
+    member, seconds, what = limit
     assert response.status_code == 503
     assert response.headers["Content-Type"] == "application/problem+json"
     assert response.headers["X-Request-Id"] == request_id
@@ -197,8 +202,9 @@ def _assert_deadline_problem(response, request_id: str) -> None:
     body = json.loads(response.data if hasattr(response, "data") else response.content)
     assert body["type"] == COMPUTE_DEADLINE and body["title"] == "Compute deadline exceeded"
     assert body["status"] == 503 and body["request_id"] == request_id
-    assert body["cpu_deadline_seconds"] == DEADLINE and body["hint"].startswith("send a smaller request")
-    assert f"more than its {DEADLINE:g} s of CPU time" in body["detail"]
+    assert body[member] == seconds and body["hint"].startswith("send a smaller request")
+    assert f"more than its {seconds:g} s of {what}" in body["detail"]
+    return body
 
 
 def _deadline_count(metrics_text: str) -> float:
@@ -234,10 +240,28 @@ def test_under_gunicorn_the_worker_survives_the_deadline():
     """A real gunicorn (one sync worker, JSON log lines naming the worker's pid): the slow request
     gets the 503 problem, the next requests are served by the same worker process, and
     /metrics counts the stop."""
+    def work(url: str, _process) -> None:
+        slow = requests.post(f"{url}/v1/analysis", json=slow_analysis(), headers={"X-Request-Id": "slow-2"},
+                             timeout=60)
+        _assert_deadline_problem(slow, "slow-2")
+        after = requests.get(f"{url}/health", headers={"X-Request-Id": "after-2"}, timeout=10)
+        assert after.status_code == 200
+        assert _deadline_count(requests.get(f"{url}/metrics", timeout=10).text) == 1
+
+    lines, by_id = _under_gunicorn({DEADLINE_ENV: str(DEADLINE)}, work)
+    assert by_id["slow-2"]["status"] == 503 and by_id["slow-2"]["problem"] == COMPUTE_DEADLINE
+    assert by_id["after-2"]["pid"] == by_id["slow-2"]["pid"], lines[-3000:]
+    assert "stopped at the CPU deadline" in lines and "WORKER TIMEOUT" not in lines
+
+
+def _under_gunicorn(settings: dict, work) -> tuple[str, dict]:
+    """Start a real gunicorn (one sync worker, JSON log lines naming the worker's pid, budgets off,
+    ``settings`` added to the environment), run ``work(url, process)``, stop it: ``(the log, {request
+    id: its JSON log record})``."""
     port = free_port()
     env = {**os.environ, "SPECDEC_BIND": f"127.0.0.1:{port}", "SPECDEC_WORKERS": "1",
            "SPECDEC_GUNICORN_CONF": str(ROOT / "gunicorn.conf.py"), "SPECDEC_LOG_FORMAT": "json",
-           DEADLINE_ENV: str(DEADLINE), SKIP_BUDGETS_ENV: "1"}
+           SKIP_BUDGETS_ENV: "1", **settings}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     with tempfile.TemporaryFile(mode="w+") as log:
         process = subprocess.Popen([sys.executable, "-m", "specdec_service.cli", "serve"], cwd=ROOT, env=env,
@@ -245,18 +269,115 @@ def test_under_gunicorn_the_worker_survives_the_deadline():
         url = f"http://127.0.0.1:{port}"
         try:
             wait_for_health(url, process)
-            slow = requests.post(f"{url}/v1/analysis", json=slow_analysis(), headers={"X-Request-Id": "slow-2"},
-                                 timeout=60)
-            _assert_deadline_problem(slow, "slow-2")
-            after = requests.get(f"{url}/health", headers={"X-Request-Id": "after-2"}, timeout=10)
-            assert after.status_code == 200
-            assert _deadline_count(requests.get(f"{url}/metrics", timeout=10).text) == 1
+            work(url, process)
         finally:
             stop(process)
             log.seek(0)
             lines = log.read()
-        records = [json.loads(line) for line in lines.splitlines() if line.startswith("{")]
-        by_id = {record["id"]: record for record in records}
-        assert by_id["slow-2"]["status"] == 503 and by_id["slow-2"]["problem"] == COMPUTE_DEADLINE
-        assert by_id["after-2"]["pid"] == by_id["slow-2"]["pid"], lines[-3000:]
-        assert "stopped at the CPU deadline" in lines and "WORKER TIMEOUT" not in lines
+    records = [json.loads(line) for line in lines.splitlines() if line.startswith("{")]
+    return lines, {record["id"]: record for record in records}
+
+
+# ---------------------------------------------------------------- the wall-clock deadline
+
+WALL = 0.5
+"""Seconds on the clock the wall-clock tests allow a request (their CPU deadline is far above)."""
+
+
+@pytest.mark.skipif(not guard_possible(), reason="the guard arms only on the main thread of a POSIX process")
+def test_the_wall_deadline_stops_work_that_waits_without_cpu():
+    """A sleep uses no CPU, so only the wall clock can stop it: ComputeDeadline names the wall
+    clock and its seconds, and both timers are off afterwards."""
+    with pytest.raises(ComputeDeadline) as stopped:
+        with cpu_deadline(25.0, wall=0.05):
+            for _ in range(600):  # 60 s at most, so a broken guard fails, not hangs
+                time.sleep(0.1)
+    assert (stopped.value.clock, stopped.value.seconds) == ("wall", 0.05)
+    assert "0.05 s of wall-clock time" in str(stopped.value)
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
+
+
+@pytest.mark.skipif(not guard_possible(), reason="the guard arms only on the main thread of a POSIX process")
+def test_the_wall_deadline_puts_back_an_alarm_that_was_there():
+    seen = []
+    previous = signal.signal(signal.SIGALRM, lambda *_: seen.append("alarm"))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30.0)
+        with cpu_deadline(None, wall=10.0):
+            pass
+        remaining, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 0 < remaining <= 30.0 and seen == []
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("environ, seconds", [
+    ({}, 20.0), ({WALL_DEADLINE_ENV: ""}, 20.0), ({WALL_DEADLINE_ENV: "2.5"}, 2.5), ({TIMEOUT_ENV: "60"}, 40.0),
+    ({TIMEOUT_ENV: "9"}, 6.0), ({TIMEOUT_ENV: "60", WALL_DEADLINE_ENV: "45"}, 45.0)])
+def test_the_wall_deadline_setting(environ, seconds):
+    assert wall_deadline_setting(environ) == seconds
+
+
+@pytest.mark.parametrize("environ", [
+    {WALL_DEADLINE_ENV: "30"}, {WALL_DEADLINE_ENV: "0"}, {WALL_DEADLINE_ENV: "nan"}, {WALL_DEADLINE_ENV: "twenty"},
+    {TIMEOUT_ENV: "5", WALL_DEADLINE_ENV: "5"}])
+def test_a_wall_deadline_not_below_the_worker_timeout_is_refused(environ):
+    with pytest.raises(ValueError, match=f"{WALL_DEADLINE_ENV} must be a number of seconds above 0 and below the"):
+        wall_deadline_setting(environ)
+
+
+def _assert_wall_problem(response, request_id: str) -> None:
+    body = _assert_deadline_problem(response, request_id, ("wall_deadline_seconds", WALL, "wall-clock time"))
+    assert "cpu_deadline_seconds" not in body
+
+
+@pytest.mark.skipif(not guard_possible(), reason="the guard arms only on the main thread of a POSIX process")
+def test_a_request_past_the_wall_deadline_is_stopped_with_a_503_under_the_test_client(monkeypatch):
+    """The slow request against a CPU deadline it cannot reach first (25 s) and a wall-clock one of
+    half a second: the wall clock stops it, the 503 says so, and the next request is served."""
+    monkeypatch.setenv(SKIP_BUDGETS_ENV, "1")
+    client = create_app({"TESTING": True, "CPU_DEADLINE": 25.0, "WALL_DEADLINE": WALL}).test_client()
+    response = client.post("/v1/analysis", json=slow_analysis(),
+                           headers={"X-Request-Id": "wall-1", "Origin": "https://class.example"})
+    _assert_wall_problem(response, "wall-1")
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    step = client.post("/v1/step", json={"config": {"draft": "biased", "seed": 1}})
+    assert step.status_code == 200 and step.get_json()["block"]["committed"] == ["A", "C"]
+
+
+@pytest.mark.server
+def test_under_gunicorn_the_worker_survives_the_wall_deadline():
+    """A real gunicorn: the worker is stopped (SIGSTOP) in the middle of the slow request, so the
+    clock runs while it uses no CPU at all, as on a machine loaded by others; on SIGCONT the wall
+    deadline stops the request with the 503, and the same worker serves the next request."""
+    workers = []
+
+    def work(url: str, process) -> None:
+        workers.append(_worker_pid(process.pid))
+        threading.Timer(0.1, _pause, (workers[0], 2 * WALL)).start()
+        slow = requests.post(f"{url}/v1/analysis", json=slow_analysis(),
+                             headers={"X-Request-Id": "wall-2", "Origin": "https://class.example"},
+                             timeout=60)
+        _assert_wall_problem(slow, "wall-2")
+        after = requests.get(f"{url}/health", headers={"X-Request-Id": "after-wall"}, timeout=10)
+        assert after.status_code == 200
+
+    lines, by_id = _under_gunicorn({DEADLINE_ENV: "25", WALL_DEADLINE_ENV: str(WALL)}, work)
+    assert by_id["wall-2"]["status"] == 503 and by_id["wall-2"]["problem"] == COMPUTE_DEADLINE
+    assert by_id["after-wall"]["pid"] == by_id["wall-2"]["pid"] == workers[0], lines[-3000:]
+    assert "stopped at the wall-clock deadline" in lines and "WORKER TIMEOUT" not in lines
+
+
+def _worker_pid(arbiter: int) -> int:
+    """The pid of the only child of gunicorn's arbiter (one sync worker)."""
+    with open(f"/proc/{arbiter}/task/{arbiter}/children") as children:
+        (pid,) = children.read().split()
+    return int(pid)
+
+
+def _pause(pid: int, seconds: float) -> None:
+    os.kill(pid, signal.SIGSTOP)
+    time.sleep(seconds)
+    os.kill(pid, signal.SIGCONT)

@@ -28,7 +28,7 @@ from werkzeug.routing import Map
 
 from .api import BLUEPRINTS
 from .api.problems import deadline_problem, register_error_handlers
-from .deadline import ComputeDeadline, configured_deadline, cpu_deadline
+from .deadline import ComputeDeadline, configured_deadline, configured_wall_deadline, cpu_deadline
 from .observe import REQUEST_ID_HEADER, install
 
 MAX_BODY_BYTES = 256 * 1024
@@ -78,17 +78,17 @@ class _App(Flask):
     json: DefaultJSONProvider  # Flask's own (its json_provider_class): create_app sets sort_keys
 
     def dispatch_request(self) -> Any:
-        """The view's answer, its work stopped at the config's ``CPU_DEADLINE`` (seconds of CPU,
-        :mod:`specdec_service.deadline`): a view stopped there is answered by the 503 problem
+        """The view's answer, its work stopped at the config's ``CPU_DEADLINE`` (seconds of CPU)
+        or ``WALL_DEADLINE`` (seconds on the clock, :mod:`specdec_service.deadline`): a view stopped there is answered by the 503 problem
         :func:`~specdec_service.api.problems.deadline_problem`, which then passes through the
         ``after_request`` hooks as any answer does (request id, CORS, metrics, log line)."""
         try:
-            with cpu_deadline(self.config["CPU_DEADLINE"]):
+            with cpu_deadline(self.config["CPU_DEADLINE"], wall=self.config["WALL_DEADLINE"]):
                 return super().dispatch_request()
         except ComputeDeadline as stop:
             request_id = g.get("request_id", "-")
-            self.logger.warning("stopped at the CPU deadline of %g s: %s %s (request_id=%s)",
-                                stop.seconds, request.method, request.path, request_id)
+            self.logger.warning("stopped at the %s deadline of %g s: %s %s (request_id=%s)",
+                                "CPU" if stop.clock == "cpu" else "wall-clock", stop.seconds, request.method, request.path, request_id)
             return deadline_problem(stop, request_id)
 
 
@@ -117,12 +117,15 @@ def create_app(config: Optional[Mapping[str, Any]] = None) -> Flask:
     config keys, e.g. ``{"TESTING": True}`` or ``MAX_CONTENT_LENGTH``). ``CPU_DEADLINE``
     (seconds of CPU a request may use, ``None`` for no deadline) defaults to
     ``$SPECDEC_CPU_DEADLINE`` (10 s when unset; :func:`specdec_service.deadline.deadline_setting`,
-    whose ``ValueError`` a bad value raises)."""
+    whose ``ValueError`` a bad value raises); ``WALL_DEADLINE`` (seconds on the clock, ``None``
+    for none) to ``$SPECDEC_WALL_DEADLINE`` (2/3 of ``$SPECDEC_TIMEOUT``, 20 s, when unset;
+    :func:`specdec_service.deadline.wall_deadline_setting`)."""
     app = _App(__name__)
     app.config.update(DEFAULTS)
     if config:
         app.config.update(config)
     app.config["CPU_DEADLINE"] = configured_deadline(app.config)
+    app.config["WALL_DEADLINE"] = configured_wall_deadline(app.config)
     app.json.sort_keys = False
     install(app)  # request ids, metrics, log lines: first, so its after_request runs last
     CORS(app, resources=CORS_RESOURCES)

@@ -22,6 +22,9 @@ Environment (read when gunicorn loads this module):
   next request (:mod:`specdec_service.deadline`). Below the timeout, so that no request gets a
   worker killed (the timeout counts wall time, so a deadline well below it also leaves room for a
   loaded machine: 10 s of CPU at a third of a core is 30 s).
+- ``SPECDEC_WALL_DEADLINE`` (default 2/3 of ``SPECDEC_TIMEOUT``, 20 s; a decimal, above 0 and
+  below the timeout): the seconds on the clock one request may take, stopped the same way
+  (on a loaded machine CPU time runs slower than the clock the timeout counts).
 - ``SPECDEC_LOG_LEVEL`` (default ``info``).
 - ``SPECDEC_LOG_FORMAT`` (default ``text``): ``json`` writes one JSON object per request on
   stdout (time, request id, method, route, status, duration, work units:
@@ -60,13 +63,14 @@ def _positive_int(name: str, default: int) -> int:
     return int(text)
 
 
-def _cpu_deadline() -> float:
-    """``$SPECDEC_CPU_DEADLINE`` checked against ``$SPECDEC_TIMEOUT``
-    (:func:`specdec_service.deadline.deadline_setting`); ``SystemExit`` with one line otherwise."""
-    from specdec_service.deadline import deadline_setting
+def _deadline(name: str) -> float:
+    """The deadline ``name`` of :mod:`specdec_service.deadline` (``deadline_setting``:
+    ``$SPECDEC_CPU_DEADLINE``, ``wall_deadline_setting``: ``$SPECDEC_WALL_DEADLINE``) checked
+    against ``$SPECDEC_TIMEOUT``; ``SystemExit`` with one line otherwise."""
+    from specdec_service import deadline
 
     try:
-        return deadline_setting(os.environ)
+        return getattr(deadline, name)(os.environ)
     except ValueError as error:
         raise SystemExit(f"specdec-service: {error}") from None
 
@@ -86,7 +90,8 @@ bind = os.environ.get("SPECDEC_BIND") or "127.0.0.1:8000"
 workers = _positive_int("SPECDEC_WORKERS", multiprocessing.cpu_count())
 worker_class = "sync"
 timeout = _positive_int("SPECDEC_TIMEOUT", 30)
-_CPU_DEADLINE = _cpu_deadline()  # checked here, once, so a bad value stops gunicorn; create_app reads it
+_CPU_DEADLINE = _deadline("deadline_setting")  # checked here, once, so a bad value stops gunicorn; create_app reads it
+_WALL_DEADLINE = _deadline("wall_deadline_setting")  # the same for the wall-clock deadline
 graceful_timeout = 10
 keepalive = 2
 preload_app = True

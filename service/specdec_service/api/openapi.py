@@ -219,7 +219,8 @@ def _register_components(spec: APISpec) -> None:
              "errors": [{"pointer": "#/config/draft/start", "detail": "must sum to 1 within 1e-9, not 0.9"}]})}))
     spec.components.response(DEADLINE_RESPONSE, _problem_response(
         f"The request used more than the service's per-request CPU deadline (type `{COMPUTE_DEADLINE}`; 10 s of "
-        "CPU by default, docs/deploy.md) although its cost estimate was within the route's budget: its work was "
+        "CPU by default, `cpu_deadline_seconds`) or its wall-clock deadline (20 s by default, `wall_deadline_seconds`;"
+        " docs/deploy.md) although its cost estimate was within the route's budget: its work was "
         "stopped and nothing of it kept. `request_id` names it in the service's logs, `hint` says what to make "
         "smaller; the same request would stop again, so there is no `Retry-After`. Or, from the edge of the "
         "production deployment (see `EdgeError`), too many requests of this client are in progress.",

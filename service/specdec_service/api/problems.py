@@ -208,14 +208,18 @@ DEADLINE_HINT = ("send a smaller request: fewer digits in the rows, a temperatur
 
 def deadline_problem(stop: ComputeDeadline, request_id: str) -> Response:
     """The 503 problem (type :data:`COMPUTE_DEADLINE`) of a request whose work was stopped at its
-    CPU deadline (:class:`~specdec_service.deadline.ComputeDeadline`): ``detail`` says so, the
-    extension members ``request_id`` (the answer's ``X-Request-Id``, to find the request in the
-    logs), ``cpu_deadline_seconds`` and ``hint`` (:data:`DEADLINE_HINT`). No ``Retry-After``:
-    the same request would be stopped again."""
-    detail = (f"The request used more than its {stop.seconds:g} s of CPU time (the service's per-request "
+    CPU or wall-clock deadline (:class:`~specdec_service.deadline.ComputeDeadline`): ``detail``
+    says which, the extension members ``request_id`` (the answer's ``X-Request-Id``, to find the
+    request in the logs), ``cpu_deadline_seconds`` or ``wall_deadline_seconds`` (the one hit) and
+    ``hint`` (:data:`DEADLINE_HINT`). No ``Retry-After``: the same request would be stopped again
+    (a wall-clock stop on a loaded machine might not, but nothing tells it apart)."""
+    cpu = stop.clock == "cpu"
+    what = "CPU time" if cpu else "wall-clock time"
+    detail = (f"The request used more than its {stop.seconds:g} s of {what} (the service's per-request "
               "deadline) and was stopped; nothing of it was kept.")
+    limit = "cpu_deadline_seconds" if cpu else "wall_deadline_seconds"
     return problem(503, detail, type=COMPUTE_DEADLINE,
-                   extensions={"request_id": request_id, "cpu_deadline_seconds": stop.seconds, "hint": DEADLINE_HINT})
+                   extensions={"request_id": request_id, limit: stop.seconds, "hint": DEADLINE_HINT})
 
 
 class ApiProblem(Exception):

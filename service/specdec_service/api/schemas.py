@@ -256,8 +256,10 @@ class ProblemOut(StrictSchema):
     unit = fields.String(metadata={"description": "For an over-budget 422: the unit of `cost` and `budget` (docs/service.md)."})
     request_id = fields.String(metadata={"description": "For a compute-deadline 503: the request's `X-Request-Id`, which "
                                                         "names it in the service's logs."})
-    cpu_deadline_seconds = fields.Float(metadata={"description": "For a compute-deadline 503: the seconds of CPU time "
-                                                                 "a request may use (docs/deploy.md)."})
+    cpu_deadline_seconds = fields.Float(metadata={"description": "For a compute-deadline 503 at the CPU deadline: the "
+                                                                 "seconds of CPU time a request may use (docs/deploy.md)."})
+    wall_deadline_seconds = fields.Float(metadata={"description": "For a compute-deadline 503 at the wall-clock deadline: "
+                                                                  "the seconds a request may take (docs/deploy.md)."})
     hint = fields.String(metadata={"description": "For a compute-deadline 503: what to make smaller."})
 
 

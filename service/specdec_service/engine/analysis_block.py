@@ -23,7 +23,7 @@ expectations (:func:`block_expectations`) and over committed prefixes shorter th
 the output distribution (:func:`block_output`).
 
 **Cost.** The enumeration visits every draft-block prefix of every (context, k) a request needs
-(:func:`draft_block_nodes`), doing about ``V`` exact operations per visited prefix; the number
+(:func:`draft_block_prefixes`, counted arithmetically), doing about ``V`` exact operations per visited prefix; the number
 of prefixes grows as ``V^k``, so it is bounded: :data:`MAX_DRAFT_BLOCK_CELLS` prefixes times
 ``V`` per request (a 422 naming the bound beyond it, :func:`check_block_size`).
 """
@@ -237,47 +237,86 @@ def accepted_per_block(laws: BlockLaws, width: int) -> Fraction:
 # ---------------------------------------------------------------- cost and bound
 
 
-def draft_block_nodes(config, k: int) -> dict:
-    """``{context: draft-block prefixes of length 1..k from it}`` (positive draft probability,
-    drafting stopped after an EOS): the prefixes :func:`block_law` visits for that ``k``.
-    Integer counting over (depth, last token), cheap."""
-    rows, eos = MODE_RULES["block"].rows.read(config), config.eos
-    size = len(config.vocab)
-    nodes = {}
-    for start in [None, *range(size)]:
-        counts, total = {start: 1}, 0
-        for _ in range(k):
-            nxt: dict = {}
-            for c, n in counts.items():
-                for y, w in enumerate(rows.draft(c).weights):
-                    if w:
-                        total += n
-                        if y != eos:
-                            nxt[y] = nxt.get(y, 0) + n
-            counts = nxt
-        nodes[start] = total
-    return nodes
+def _supports(rows, size: int) -> dict:
+    """``{context: the tokens the draft row after it gives positive probability}`` (``None``:
+    the empty prefix), read from ``rows`` (:class:`~.rows.Rows`)."""
+    return {c: [y for y, w in enumerate(rows.draft(c).weights) if w] for c in [None, *range(size)]}
 
 
-def draft_block_cells(config, widths: Sequence[int], depth: int) -> int:
+def draft_block_prefixes(config, k_max: int, rows=None) -> list[int]:
+    """``[N_0, N_1, .., N_k_max]``: ``N_k`` the draft-block prefixes of length 1..k (positive
+    draft probability, drafting stopped after an EOS) summed over every start context (the empty
+    prefix and each token): what :func:`block_law` visits for that ``k`` from all contexts.
+
+    One dynamic program over (depth, last token) with integer counts, all start contexts at once
+    (the count is linear in the start): about ``k_max * V^2`` integer additions (V the
+    vocabulary), whatever the rows' digits. ``rows`` default to the mode's rows (processed by
+    SPEC 9's sampling parameters when set); the models' own rows give an upper bound (sampling
+    only removes tokens from a row's support)."""
+    rows = MODE_RULES["block"].rows.read(config) if rows is None else rows
+    eos, supports = config.eos, _supports(rows, len(config.vocab))
+    counts: dict = {c: 1 for c in supports}
+    totals = [0]
+    for _ in range(k_max):
+        nxt: dict = {}
+        level = 0
+        for c, n in counts.items():
+            support = supports[c]
+            level += n * len(support)
+            for y in support:
+                if y != eos:
+                    nxt[y] = nxt.get(y, 0) + n
+        totals.append(totals[-1] + level)
+        counts = nxt
+    return totals
+
+
+def _block_ks(config, widths: Sequence[int]) -> set[int]:
+    """Every k a block law is computed for: 1 to min(width, limit) for the config's width and
+    each swept width, and each of those widths alone (the comparison, no limit)."""
+    every = {config.width, *widths}
+    return {k for w in every for k in range(1, min(w, config.limit) + 1)} | every
+
+
+def draft_block_cells(config, widths: Sequence[int], depth: int, rows=None) -> int:
     """The enumeration work of an analysis of mode block at the config's width and ``widths``
     (an upper bound): for every k a session needs (1 to min(width, limit)) and the comparison's
     k = width (no limit), the draft-block prefixes visited from every context, twice (a block
-    law with and without a bonus), times the vocabulary."""
-    size, limit = len(config.vocab), config.limit
-    every = {config.width, *widths}
-    ks = {k for w in every for k in range(1, min(w, limit) + 1)} | every
-    return 2 * size * sum(sum(draft_block_nodes(config, k).values()) for k in ks)
+    law with and without a bonus), times the vocabulary. ``rows`` as in
+    :func:`draft_block_prefixes`."""
+    ks = _block_ks(config, widths)
+    prefixes = draft_block_prefixes(config, max(ks), rows)
+    return 2 * len(config.vocab) * sum(prefixes[k] for k in ks)
+
+
+def _support_kept(sampling) -> bool:
+    """Whether the draft rows the mode reads have the models' supports (SPEC 9): no sampling
+    parameters, a raw draft, or a positive temperature alone (``p^(1/T) > 0`` exactly when
+    ``p > 0``); top-k, top-p, min-p and temperature 0 may remove tokens."""
+    if sampling is None or sampling.empty or sampling.draft == "raw":
+        return True
+    truncated = sampling.top_k is not None or sampling.top_p is not None or sampling.min_p is not None
+    return not truncated and sampling.temperature != 0
 
 
 def check_block_size(config, widths: Sequence[int], depth: int) -> None:
     """Raise :class:`InvalidInput` (path ``widths``, or ``config/width`` when the config's own
     width is too wide) when an analysis of mode block would enumerate more than
-    :data:`MAX_DRAFT_BLOCK_CELLS` draft-block cells."""
-    cells = draft_block_cells(config, widths, depth)
+    :data:`MAX_DRAFT_BLOCK_CELLS` draft-block cells (:func:`draft_block_cells`).
+
+    Counted before any enumeration, arithmetically (:func:`draft_block_prefixes`, about
+    ``16 * V^2`` integer additions at the widest sweep, whatever the rows' digits). The count is
+    taken on the models' own rows (an upper bound: no row is processed when that is within the
+    bound), and on the processed rows only beyond it when the processing may remove tokens
+    (:func:`_support_kept`)."""
+    rows = config.model_rows
+    cells = draft_block_cells(config, widths, depth, rows)
+    if cells > MAX_DRAFT_BLOCK_CELLS and not _support_kept(config.sampling):
+        rows = config.rows
+        cells = draft_block_cells(config, widths, depth, rows)
     if cells <= MAX_DRAFT_BLOCK_CELLS:
         return
-    alone = draft_block_cells(config, [], depth)
+    alone = draft_block_cells(config, [], depth, rows)
     path = ("config", "width") if alone > MAX_DRAFT_BLOCK_CELLS else ("widths",)
     raise InvalidInput.at(path, f"mode block enumerates every draft block: these widths need {cells:,} draft-block "
                                 f"prefixes x vocabulary, over the bound of {MAX_DRAFT_BLOCK_CELLS:,}; sweep fewer or "
