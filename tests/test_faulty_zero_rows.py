@@ -33,6 +33,8 @@ SAMPLINGS = [None, {"temperature": 0}, {"temperature": 0.3333}, {"top_k": 1, "dr
 def _config(mistake, target, draft, eos, sampling, seed) -> dict:
     config = {"target": target, "draft": draft, "mode": mistake.mode, "width": 3, "seed": seed, "limit": 6,
               "eos": eos, "drafts": 3}
+    if "tree" in mistake.example:  # a SPEC 12 mistake is a rule of its own shape and verifier
+        config["tree"] = mistake.example["tree"]
     return config if sampling is None else {**config, "sampling": sampling}
 
 
