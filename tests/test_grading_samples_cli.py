@@ -30,8 +30,8 @@ def forward(request):
 @pytest.fixture
 def service():
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
-        for method, path in (("GET", "/v1/grade/suites/standard"), ("GET", "/v1/grade/suites/all"), ("GET", "/v1/models"),
-                             ("POST", "/v1/grade/samples")):
+        for method, path in (("GET", "/v1/grade/suites/standard"), ("GET", "/v1/grade/suites/all"),
+                             ("GET", "/v1/grade/suites/all%401"), ("GET", "/v1/models"), ("POST", "/v1/grade/samples")):
             mock.add_callback(method, BASE + path, callback=forward)
         yield mock
 

@@ -58,7 +58,8 @@ def test_a_config_the_function_cannot_receive_fails_with_a_sentence(config, miss
 
 
 def test_a_correct_function_for_every_mode_passes_the_all_suite(service):  # noqa: F811
-    """The ``all`` suite's sample configs include modes block and tree (with drafts 3) and sampling
+    """``all@1`` (SPEC 1-11: the modes this sampler implements; ``all@2`` adds SPEC 12 trees) has sample
+    configs of modes block and tree (with drafts 3) and sampling
     parameters."""
     sys.path.insert(0, str(STUDENTS))
     import modes_sampler
@@ -66,13 +67,13 @@ def test_a_correct_function_for_every_mode_passes_the_all_suite(service):  # noq
 
     modes_sampler.MISTAKE = ""
     client = Client(BASE)
-    configs = sample_configs(client, "all")
+    configs = sample_configs(client, "all@1")
     assert {c["mode"] for _, c in configs} == {"speculative", "autoregressive", "block", "tree"}
     assert any(c.get("sampling") for _, c in configs)
-    tests = client.grade_sampler(modes_sampler.decode, suite="all", samples=int(N))
+    tests = client.grade_sampler(modes_sampler.decode, suite="all@1", samples=int(N))
     assert [(t.id, t.passed) for t in tests] == [(i, True) for i, _ in configs], [t.message() for t in tests]
     # a function without the extra parameters: its block and tree configs fail with the reason, the others pass
-    old = client.grade_sampler(sampler.speculative_decode, suite="all", samples=500)
+    old = client.grade_sampler(sampler.speculative_decode, suite="all@1", samples=500)
     for test in old:
         if test.config["mode"] in ("block", "tree"):
             assert not test.passed and "takes no 'mode'" in (test.problem or "") and test.samples == []
@@ -108,7 +109,7 @@ def test_a_planted_tree_mistake_is_named(service, capsys, monkeypatch, tmp_path,
 
 def test_the_exec_program_reads_mode_drafts_and_sampling_from_the_whole_config(service, capsys):  # noqa: F811
     """--exec sends the suite's config unchanged: the tree configs carry ``drafts``."""
-    assert main(["grade", "--exec", PROGRAM, "--samples", "500", "--suite", "all", "--json", "--url", BASE]) == 0
+    assert main(["grade", "--exec", PROGRAM, "--samples", "500", "--suite", "all@1", "--json", "--url", BASE]) == 0
     tests = json.loads(capsys.readouterr().out)
     trees = [t for t in tests if t["config"]["mode"] == "tree"]
     assert trees and all(t["config"]["drafts"] == 3 and t["passed"] for t in trees)
@@ -121,10 +122,10 @@ def test_modes_keeps_only_the_configs_a_speculative_exercise_implements(service,
     none left, is a usage error (exit 2)."""
     sampler = f"{STUDENTS / 'sampler.py'}:speculative_decode"
     assert main(["grade", "--python", sampler, "--samples", "500", "--modes", "speculative,autoregressive", "--json",
-                 "--suite", "all", "--url", BASE]) == 1  # the SPEC 4 sampler takes no sampling: all's SPEC 9 config fails
+                 "--suite", "all@1", "--url", BASE]) == 1  # the SPEC 4 sampler takes no sampling: all's SPEC 9 config fails
     tests = json.loads(capsys.readouterr().out)
     assert sorted({t["config"]["mode"] for t in tests}) == ["autoregressive", "speculative"]
-    assert len(tests) == sum(c["mode"] in ("speculative", "autoregressive") for _, c in sample_configs(Client(BASE), "all"))
+    assert len(tests) == sum(c["mode"] in ("speculative", "autoregressive") for _, c in sample_configs(Client(BASE), "all@1"))
     assert [t["passed"] for t in tests] == [not t["config"].get("sampling") for t in tests]
     assert len(tests) >= 3
     assert main(["grade", "--python", sampler, "--samples", "500", "--modes", "greedy", "--url", BASE]) == 2
