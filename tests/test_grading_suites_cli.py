@@ -91,9 +91,10 @@ def test_the_suite_listing_names_versions_and_families(service, capsys):
 
 
 def test_modes_keep_the_suites_configs_of_those_modes_for_a_program(service, capsys):
-    assert main(["grade", "--exec", STUDENT, "--suite", "all", "--modes", "greedy,block", "--json", "--url", BASE]) == 0
+    # all@1: the SPEC 1-11 assignment this student program implements (all@2 adds SPEC 12 trees)
+    assert main(["grade", "--exec", STUDENT, "--suite", "all@1", "--modes", "greedy,block", "--json", "--url", BASE]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [r["id"] for r in rows] == [c.id for c in suite("all").configs if c.config["mode"] in ("greedy", "block")]
+    assert [r["id"] for r in rows] == [c.id for c in suite("all@1").configs if c.config["mode"] in ("greedy", "block")]
     assert len(rows) == 4 and all(r["passed"] for r in rows)
     assert main(["grade", "--exec", STUDENT, "--modes", "tree", "--url", BASE]) == 2  # standard has no tree config
     assert "no config of mode tree to grade" in capsys.readouterr().err
@@ -123,10 +124,10 @@ def test_modes_keep_the_trace_files_of_those_modes(service, tmp_path, capsys):
 
 def test_a_configs_seed_does_not_depend_on_modes(service):
     with Client(BASE) as client:
-        every = client.grade_sampler(target_sampler, suite="all", samples=20)
-        blocks = client.grade_sampler(target_sampler, suite="all", samples=20, modes=["block", "tree"])
+        every = client.grade_sampler(target_sampler, suite="all@1", samples=20)
+        blocks = client.grade_sampler(target_sampler, suite="all@1", samples=20, modes=["block", "tree"])
     seeds = {t.id: t.seed for t in every}
-    assert [t.id for t in every] == [i for i, _ in _sample_ids("all")]
+    assert [t.id for t in every] == [i for i, _ in _sample_ids("all@1")]
     assert len(blocks) == 4 and {t.id: t.seed for t in blocks} == {t.id: seeds[t.id] for t in blocks}
     assert sorted(seeds.values()) == list(range(len(seeds)))  # seed + the place among the suite's sample configs
     # the function saw exactly those seeds: its samples are the same with and without the filter
