@@ -71,13 +71,15 @@ class Budget:
     split: str
     bound: int | None = None
 
-    def check(self, cost: int, pointer: str = "") -> None:
+    def check(self, cost: int, pointer: str = "", record: bool = True) -> None:
         """Raise :class:`OverBudget` when ``cost`` (in :attr:`unit`) exceeds :attr:`limit`.
-        ``pointer`` (a JSON Pointer fragment such as ``#/traces``) names the part to split.
-        Nothing is refused while :data:`SKIP_BUDGETS_ENV` is set (tests only)."""
+        ``pointer`` (a JSON Pointer fragment such as ``#/traces``) names the part to split;
+        ``record=False``: a passed check is not the request's :class:`Meter` units (a second
+        budget of a route that reports its first). Nothing is refused while
+        :data:`SKIP_BUDGETS_ENV` is set (tests only)."""
         if cost > self.limit and not os.environ.get(SKIP_BUDGETS_ENV):
             raise OverBudget(self, cost, pointer)
-        meter = METER.get()
+        meter = METER.get() if record else None
         if meter is not None:
             meter.charge(self, cost)
 
@@ -502,7 +504,7 @@ def check_grading_work(config, pointer: str = "#/config") -> None:
     """Raise :class:`OverBudget` (pointer ``pointer``) when :func:`grading_work` of ``config`` is
     over :data:`WORK_BUDGET`: a config ``POST /v1/runs`` refuses is refused by every grading
     route, before any exact work."""
-    SESSION_WORK.check(grading_work(config), pointer=pointer)
+    SESSION_WORK.check(grading_work(config), pointer=pointer, record=False)
 
 
 def _budgets(*budgets: Budget) -> dict[str, Budget]:

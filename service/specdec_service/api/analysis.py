@@ -217,7 +217,7 @@ def _analyze(body: Any) -> dict:
     """The analysis of a body (:func:`~specdec_service.engine.analysis.parse_analysis`);
     raises ``InvalidInput`` or ``OverBudget``."""
     config, depth, widths, draft_cost = parse_analysis(body)
-    SESSION_WORK.check(config_processing_work(config), pointer="#/config")  # before the rows are read
+    SESSION_WORK.check(config_processing_work(config), pointer="#/config", record=False)  # before the rows are read
     _BUDGET.check(analysis_cost(config, depth, widths))
     return analyze(config, depth, widths, draft_cost)
 

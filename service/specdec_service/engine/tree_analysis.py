@@ -232,7 +232,7 @@ def tree_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
     width 8: 0.5 s for the expectations and both sweeps, 0.3 s for the distribution of 3
     tokens) and within 1.5x of them at limit 256:
 
-    - expectations and sweeps: ``(V + 1) V^2 D_max^3 (k^2 (1 + limit / 8) + K^2) / 4`` with
+    - expectations and sweeps: ``(V + 1) V^2 D_max^3 (k^2 (1 + limit / 8) + K^2 - k^2) / 4`` with
       D_max = 8 (the sweep over D), K the largest width swept and k = min(K, limit): the
       recursion's states times their work, the exact fractions growing with the session's
       length, and ``tree_sweep``'s one block of each width from the empty prefix, which no limit
@@ -248,8 +248,8 @@ def tree_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
     widest = max([config.width, *widths])
     k = min(widest, config.limit)
     # the session's expectations and sweep (at most the limit), and tree_sweep's blocks of every
-    # swept width from the empty prefix with no limit (the widest, whatever the limit)
-    sessions = (size + 1) * size ** 2 * MAX_DRAFTS ** 3 * (k ** 2 * (1 + config.limit / 8) + widest ** 2) / 4
+    # swept width from the empty prefix with no limit (the widths beyond the limit: K^2 - k^2)
+    sessions = (size + 1) * size ** 2 * MAX_DRAFTS ** 3 * (k ** 2 * (1 + config.limit / 8) + widest ** 2 - k ** 2) / 4
     output = 24 * config.drafts ** 3 * size * (size / 1.5) ** depth
     bits = step_denominator(config).bit_length()
     growth = 1 + max(0, bits - 64) / 32 * (1 + config.limit / 32)

@@ -67,14 +67,14 @@ def grade(trace: Any, *, diagnose: bool = True) -> dict:
     run, or its checks and diagnosis, cost more than ``budget.WORK_BUDGET`` work units.
     """
     config = parse_trace_config(trace)
-    SESSION_WORK.check(grading_work(config), pointer="#/config")
+    SESSION_WORK.check(grading_work(config), pointer="#/config", record=False)
     reference = _reference(config, _config_key(config))
     if _is_reference(trace, reference):
         return _passed(reference)
     validate_trace(trace)
     blocks = trace.get("blocks")
     SESSION_WORK.check(grading_work(config) + failing_work(config, len(blocks) if isinstance(blocks, list) else 0),
-                       pointer="#/config")
+                       pointer="#/config", record=False)
     return _grade_valid(trace, config, reference, diagnose)
 
 
@@ -283,7 +283,7 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
                 _validate_at(trace, i, faults)
         faults.raise_any()
         budget.check(_batch_cost(distinct, []), pointer="#/traces")
-        SESSION_WORK.check(batch_work(distinct, []), pointer=_work_pointer(configs))  # the references' exact work
+        SESSION_WORK.check(batch_work(distinct, []), pointer=_work_pointer(configs), record=False)  # the references' exact work
     # Within the budget of the references: run each distinct one once. A trace equal to its
     # reference (of the schema's types) passes, as in grade(); any other is validated (all faults
     # are raised before any grading) and compared.
@@ -311,7 +311,7 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
     faults.raise_any()
     failed = [(trace, config) for _, trace, config, _, _ in failing]
     budget.check(_batch_cost(distinct, failed), pointer="#/traces")
-    SESSION_WORK.check(batch_work(distinct, failed), pointer="#/traces")
+    SESSION_WORK.check(batch_work(distinct, failed), pointer="#/traces", record=False)
     for i, trace, config, reference, difference in failing:
         reports[i] = _failed(trace, config, reference, difference, diagnose)
     done = [r for r in reports if r is not None]  # all of them: every trace has its report by now
