@@ -100,12 +100,11 @@ def test_long_exact_rows_weigh_in_the_cost(client, limit, temperature):
 
 def test_the_toys_cost_does_not_change_with_the_bits_term():
     """The toy's rows have a 9-bit step denominator: the growth factor is 1 (toy, D = 8, width 8,
-    limit 256, depth 3, widths 1-8: 10,321,920 units: the 10,027,008 of the session's recursion and
-    the output law, plus 294,912 = 4 x 9 x 8^3 x 8^2 / 4 for tree_sweep's one block of the widest
-    width, which no limit caps)."""
+    limit 256, depth 3, widths 1-8: 10,027,008 units, as before the bits term; its limit covers
+    its widths, so tree_sweep's blocks add nothing)."""
     from specdec_service.engine.tree_analysis import tree_cost
     config = parse_config({**BIASED, "drafts": 8, "width": 8, "limit": 256, "seed": 1})
-    assert tree_cost(config, 3, list(range(1, 9))) == 10_027_008 + 294_912
+    assert tree_cost(config, 3, list(range(1, 9))) == 10_027_008
 
 
 # ------------------------------------------------------------------ the law of one depth (SpecInfer)
