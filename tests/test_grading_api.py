@@ -160,14 +160,15 @@ def test_suites_routes(client):
 
     listed = client.get("/v1/grade/suites").get_json()["suites"]
     assert [s["name"] for s in listed] == ["quick", "standard", "full", "sampling", "block", "tree", "all"]
-    assert listed[1] == {"name": "standard", "version": 1, "versions": [1], "covers": ["core"],
+    assert listed[1] == {"name": "standard", "version": 3, "versions": [1, 2, 3], "covers": ["core"],
                          "description": suite("standard").description, "count": len(suite("standard").configs)}
     body = client.get("/v1/grade/suites/standard").get_json()
-    assert body == suite("standard").to_json() and body["version"] == 1 and body["covers"] == ["core"]
-    assert client.get("/v1/grade/suites/standard@1").get_json() == body  # name@N: that version for ever
-    missing = client.get("/v1/grade/suites/standard@2")
+    assert body == suite("standard").to_json() and body["version"] == 3 and body["covers"] == ["core"]
+    assert client.get("/v1/grade/suites/standard@3").get_json() == body  # name@N: that version for ever
+    assert client.get("/v1/grade/suites/standard@1").get_json()["configs"] == body["configs"]
+    missing = client.get("/v1/grade/suites/standard@4")
     assert missing.status_code == 404 and missing.get_json()["detail"] == (
-        "no version '2' of the standard suite: its versions are standard@1.")
+        "no version '4' of the standard suite: its versions are standard@1, standard@2, standard@3.")
     first = body["configs"][0]
     assert set(first) == {"id", "config", "exercises"} and set(first["config"]) == {
         "target", "draft", "mode", "width", "seed", "limit", "eos"}

@@ -282,7 +282,7 @@ def test_a_failed_config_says_how_to_run_it_alone(service, tmp_path, capsys):
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if line.startswith("Run it alone: "))
     config_id = line.split("--config ")[1].split(" ")[0]
-    assert line == f"Run it alone: specdec suite quick@1 --config {config_id} | {command}"  # the version, for ever
+    assert line == f"Run it alone: specdec suite quick@3 --config {config_id} | {command}"  # the version, for ever
     assert main(["suite", "quick", "--config", config_id, "--url", BASE]) == 0
     config = capsys.readouterr().out
     trace = subprocess.run(command, shell=True, input=config, capture_output=True, text=True, check=True).stdout

@@ -68,15 +68,25 @@ def test_the_suites_their_families_and_sizes():
 
 def test_standard_is_the_spec_1_8_assignment_again():
     assert [c.id for c in STANDARD.configs] == SPEC_1_8_STANDARD
-    assert STANDARD.pinned == "standard@1"
+    assert STANDARD.pinned == "standard@3"
     assert all(c.config["mode"] in ("speculative", "greedy", "autoregressive") and "sampling" not in c.config
                and "drafts" not in c.config for c in STANDARD.configs)
 
 
+@pytest.mark.parametrize("name", ["quick", "standard", "full"])
+def test_the_oldest_names_keep_every_set_they_served(name):
+    """@1: the SPEC 1-8 set; @2: what the name served after other sections were added to it (block,
+    tree and sampling configs among them), unchanged; @3, the newest: @1's configs again."""
+    first, second, third = (suite(f"{name}@{v}") for v in (1, 2, 3))
+    assert suite(name) is third and third.configs == first.configs
+    assert any(c.config["mode"] in ("block", "tree") or "sampling" in c.config for c in second.configs)
+    assert set(second.covers) == set(FAMILIES)
+
+
 def test_a_version_is_named_with_at():
-    assert suite("standard@1") is STANDARD
+    assert suite("standard@3") is STANDARD
     assert suite("tree@1").name == "tree"
-    with pytest.raises(UnknownSuite, match=r"no version '9' of the tree suite: its versions are tree@1"):
+    with pytest.raises(UnknownSuite, match=r"no version '9' of the tree suite: its versions are tree@1, tree@2"):
         suite("tree@9")
 
 

@@ -71,17 +71,18 @@ def test_a_suite_version_is_served_and_named_in_the_run_it_alone_line(service, c
     assert json.loads(capsys.readouterr().out) == next(c.config for c in suite("standard@1").configs
                                                        if c.id == "eos-speculative-w2-s2-l6")
     assert main(["suite", "standard@7", "--url", BASE]) == 4
-    assert "no version '7' of the standard suite: its versions are standard@1" in capsys.readouterr().err
+    assert "no version '7' of the standard suite: its versions are standard@1, standard@2, standard@3" \
+        in capsys.readouterr().err
     assert main(["grade", "--exec", f"{STUDENT} --plant no-bonus", "--suite", "quick", "--url", BASE]) == 1
     out = capsys.readouterr().out
-    assert f"Run it alone: specdec suite quick@1 --config toy-biased-speculative-w2-s2-l8 | {STUDENT} --plant no-bonus" in out
+    assert f"Run it alone: specdec suite quick@3 --config toy-biased-speculative-w2-s2-l8 | {STUDENT} --plant no-bonus" in out
 
 
 def test_the_suite_listing_names_versions_and_families(service, capsys):
     assert main(["suite", "--json", "--url", BASE]) == 0
     listed = {s["name"]: s for s in json.loads(capsys.readouterr().out)["suites"]}
     assert list(listed) == ["quick", "standard", "full", "sampling", "block", "tree", "all"]
-    assert listed["standard"]["version"] == 1 and listed["standard"]["versions"] == [1]
+    assert listed["standard"]["version"] == 3 and listed["standard"]["versions"] == [1, 2, 3]
     assert listed["standard"]["covers"] == ["core"] and listed["all"]["covers"] == ["core", "sampling", "block", "tree"]
     with Client(BASE) as client:
         assert client.suite("tree@1").pinned == "tree@1" and client.suite("tree").covers == ("tree",)
