@@ -11,6 +11,7 @@ from specdec_service.engine import parse_config, run
 from specdec_service.engine.tree_law import TreeShapeLaw
 from specdec_service.grading import CATALOGUE, faulty_run, grade
 from specdec_service.grading.samples import grade_samples
+from test_grading_samples import SAMPLER_MODULE
 from specdec_service.grading.tree_laws import (
     SHAPE_LAWS, RepeatedChildTwice, ResidualKept, AgainstFixedQ, first_token_tv,
 )
@@ -105,14 +106,8 @@ def test_planted_sampler_mistake_is_named_from_samples(mistake_id):
 # ---------------------------------------------------------------- a sampler that drops q
 
 
-def _sample(row, u):
-    """The first token whose cumulative probability passes u (SPEC 2's inverse CDF)."""
-    acc = 0.0
-    for y, x in enumerate(row):
-        acc += x
-        if u < acc:
-            return y
-    return max(y for y, x in enumerate(row) if x > 0)
+_sample = SAMPLER_MODULE._pick
+"""SPEC 3's inverse CDF over float rows, the students' sampler's (tests/students/sampler.py)."""
 
 
 def target_only_sampler(target, draft, width, limit, eos, rng, mode, drafts, tree):

@@ -16,7 +16,6 @@ Needs nginx and Linux (/proc). Results: docs/deploy.md ("No upstream error page 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import statistics
@@ -29,17 +28,10 @@ from pathlib import Path
 import requests
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from edge import load_local  # noqa: E402  bench/load/edge.py: deploy/local.py as a module
 TICKS = os.sysconf("SC_CLK_TCK")
 BODY = {"config": {"draft": "biased", "seed": 1}}
-
-
-def load_local():
-    """deploy/local.py as a module."""
-    spec = importlib.util.spec_from_file_location("deploy_local", ROOT / "deploy" / "local.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["deploy_local"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def main(argv: list[str]) -> int:
