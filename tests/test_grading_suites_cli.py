@@ -156,17 +156,39 @@ def test_suite_works_for_sample_grading_sampling_configs_included(service, capsy
 # ---------------------------------------------------------------- --gradescope, unreadable files
 
 
-@pytest.mark.parametrize("where", ["dir", "missing"])
+GRADESCOPE_PATHS = {
+    "a directory": (lambda tmp: tmp, "is a directory; give the results file's path"),
+    "a missing directory": (lambda tmp: tmp / "no" / "results.json", "no does not exist"),
+    "a file as directory": (lambda tmp: tmp / "file" / "results.json", "file is not a directory"),
+    "a read-only file system": (lambda tmp: "/sys/results.json", "cannot be written"),
+    "a file the kernel refuses": (lambda tmp: "/proc/version", "cannot be written"),
+}
+
+
+@pytest.mark.parametrize("where", list(GRADESCOPE_PATHS))
 def test_gradescope_path_is_checked_before_anything_runs(service, tmp_path, capsys, where):
+    """Every kind of path the results cannot be written to is a usage error naming it, before any
+    program runs, for trace and sample grading alike (root included: the file is opened, not
+    judged by its permission bits)."""
+    (tmp_path / "file").write_text("")
     marker = tmp_path / "ran"
-    path = tmp_path if where == "dir" else tmp_path / "no" / "results.json"
+    make, says = GRADESCOPE_PATHS[where]
+    path = str(make(tmp_path))
     command = f"touch {marker}; {STUDENT}"
     for extra in (["--exec", command], ["--exec", command, "--samples", "10"]):
-        assert main(["grade", *extra, "--suite", "quick", "--gradescope", str(path), "--url", BASE]) == 2
+        assert main(["grade", *extra, "--suite", "quick", "--gradescope", path, "--url", BASE]) == 2
         err = capsys.readouterr().err
-        assert ("is a directory; give the results file's path" in err if where == "dir"
-                else f"the directory {tmp_path / 'no'} does not exist" in err)
+        assert f"--gradescope {path}" in err and says in err, err
         assert not marker.exists()  # nothing ran
+
+
+def test_a_writable_gradescope_path_is_not_left_behind_by_the_check(tmp_path):
+    from specdec_client.grading import gradescope_problem
+
+    path = tmp_path / "results.json"
+    assert gradescope_problem(str(path)) is None and not path.exists()
+    path.write_text("kept")
+    assert gradescope_problem(str(path)) is None and path.read_text() == "kept"
 
 
 def test_unreadable_files_are_told_in_words(service, tmp_path, capsys):

@@ -33,7 +33,8 @@ def test_rows_along_a_prefix_are_the_spec_tables():
     assert toy.probs([[0], [1]]) == [[[0.5, 0.3, 0.2], [0.2, 0.6, 0.2]], [[0.5, 0.3, 0.2], [0.55, 0.15, 0.3]]]
     biased = TableModel.from_config({"target": "toy", "draft": "biased"}, "draft")
     assert biased.row([1]) == [0.8, 0.15, 0.05] and biased.row([]) == [0.8, 0.15, 0.05]
-    assert TableModel.from_config({"target": "toy"}, "draft") == toy   # no draft: the target's, as --python
+    with pytest.raises(ValueError, match="the config has no draft"):   # as the service: a draft is required
+        TableModel.from_config({"target": "toy"}, "draft")
 
 
 def test_ids_labels_and_eos_of_a_custom_config():

@@ -543,3 +543,16 @@ def test_the_grader_reads_every_tree_trace(client, tree):
             first["committed"] = ["C"]
         response = client.post("/v1/grade", json=changed)
         assert response.status_code == 200 and response.get_json()["passed"] is False, (change, response.get_json())
+
+
+@pytest.mark.parametrize("shape, verify", [("distinct", "residual"), ("beam", "target_only")])
+@pytest.mark.parametrize("proposal", [{"tokens": ["A"]}, {"chains": [["A"], ["B"]]}], ids=["tokens", "chains"])
+def test_a_tree_the_service_drafts_is_verified_by_step_whatever_the_proposal(client, shape, verify, proposal):
+    """A distinct or beam tree has no caller proposal: /v1/verify names /v1/step for tokens and for
+    chains alike (not "give chains")."""
+    config = {"draft": "biased", "seed": 1, "mode": "tree", "drafts": 2, "tree": {"shape": shape, "verify": verify}}
+    response = client.post("/v1/verify", json={"state": {"config": config}, "proposal": proposal})
+    assert response.status_code == 422
+    [error] = response.get_json()["errors"]
+    assert error["pointer"] == f"#/proposal/{next(iter(proposal))}"
+    assert error["detail"] == f'shape "{shape}" drafts its own tree: use /v1/step (SPEC section 12)'

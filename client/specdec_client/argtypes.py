@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from decimal import Decimal
 from typing import Callable, Optional
 
 
@@ -35,14 +36,19 @@ def positive_number(text: str) -> float:
 
 def finite_number(text: str) -> float:
     """A finite number (its bounds are the service's to check: it names the field and the bound).
-    The service reads a number as the decimal it is written as, and ``float`` keeps that decimal:
-    the shortest repr of ``float("0.8")`` is ``0.8``."""
+    The service reads a number as the decimal it is written as (SPEC 1, 9), and the command sends
+    ``float(text)``, whose shortest repr is the decimal ``0.8`` for ``0.8``: a number that float64
+    cannot write back as its own decimal (``1e-400`` would be sent as ``0.0``, greedy decoding) is
+    a usage error naming the decimal that would be sent."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+    if Decimal(text.strip()) != Decimal(repr(value)):
+        raise argparse.ArgumentTypeError(f"{text} is not a float64's decimal: it would be sent as {value!r}; "
+                                         "the service reads the decimal written, so write that or another number")
     return value
 
 

@@ -237,19 +237,27 @@ def _summary(name: str, report: dict[str, Any]) -> str:
 
 
 def gradescope_problem(path: Optional[str]) -> Optional[str]:
-    """Why Gradescope's results cannot be written to ``path`` (a sentence), or ``None`` (also
-    for no path): checked before anything runs, so that a run is not lost at its end. The file
-    must be writable, or its directory exist and be writable; a directory is refused."""
+    """Why Gradescope's results cannot be written to ``path`` (a sentence naming it), or ``None``
+    (also for no path): checked before anything runs, so that a run is not lost at its end. The
+    file is opened for appending (and removed again when it did not exist): permission bits
+    alone say nothing to root, and a file of /proc or /sys refuses only when opened."""
     if path is None:
         return None
     if os.path.isdir(path):
         return f"--gradescope {path} is a directory; give the results file's path (e.g. {os.path.join(path, 'results.json')})"
-    if os.path.exists(path):
-        return None if os.access(path, os.W_OK) else f"--gradescope {path} cannot be written (no permission)"
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
-        return f"--gradescope {path}: the directory {parent} does not exist"
-    return None if os.access(parent, os.W_OK) else f"--gradescope {path}: the directory {parent} cannot be written"
+        what = "is not a directory" if os.path.exists(parent) else "does not exist"
+        return f"--gradescope {path}: {parent} {what}"
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as error:
+        return f"--gradescope {path} cannot be written: {error.strerror or error}"
+    if not existed:
+        os.remove(path)
+    return None
 
 
 def _trace_mode(row: Row) -> Optional[str]:

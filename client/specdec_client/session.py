@@ -152,13 +152,23 @@ class Session:
         """Verify a proposal and commit its block (``POST /v1/verify``).
 
         ``tokens``: the proposal to verify; by default the pending one from
-        :meth:`draft` (drafted now if there is none). Returns the block;
-        the session advances. Raises
+        :meth:`draft` (drafted now if there is none). A tree of shape
+        ``"distinct"`` or ``"beam"`` (SPEC 12) is drafted by the service itself,
+        so its pending proposal is verified by ``POST /v1/step``: the same draws
+        draft the same tree. Returns the block; the session advances. Raises
         :class:`~specdec_client.errors.InvalidInput` for a proposal the rules
         refuse (the session does not move)."""
         if tokens is None:
-            tokens = self.draft()
+            self.draft()
+            if self._drafts_its_own_tree():
+                return self.step()
+            tokens = self._proposal
+        assert tokens is not None
         return self._advance(self.client.verify(self._state, tokens))
+
+    def _drafts_its_own_tree(self) -> bool:
+        tree = self._state.config.tree
+        return self._state.config.mode == "tree" and tree is not None and tree.shape in ("distinct", "beam")
 
     commit = verify
 

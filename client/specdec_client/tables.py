@@ -79,13 +79,16 @@ class TableModel:
     @classmethod
     def from_config(cls, config: Mapping[str, Any], role: str = "target", client: Any = None) -> "TableModel":
         """The ``role`` model (``"target"`` or ``"draft"``) of a session config (the body's
-        ``config``; a config without a draft uses its target, as a ``--python`` function is
-        given), with the config's ``eos``. A built-in name (``toy``, ``aligned``, ``biased``) is
+        ``config``; its target defaults to ``toy``, its draft is required, as the service
+        says), with the config's ``eos``. A built-in name (``toy``, ``aligned``, ``biased``) is
         read from ``client.models()`` when a :class:`~specdec_client.Client` is given, else from
-        :data:`BUILTIN_TABLES`. Raises ``ValueError`` for another role or an unknown name."""
+        :data:`BUILTIN_TABLES`. Raises ``ValueError`` for another role, a config without a draft
+        asked for its draft, or an unknown name."""
         if role not in ("target", "draft"):
             raise ValueError(f"role must be 'target' or 'draft', not {role!r}")
-        value = config["draft"] if role == "draft" and "draft" in config else config.get("target", "toy")
+        if role == "draft" and "draft" not in config:
+            raise ValueError("the config has no draft (a session config names one: 'aligned', 'biased' or a table)")
+        value = config["draft"] if role == "draft" else config.get("target", "toy")
         if isinstance(value, str):
             value = _builtin(value, client)
         return cls.from_table(value, config.get("eos"))

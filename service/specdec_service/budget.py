@@ -537,7 +537,8 @@ BUDGETS: dict[str, Budget] = _budgets(
            "prefixes for the output distributions; in mode block the operations between blocks weigh 20 times, plus 2 "
            "per draft-block cell enumerated (engine.analysis.analysis_cost, docs/analysis.md); mode tree: "
            "(V + 1) * V^2 * 8^3 * width^2 * (1 + limit / 8) / 4 plus 24 * drafts^3 * V * (V / 1.5)^depth "
-           "(engine.tree_analysis.tree_cost)",
+           "(engine.tree_analysis.tree_cost); a SPEC 12 tree setting: its walk's nodes x branches x outcomes, the "
+           "session's dynamic program and the D sweep, times the rows' bit growth (engine.tree_law.cost)",
            "sweep fewer widths, or analyse a smaller limit, width, depth, vocabulary or number of drafts"),
 )
 """Every route that does work in proportion to its input, by ``"METHOD /path"``. The others

@@ -125,6 +125,19 @@ def test_a_value_that_is_not_a_number_is_a_usage_error(capsys, argv):
     assert argv[0] in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("option", ["--temperature", "--top-p", "--min-p", "--threshold-single", "--threshold-acc"])
+@pytest.mark.parametrize("written, sent", [("1e-400", "0.0"), ("-1e-400", "-0.0"),
+                                           ("0.1000000000000000055511151231257827", "0.1"), ("2.00000000000000001", "2.0")])
+def test_a_decimal_that_float64_would_change_is_a_usage_error(capsys, option, written, sent):
+    """The service reads the decimal written (SPEC 1, 9): the command never sends another one in its
+    place (1e-400 as 0.0 would be greedy decoding); it names the decimal that would be sent."""
+    tree = ["--mode", "tree", "--tree-verify", "target_only"] if option.startswith("--threshold") else []
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["run", "--draft", "biased", "--seed", "1", *tree, f"{option}={written}"])
+    assert stop.value.code == 2
+    assert f"{written} is not a float64's decimal: it would be sent as {sent}" in capsys.readouterr().err
+
+
 def test_help_lists_the_sampling_options(capsys):
     with pytest.raises(SystemExit):
         cli.main(["run", "--help"])

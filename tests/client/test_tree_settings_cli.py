@@ -87,3 +87,19 @@ def test_a_tree_config_round_trips():
     assert Config(**EXAMPLE).to_dict().get("tree") is None
     with pytest.raises(ValueError, match="unknown tree settings"):
         Tree.from_dict({"depth": 2})
+
+
+@pytest.mark.parametrize("tree", [Tree(shape="distinct"), Tree(shape="beam", verify="target_only"),
+                                  Tree(shape="chains", verify="target_only"), None], ids=str)
+def test_a_sessions_draft_then_verify_works_for_every_tree_shape(service, tree):
+    """draft() then verify() (docs/sdk.md) is the block step() gives, for every shape: distinct
+    and beam trees are drafted by the service, so their pending proposal is verified through
+    /v1/step (the same draws draft the same tree)."""
+    settings = {"draft": "biased", "seed": 3, "width": 2, "mode": "tree", "drafts": 2, "tree": tree}
+    with Client(BASE) as client:
+        one, other = client.session(**settings), client.session(**settings)
+        one.draft()
+        verified = one.verify()
+        stepped = other.step()
+    assert verified.to_dict() == stepped.to_dict()
+    assert one.state.position == other.state.position and one.output == other.output

@@ -133,6 +133,9 @@ def verify(state: State, labels: Optional[Sequence[str]], chains: Any = None) ->
     """
     _check_open(state)
     tree = state.config.mode == "tree"
+    shape = state.config.tree.shape if tree and state.config.tree is not None else "chains"
+    if tree and labels is not None and shape != "chains":
+        raise InvalidInput.at(("tokens",), f'shape "{shape}" drafts its own tree: use /v1/step (SPEC section 12)')
     if tree and labels is not None:
         raise InvalidInput.at(("tokens",), "mode tree verifies chains: give `chains`, one list of tokens per draft (SPEC section 11)")
     if not tree and chains is not None:

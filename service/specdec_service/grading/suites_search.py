@@ -293,13 +293,13 @@ SUITE_SPECS: tuple[SuiteSpec, ...] = (
      "scaled residual): every rule of SPEC 10 exercised and every catalogued mistake of mode block caught and "
      "named on at least one config."),
     ("tree", ("tree",), "standard",
-     "The assignment of SPEC 11 (mode tree: several draft chains verified depth by depth against the recursive "
-     "residual): every rule of SPEC 11 exercised and every catalogued mistake of mode tree caught and named on at "
-     "least one config."),
+     "The assignment of SPEC 11-12 (mode tree: several drafts as chains, distinct siblings or a beam, verified "
+     "against the recursive residual or by the target alone, with SGLang's lossy thresholds): every rule of SPEC "
+     "11-12 exercised and every catalogued mistake of mode tree caught and named on at least one config."),
     ("all", ALL_FAMILIES, "standard",
-     "Every rule family at once (SPEC 1-11: speculative, greedy, autoregressive, EOS, custom models, sampling "
-     "parameters, block and tree verification): every rule exercised and every catalogued mistake caught and "
-     "named on at least one config."),
+     "Every rule family at once (SPEC 1-12: speculative, greedy, autoregressive, EOS, custom models, sampling "
+     "parameters, block verification, draft trees of every shape and verifier): every rule exercised and every "
+     "catalogued mistake caught and named on at least one config."),
 )
 """The suites, in the order they are listed; each published version is kept for ever."""
 
