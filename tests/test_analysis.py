@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from specdec_service.budget import BUDGETS
 from specdec_service.engine import COUNTER_NAMES, parse_config, run
-from specdec_service.engine.rules import AUTOREGRESSIVE
+from specdec_service.engine.decoders import AUTOREGRESSIVE
 from specdec_service.engine.analysis import (
     NAIVE, analysis_cost, analyze, expectations, output_distribution, parse_analysis_config, rules_for,
 )

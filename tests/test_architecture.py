@@ -1,7 +1,10 @@
 """docs/architecture.md is true: its table names, for every SPEC section 1-12, a module that
 exists and a test file that exists; every path it names exists; and the service's imports go
 the one way it draws (engine <- budget <- grading <- api <- app, cli), counting imports made
-inside functions and ``importlib.import_module("...")`` calls with a literal name."""
+inside functions and ``importlib.import_module("...")`` calls with a literal name; and every
+module (or subpackage) name is unique in its package (service, SDK), the HTTP layer's ``api/``
+modules aside: each is named after the routes it translates (``api/analysis.py`` answers
+``POST /v1/analysis`` by calling ``engine/analysis.py``)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 MAP = ROOT / "docs" / "architecture.md"
 SERVICE = ROOT / "service" / "specdec_service"
+CLIENT = ROOT / "client" / "specdec_client"
 ROW = re.compile(r"^\| (\d+) \| [^|]+ \| `([^`]+)` \| `([^`]+)` \|$")
 # what each part of the service may import of the service (itself always)
 MAY_IMPORT = {
@@ -50,7 +54,7 @@ def _cited(path: Path) -> set[int]:
 
 
 def test_the_citation_reading():
-    assert _cited(SERVICE / "engine" / "block.py") >= {4, 5, 6, 7}
+    assert _cited(SERVICE / "engine" / "block_loop.py") >= {4, 5, 6, 7}
     assert _cited(SERVICE / "engine" / "draws.py") == {2}
 
 
@@ -164,3 +168,34 @@ def test_the_service_has_no_import_circle():
     assert "engine.analysis" not in graph["engine.tree_analysis"] | graph["engine.tree_law"]
     assert _circle(graph) == []
     assert _circle(_graph(SERVICE)) == []
+
+
+def _names(package: Path) -> dict[str, list[str]]:
+    """Name -> the modules and subpackages of ``package`` with that name (paths relative to it),
+    outside ``api/`` (``__init__`` and ``__main__`` are not names of their own)."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(package.rglob("*")):
+        relative = path.relative_to(package)
+        if relative.parts[0] in ("api", "static", "__pycache__") or "__pycache__" in relative.parts:
+            continue
+        if path.suffix == ".py" and path.stem not in ("__init__", "__main__"):
+            found.setdefault(path.stem, []).append(str(relative))
+        elif path.is_dir() and (path / "__init__.py").is_file():
+            found.setdefault(path.name, []).append(f"{relative}/")
+    return found
+
+
+def test_the_name_reading_sees_modules_and_subpackages():
+    names = _names(SERVICE)
+    assert names["decoders"] == ["engine/decoders.py"]
+    assert names["verifiers"] == ["engine/verifiers/"] and "block_loop" in names and "block" in names
+    assert "routes" not in names  # api/ aside
+
+
+def test_every_module_name_is_unique_in_its_package():
+    # one name, one job: engine/block_loop.py (the block) beside engine/verifiers/block.py
+    # (block verification), engine/decoders.py beside grading/check_names.py, engine/inputs.py
+    # beside grading/submissions.py
+    for package in (SERVICE, CLIENT):
+        repeated = {name: paths for name, paths in _names(package).items() if len(paths) > 1}
+        assert not repeated, (package.name, repeated)

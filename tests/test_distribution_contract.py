@@ -1,6 +1,6 @@
 """One parse path for ``POST /v1/grade/distribution``: the contract and the parser agree.
 
-The body is stated once (``grading/requests.py``, ``DISTRIBUTION_REQUEST``); the parser checks
+The body is stated once (``grading/submissions.py``, ``DISTRIBUTION_REQUEST``); the parser checks
 its top level against it and the contract (``openapi.yaml``, ``DistributionIn``) is produced
 from it. These tests hold the two ends against each other:
 
@@ -33,7 +33,7 @@ from specdec_service import create_app
 from specdec_service.engine import InvalidInput, pointer
 from specdec_service.engine.bounds import MAX_CELLS, MAX_COUNTER, MAX_M, MAX_SAMPLES
 from specdec_service.grading import grade_distribution
-from specdec_service.grading.requests import MAX_OUTPUT
+from specdec_service.grading.submissions import MAX_OUTPUT
 
 DOCUMENT = yaml.safe_load((Path(__file__).resolve().parents[1] / "openapi.yaml").read_text(encoding="utf-8"))
 COMPONENTS = DOCUMENT["components"]["schemas"]

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TEXT = (ROOT / "docs" / "engine.md").read_text(encoding="utf-8")
 SECTION = TEXT.split("## One function per SPEC rule", 1)[1]
 ROWS = [line for line in SECTION.splitlines() if line.startswith("| ") and not line.startswith("| SPEC") and "---" not in line]
-NAMES = sorted({name for row in ROWS for name in re.findall(r"`((?:distributions|draws|rules|block|state|models|rows|proposals|verifiers|sampling)\.[\w.]+)`", row.split("|")[3])})
+NAMES = sorted({name for row in ROWS for name in re.findall(r"`((?:distributions|draws|decoders|block_loop|chains_proposal|state|models|rows|proposals|verifiers|sampling)\.[\w.]+)`", row.split("|")[3])})
 
 
 def resolve(dotted: str):

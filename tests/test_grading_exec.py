@@ -16,7 +16,7 @@ from specdec_client import Client
 from specdec_client.cli import main
 from specdec_client.harness import config_mismatch, gradescope_results, where
 from specdec_service import create_app
-from specdec_service.grading.rules import PLAIN
+from specdec_service.grading.check_names import PLAIN
 from specdec_service.grading.suites import suite
 
 BASE = "http://exec.test"

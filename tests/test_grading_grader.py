@@ -8,7 +8,7 @@ import pytest
 
 from specdec_service.engine import InvalidInput, parse_config, pointer, run
 from specdec_service.grading import BY_ID, CHECKS, MAX_TRACES, faulty_run, grade, grade_many
-from specdec_service.grading.rules import PLAIN
+from specdec_service.grading.check_names import PLAIN
 
 TRACE = run(parse_config({"draft": "biased", "seed": 1}))
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from specdec_service.engine import parse_config, run
 from specdec_service.engine.distributions import Dist, accepts
 from specdec_service.engine.draws import Draw
-from specdec_service.engine.rules import RatioTest
+from specdec_service.engine.decoders import RatioTest
 from specdec_service.grading import BY_ID, faulty_run, grade
 from specdec_service.grading.faulty import SPECULATIVE, swapped
 from specdec_service.grading.suites import suite

@@ -10,7 +10,7 @@ import pytest
 import responses
 from specdec_client import Client
 from specdec_client.cli import main
-from specdec_client.sampling import sample_configs
+from specdec_client.sampler_grading import sample_configs
 from specdec_service import create_app
 
 BASE = "http://samples.test"

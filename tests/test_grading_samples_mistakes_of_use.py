@@ -12,7 +12,7 @@ import sys
 
 import pytest
 from specdec_client.cli import main
-from specdec_client.sampling import read_lines
+from specdec_client.sampler_grading import read_lines
 
 from test_grading_samples_cli import BASE, service  # noqa: F401  (the fixture)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from specdec_client import Client
 from specdec_client.cli import main
-from specdec_client.sampling import sample_configs, sampler_arguments
+from specdec_client.sampler_grading import sample_configs, sampler_arguments
 
 from test_grading_samples_cli import BASE, service  # noqa: F401  (the fixture)
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from specdec_service.engine import parse_config, run
 from specdec_service.engine.distributions import Dist
-from specdec_service.engine.rules import SPECULATIVE
+from specdec_service.engine.decoders import SPECULATIVE
 from specdec_service.engine.sampling import with_top_p
 from specdec_service.grading import BY_ID, faulty_run, grade
 from specdec_service.grading.faulty_sampling import (

@@ -144,7 +144,7 @@ def _sample_ids(name):
 
 
 def test_suite_works_for_sample_grading_sampling_configs_included(service, capsys):
-    from specdec_client.sampling import sample_configs
+    from specdec_client.sampler_grading import sample_configs
 
     with Client(BASE) as client:
         configs = sample_configs(client, "sampling")

@@ -158,7 +158,7 @@ def test_sampler_dropping_q_passes():
     """Dropping the draft's probabilities is lossless (SPEC 12.4), not a mistake: it passes."""
     import random
 
-    from specdec_client.sampling import ModelView, sampler_arguments
+    from specdec_client.sampler_grading import ModelView, sampler_arguments
     from specdec_service.engine import builtin_models
 
     settings = {**SAMPLED, "tree": CHAINS_TO}
@@ -172,7 +172,7 @@ def test_sampler_dropping_q_passes():
 
 
 def test_function_without_tree_parameter_fails_a_tree_config_with_a_sentence():
-    from specdec_client.sampling import sampler_arguments
+    from specdec_client.sampler_grading import sampler_arguments
 
     def old(target, draft, width, limit, eos, rng, mode, drafts):
         return []

@@ -93,7 +93,7 @@ def test_missing_and_unknown_fields():
 
 
 def test_every_fault_is_reported_at_once():
-    """Every fault of the structure (engine/requests.py MODEL_TABLE) at once; then, for a
+    """Every fault of the structure (engine/inputs.py MODEL_TABLE) at once; then, for a
     table of the right structure, every fault of the rules no JSON Schema states."""
     found = faults({**FOUR, "start": [0.5, -1, 0.5, 0.5], "next": {**FOUR["next"], "B": [0.5, 1.6, 0, 0]}})
     assert set(found) == {"#/start/1", "#/next/B/1"}

@@ -236,7 +236,7 @@ def test_a_long_detail_or_pointer_is_cut_never_the_structure():
 def test_the_size_check_cuts_a_copy_and_leaves_the_value_alone():
     """``within_bounds`` returns the value itself when nothing is over a bound, and otherwise a
     cut copy: the caller's value is never changed (in-process callers keep their data)."""
-    from specdec_service.engine.requests import ENGINE_SIZES, STATE, shallow, within_bounds
+    from specdec_service.engine.inputs import ENGINE_SIZES, STATE, shallow, within_bounds
 
     schema = shallow(STATE)
     fine = {"config": CONFIG, "committed": ["A"]}

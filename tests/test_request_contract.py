@@ -1,7 +1,7 @@
 """One parse path for the engine's bodies: the contract and the parsers agree.
 
 Each body (a config, a custom model table, a session state, ``POST /v1/verify``,
-``POST /v1/runs``, ``POST /v1/analysis``) is stated once (``engine/requests.py``); the engine's
+``POST /v1/runs``, ``POST /v1/analysis``) is stated once (``engine/inputs.py``); the engine's
 parsers check it and the contract (``openapi.yaml``: ``ConfigIn``, ``ModelTableIn``,
 ``StateIn``, ``VerifyIn``, ``RunIn``, ``AnalysisIn``) is produced from it. These tests hold the
 two ends against each other:

@@ -1,4 +1,4 @@
-"""The rules of a block (engine/rules.py: a proposal rule and a verifier per mode): the exact
+"""The rules of a block (engine/decoders.py: a proposal rule and a verifier per mode): the exact
 distributions they induce, and the decoders of the three modes."""
 
 from fractions import Fraction
@@ -7,7 +7,7 @@ from hypothesis import given, strategies as st
 
 from specdec_service.engine import AUTOREGRESSIVE, BIASED, GREEDY, MODE_RULES, MODES, SPECULATIVE, TOY
 from specdec_service.engine.distributions import Dist
-from specdec_service.engine.rules import point_mass
+from specdec_service.engine.decoders import point_mass
 from specdec_service.grading import faulty
 
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from specdec_service.engine import BIASED, SPECULATIVE, TOY, State, parse_config, play
 from specdec_service.engine.distributions import Dist, residual
-from specdec_service.engine.rules import swapped
+from specdec_service.engine.decoders import swapped
 from specdec_service.engine.sampling import (
     ProcessedRows, Sampling, power, process, with_min_p, with_temperature, with_top_k, with_top_p,
 )

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 from specdec_client import Client, TableModel
-from specdec_client.sampling import ModelView, models_of
+from specdec_client.sampler_grading import ModelView, models_of
 from specdec_service.grading import grade_samples
 
 STUDENTS = Path(__file__).parent / "students"

@@ -1,7 +1,7 @@
 """``specdec grade --samples N`` (``--exec CMD`` or ``--python FILE:FUNCTION``) and
 ``specdec grade --samples-from FILE --config CONFIG``, and ``--config CONFIG`` with ``--samples N``
 (that one config instead of the suite's): grading a sampler by its samples
-(:mod:`specdec_client.sampling`, docs/grading.md "Grading by samples")."""
+(:mod:`specdec_client.sampler_grading`, docs/grading.md "Grading by samples")."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import sys
 from typing import Any, Callable, Optional
 
 from .argtypes import modes_of
-from .sampling import FILE_HINT, SampleTest, gradescope_sample_results, grade_collected, grade_sampler, read_lines
+from .sampler_grading import FILE_HINT, SampleTest, gradescope_sample_results, grade_collected, grade_sampler, read_lines
 
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 

@@ -545,3 +545,10 @@ BUDGETS: dict[str, Budget] = _budgets(
 (``GET /health``, ``/openapi.yaml``, ``/metrics``, ``/v1/models``, ``/v1/grade/suites[/{name}]``, the inspector
 page and its static files) answer fixed documents: no budget (``tests/test_budget.py`` checks that
 every route is one or the other)."""
+
+TRACE_GRADING = BUDGETS["POST /v1/grade"]
+"""The budget of grading a batch of traces (block units; :func:`~specdec_service.grading.grader.trace_cost`)."""
+DISTRIBUTION_GRADING = BUDGETS["POST /v1/grade/distribution"]
+"""The budget of grading a sampler's output distribution (sample units)."""
+SAMPLE_GRADING = BUDGETS["POST /v1/grade/samples"]
+"""The budget of grading whole sampled sessions (sample units)."""

@@ -6,7 +6,7 @@ from typing import Any, Iterable, Mapping, Optional, Union
 from urllib.parse import quote
 
 from ..harness import ProgramTest, grade_program
-from ..sampling import DEFAULT_SAMPLES, SampleTest, grade_sampler
+from ..sampler_grading import DEFAULT_SAMPLES, SampleTest, grade_sampler
 from ..progress import Progress
 from ..reports import DistributionReport, GradeBatch, GradeReport, Suite, SuiteSummary
 from ..types import Config, Trace
@@ -65,14 +65,14 @@ class GradingApi(ApiGroup):
         """Grade a sampler by its samples on every config of ``suite`` with an output law: the
         Python function ``fn`` (called ``samples`` times per config as ``fn(target=, draft=,
         width=, limit=, eos=, rng=)``, plus ``mode=``, ``drafts=``, ``sampling=`` when it takes
-        them, models as :class:`~specdec_client.sampling.ModelView`) or
+        them, models as :class:`~specdec_client.sampler_grading.ModelView`) or
         the shell ``command`` (run once per config, ``{"config", "samples", "seed"}`` on stdin,
         one JSON list of labels per line on stdout). A
-        :class:`~specdec_client.sampling.SampleTest` per config (``passed``, ``problem``,
+        :class:`~specdec_client.sampler_grading.SampleTest` per config (``passed``, ``problem``,
         ``report``, ``message()``); ``configs`` (``[(id, config)]``) grades those configs instead
         of the suite's, ``modes`` keeps only the configs of those modes, ``jobs`` runs that many
         programs at once (``command`` only); see
-        :func:`specdec_client.sampling.grade_sampler`."""
+        :func:`specdec_client.sampler_grading.grade_sampler`."""
         return grade_sampler(self, fn=fn, command=command, suite=suite, samples=samples, seed=seed, timeout=timeout,
                              cwd=cwd, progress=progress, configs=configs, modes=modes, jobs=jobs)
 

@@ -22,7 +22,7 @@ How to add a route
 
    ``read_json`` reads numbers as the route's entry of ``bodies.BODY_RULES`` says (add one).
    A request body is stated once, as JSON Schema, where its parser lives
-   (``engine/requests.py``, ``grading/requests.py``): the parser checks it and the
+   (``engine/inputs.py``, ``grading/submissions.py``): the parser checks it and the
    contract's component is produced from it (``body`` names that component).
    ``body``/``ok`` are component names, marshmallow schemas or raw JSON Schema dicts;
    ``operation_id`` is the stable lowerCamelCase name generated clients call it by;

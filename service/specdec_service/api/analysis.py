@@ -2,7 +2,7 @@
 
 Thin HTTP layer over :mod:`specdec_service.engine.analysis` (docs/analysis.md): the
 body is read by :func:`~specdec_service.engine.analysis.parse_analysis` (its one statement,
-``engine/requests.py`` ``ANALYSIS``, is the contract's ``AnalysisIn``), the work by the route's
+``engine/inputs.py`` ``ANALYSIS``, is the contract's ``AnalysisIn``), the work by the route's
 budget (``BUDGETS["POST /v1/analysis"]``, cost :func:`~specdec_service.engine.analysis.analysis_cost`)
 before any of it is done.
 """

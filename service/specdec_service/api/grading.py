@@ -231,7 +231,7 @@ the config is the sessions' ``ConfigIn`` (the rules ``parse_config`` applies), a
 
 def body_components() -> dict[str, dict]:
     """The contract of the grading routes' bodies, produced from the one schema each parser
-    checks (:mod:`specdec_service.grading.requests`): ``GradeBatchIn``, ``PrefixCountIn``
+    checks (:mod:`specdec_service.grading.submissions`): ``GradeBatchIn``, ``PrefixCountIn``
     and ``DistributionIn``."""
     name_of = DEFS_COMPONENTS.__getitem__
 

@@ -1,7 +1,7 @@
 """Marshmallow schemas of the response bodies and the query string of the API.
 
 The request bodies the engine reads (state, config, model table, verify, run, analysis) are
-not here: each is stated once as JSON Schema in :mod:`specdec_service.engine.requests`, which
+not here: each is stated once as JSON Schema in :mod:`specdec_service.engine.inputs`, which
 the engine's parsers check and from which the contract's ``*In`` components are produced
 (:func:`.trace_components.request_components`). ``DrawsQuery`` checks ``GET /v1/draws``' query.
 

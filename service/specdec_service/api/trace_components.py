@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 from marshmallow import fields
 
 from ..engine import trace_schema
-from ..engine.requests import COMPONENTS as REQUEST_COMPONENTS, DEFS as REQUEST_DEFS
+from ..engine.inputs import COMPONENTS as REQUEST_COMPONENTS, DEFS as REQUEST_DEFS
 
 COMPONENTS = "#/components/schemas/"
 ROOT = "Trace"
@@ -107,7 +107,7 @@ def variant_components(variant: dict, root: str, prefix: str) -> dict[str, dict]
 
 def request_components() -> dict[str, dict]:
     """``{component name: JSON Schema}`` of the request bodies the engine reads, produced
-    from their one statement (:data:`specdec_service.engine.requests.DEFS`, the schemas the
+    from their one statement (:data:`specdec_service.engine.inputs.DEFS`, the schemas the
     parsers check): ``ConfigIn``, ``StateIn``, ``VerifyIn``, ``RunIn``, ``AnalysisIn``, ...,
     every ``#/$defs/x`` reference pointing at the component of ``x``."""
     return {REQUEST_COMPONENTS[name]: components_of_defs(schema, REQUEST_COMPONENTS.__getitem__)

@@ -12,7 +12,7 @@ alone. The public names:
 - sessions: :func:`parse_config`, :func:`parse_state`, :class:`Config`,
   :class:`State`, :class:`Counters`;
 - blocks: :func:`draft`, :func:`verify`, :func:`step`; the one block function
-  :func:`play` (draft -> verify -> commit) over a mode's decoder (:mod:`.rules`:
+  :func:`play` (draft -> verify -> commit) over a mode's decoder (:mod:`.decoders`:
   :data:`MODE_RULES`, :class:`Decoder`: a proposal rule of :mod:`.proposals`, a
   verifier of :mod:`.verifiers`, the row reader of :mod:`.rows`);
 - whole runs: :func:`run`, :func:`run_json`, :data:`TRACE_FORMAT`.
@@ -21,13 +21,13 @@ Errors: :class:`InvalidInput` (bad input, with the path of each fault) and
 :class:`SessionDone` (a block asked of an ended session).
 """
 
-from .block import StepResult, commit, draft, draft_room, play, step, verify
+from .block_loop import StepResult, commit, draft, draft_room, play, step, verify
 from .distributions import Dist, accepts, argmax, residual, sample
 from .bounds import MAX_DRAWS_SLICE, MAX_LIMIT, MAX_POSITION, MAX_SEED, MAX_WIDTH
 from .draws import Draw, draw, draw_slice
 from .errors import Fault, InvalidInput, SessionDone, SpecdecError, pointer
 from .models import ALIGNED, BIASED, TOY, Model, builtin_models, parse_model
-from .rules import AUTOREGRESSIVE, GREEDY, MODE_RULES, SPECULATIVE, Decoder, RuleSet
+from .decoders import AUTOREGRESSIVE, GREEDY, MODE_RULES, SPECULATIVE, Decoder, RuleSet
 from .state import (
     COUNTER_NAMES, MODES, Config, Counters, State, parse_config, parse_state,
 )

@@ -36,12 +36,12 @@ from .chain_law import (  # noqa: F401  (the chain's law, re-exported: analysis'
 )
 from .errors import Fault, InvalidInput
 from .models import digits_fault, exact_number
-from .requests import ANALYSIS, ANALYSIS_CONFIG, checker, expectation, shallow
+from .inputs import ANALYSIS, ANALYSIS_CONFIG, checker, expectation, shallow
 from .analysis_block import (
     BLOCK_CELL_COST, BLOCK_DP_FACTOR, BlockLaws, accepted_per_block, block_expectations, block_output, check_block_size, draft_block_cells,
 )
 from .distributions import to_float
-from .rules import AUTOREGRESSIVE, MODE_RULES, NAIVE  # noqa: F401  (NAIVE re-exported)
+from .decoders import AUTOREGRESSIVE, MODE_RULES, NAIVE  # noqa: F401  (NAIVE re-exported)
 from .state import Config, parse_around, parse_config
 from .tree_analysis import TREE_DRAFTS, analyze_tree
 from .tree_law import analysis_cost as tree_analysis_cost, law_for, tree_of
@@ -93,13 +93,13 @@ def analysis_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
 
 
 check_values = checker(shallow(ANALYSIS, config={"description": "Read by parse_analysis_config."}))
-"""What :func:`parse_analysis` checks with JSON Schema: :data:`.requests.ANALYSIS`, its config
+"""What :func:`parse_analysis` checks with JSON Schema: :data:`.inputs.ANALYSIS`, its config
 read by :func:`parse_analysis_config`."""
 _DRAFT_COST = ANALYSIS["properties"]["draft_cost"]
 
 
 def check_request(config: Config, depth: int, widths: Sequence[int], draft_cost: Fraction) -> None:
-    """The rules of an analysis request beyond its config, as :data:`.requests.ANALYSIS` states
+    """The rules of an analysis request beyond its config, as :data:`.inputs.ANALYSIS` states
     them (``depth``, distinct ``widths``, ``draft_cost`` in its bounds, read exactly). A depth
     above ``limit`` is valid (it is read as :func:`effective_depth`), so no rule here depends on
     another field: the contract's ``AnalysisIn`` states them all; in mode block, the draft blocks
@@ -129,7 +129,7 @@ def check_request(config: Config, depth: int, widths: Sequence[int], draft_cost:
 
 def parse_analysis(obj: Any) -> tuple[Config, int, list[int], Fraction]:
     """``(config, depth, widths, draft_cost)`` of a ``POST /v1/analysis`` body
-    (:data:`.requests.ANALYSIS`), defaults filled in: ``depth`` :func:`default_depth` (a depth
+    (:data:`.inputs.ANALYSIS`), defaults filled in: ``depth`` :func:`default_depth` (a depth
     above the limit read as :func:`effective_depth`),
     ``widths`` :data:`DEFAULT_WIDTHS`, ``draft_cost`` 0 (read exactly, as written). Raises
     :class:`InvalidInput` with paths relative to the body."""
@@ -277,7 +277,7 @@ check_analysis_config = checker(shallow(ANALYSIS_CONFIG, target={}, draft={}))
 
 
 def parse_analysis_config(obj) -> Config:
-    """A config for an analysis (:data:`.requests.ANALYSIS_CONFIG`): as
+    """A config for an analysis (:data:`.inputs.ANALYSIS_CONFIG`): as
     :func:`~.state.parse_config`, but ``seed`` may be left out (it is ignored). Raises
     :class:`InvalidInput`."""
     check_analysis_config(obj)

@@ -34,7 +34,7 @@ from fractions import Fraction
 from typing import NamedTuple, Optional, Sequence
 
 from .errors import InvalidInput
-from .rules import MODE_RULES
+from .decoders import MODE_RULES
 from .verifiers.block import scaled_mass, scaled_residual
 
 ZERO, ONE = Fraction(0), Fraction(1)

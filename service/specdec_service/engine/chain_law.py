@@ -16,12 +16,12 @@ committed prefixes shorter than ``depth``. Probabilities are integers over a
 power of one common denominator (see ``_Scaled``): exact, without a gcd per
 operation.
 
-The rows come from the engine's rules (:mod:`.rules`: the proposal rule and the
+The rows come from the engine's rules (:mod:`.decoders`: the proposal rule and the
 verifier of a decoder each state the exact law they induce): :func:`rules_for` turns a
-:class:`~.rules.Decoder` into :class:`BlockRules`. ``autoregressive`` is the
+:class:`~.decoders.Decoder` into :class:`BlockRules`. ``autoregressive`` is the
 block of width 0 (no proposal, the "bonus" is the sampled token); the naive
 rule :data:`NAIVE` is speculative sampling with the catalogue's
-``TargetRowCorrection`` swapped in (:data:`.rules.NAIVE`). docs/analysis.md explains every number.
+``TargetRowCorrection`` swapped in (:data:`.decoders.NAIVE`). docs/analysis.md explains every number.
 
 Pure Python, no I/O.
 """
@@ -34,7 +34,7 @@ from math import lcm
 from typing import Optional, Sequence
 
 from .distributions import Dist, exact_string, residual, to_float
-from .rules import MODE_RULES, RuleSet, at_limit, room
+from .decoders import MODE_RULES, RuleSet, at_limit, room
 from .state import COUNTER_NAMES, Config
 
 
@@ -88,12 +88,12 @@ class BlockRules:
     bonus_rule: object
 
     def room(self, length: int) -> int:
-        """Proposals a block drafts after ``length`` committed tokens (:func:`.rules.room`)."""
+        """Proposals a block drafts after ``length`` committed tokens (:func:`.decoders.room`)."""
         return room(self, length)
 
     def bonus_allowed(self, length: int, k: int) -> bool:
         """Whether a block that accepts all ``k`` proposals after ``length`` committed tokens
-        adds a bonus (:func:`.rules.at_limit`: none at the limit)."""
+        adds a bonus (:func:`.decoders.at_limit`: none at the limit)."""
         return not at_limit(self.bonus_rule, self, length, k)
 
     def at_width(self, width: int) -> "BlockRules":
@@ -108,8 +108,8 @@ def contexts_of(size: int) -> list[Context]:
 
 def rules_for(config: Config, ruleset: Optional[RuleSet] = None) -> BlockRules:
     """The :class:`BlockRules` of ``config`` under ``ruleset`` (default: the
-    rule set of its mode, :data:`~.rules.MODE_RULES`), from the exact
-    distributions the rule objects state (:mod:`.rules`).
+    rule set of its mode, :data:`~.decoders.MODE_RULES`), from the exact
+    distributions the rule objects state (:mod:`.decoders`).
 
     In context c with target row p and draft row q: a proposal x has the
     law Q = ``proposal.distribution(q)`` and is accepted with probability
@@ -120,7 +120,7 @@ def rules_for(config: Config, ruleset: Optional[RuleSet] = None) -> BlockRules:
     speculative sampling exactly ``max(p - q, 0)``, Leviathan et al. 2023);
     ``bonus = verifier.bonus_law(p, q)``. A rule set whose proposal drafts
     nothing (autoregressive) has width 0. Draws are counted when the rules
-    use them (every rule set of :data:`~.rules.MODE_RULES` uses a draw for
+    use them (every rule set of :data:`~.decoders.MODE_RULES` uses a draw for
     every proposal, verification, correction and bonus, or none: greedy).
     """
     ruleset = ruleset or MODE_RULES[config.mode]

@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover
 
 from .distributions import Dist
 from .errors import MAX_ERRORS, Fault, InvalidInput
-from .requests import MODEL_TABLE, checker, shallow
+from .inputs import MODEL_TABLE, checker, shallow
 
 ROW_TOLERANCE = Fraction(1, 10**9)
 """A row must sum to 1 within this (SPEC section 1); it is then normalised exactly."""
@@ -192,7 +192,7 @@ def _memoised(key: _SpecKey) -> Model:
 check_model_table = checker(shallow(MODEL_TABLE, next={
     k: v for k, v in MODEL_TABLE["properties"]["next"].items() if k not in ("minProperties", "maxProperties")}),
     bounds=shallow(MODEL_TABLE))
-"""The structure of a custom table (:data:`.requests.MODEL_TABLE`): fields, label and row sizes,
+"""The structure of a custom table (:data:`.inputs.MODEL_TABLE`): fields, label and row sizes,
 distinct labels, entries from 0 to 1; :func:`_parse_model` adds the rules no JSON Schema
 states (a row per token, each as long as the vocabulary, summing to 1, exactly read). The number
 of rows of ``next`` (2 to 64 in the contract) is left to that rule, which names each missing or

@@ -34,7 +34,7 @@ from .distributions import Dist, argmax
 from .bounds import MAX_TEMPERATURE, MIN_TEMPERATURE
 from .errors import Fault, InvalidInput
 from .proposals import point_mass
-from .requests import SAMPLING, expectation
+from .inputs import SAMPLING, expectation
 from .rows import Rows
 from .work import charge
 
@@ -91,7 +91,7 @@ def parse_sampling(obj: Any, path: tuple = ("sampling",)) -> Sampling:
     its float64's shortest decimal, since a config echoes each number as float64.
 
     Raises :class:`~.errors.InvalidInput` naming each bad field (paths under ``path``) and its
-    bound (the words of :data:`.requests.SAMPLING`, the schema the service checks first)."""
+    bound (the words of :data:`.inputs.SAMPLING`, the schema the service checks first)."""
     if not isinstance(obj, dict):
         raise InvalidInput.at(path, expectation(SAMPLING))
     faults = [Fault(path + (key,), "is not a sampling parameter (temperature, top_k, top_p, min_p, draft)")

@@ -19,14 +19,14 @@ from .errors import Fault, InvalidInput
 from .models import Model, resolve_model
 from .rows import Rows
 from .sampling import ProcessedRows, Sampling, parse_sampling, sampling_echo
-from .requests import (
+from .inputs import (
     CONFIG, COUNTERS, MODES, RUN, STATE, VERIFY, checker, integer_fields, shallow, strict_integers,  # noqa: F401
 )
 from .sampling import SAMPLING_KEYS
 from .tree_settings import TreeSetting, parse_tree
 DEFAULTS = {key: schema["default"] for key, schema in CONFIG["properties"].items() if "default" in schema}
 """Settings a config may leave out (target toy, mode speculative, width 3, limit 8, eos null, as
-:data:`.requests.CONFIG` states them); ``draft`` and ``seed`` are required."""
+:data:`.inputs.CONFIG` states them); ``draft`` and ``seed`` are required."""
 CONFIG_KEYS = tuple(CONFIG["properties"])
 """The session settings of SPEC section 8; changing any starts a new session."""
 
@@ -269,7 +269,7 @@ def _parse_sampling_config(items: tuple, sampling: tuple) -> Config:
 
 _MODEL = {"description": "A built-in name or a custom table: read by resolve_model."}
 CONFIG_CHECK = shallow(CONFIG, target=_MODEL, draft=_MODEL)
-"""What :func:`parse_config` checks with JSON Schema: :data:`.requests.CONFIG`, its models
+"""What :func:`parse_config` checks with JSON Schema: :data:`.inputs.CONFIG`, its models
 read by :func:`~.models.resolve_model`."""
 check_config = checker(CONFIG_CHECK)
 _CONFIG_INTEGERS = integer_fields(CONFIG)
@@ -337,7 +337,7 @@ def parse_state(obj: Any) -> State:
 
 
 STATE_CHECK = shallow(STATE, config={"description": "Read by parse_config."})
-"""What :func:`parse_state` checks with JSON Schema: :data:`.requests.STATE` (counters,
+"""What :func:`parse_state` checks with JSON Schema: :data:`.inputs.STATE` (counters,
 position, the committed labels), its config read by :func:`parse_config`."""
 check_state = checker(STATE_CHECK)
 _STATE_INTEGERS = integer_fields(STATE)
@@ -397,17 +397,17 @@ check_verify = checker(shallow(VERIFY, state={"description": "Read by parse_stat
 
 
 def parse_run(obj: Any) -> Config:
-    """The config of a ``POST /v1/runs`` body ``{"config": {...}}`` (:data:`.requests.RUN`).
+    """The config of a ``POST /v1/runs`` body ``{"config": {...}}`` (:data:`.inputs.RUN`).
     Raises :class:`InvalidInput` with paths relative to the body."""
     return parse_around(check_run, obj, "config", parse_config)
 
 
 def parse_verify(obj: Any) -> tuple[State, list]:
     """The state and the proposal's token labels of a ``POST /v1/verify`` body
-    ``{"state": {...}, "proposal": {"tokens": [...]}}`` (:data:`.requests.VERIFY`; ``None``
+    ``{"state": {...}, "proposal": {"tokens": [...]}}`` (:data:`.inputs.VERIFY`; ``None``
     when the proposal gives ``chains`` instead, :func:`parse_verify_chains`); the
     proposal's rules beyond its structure (tokens of the vocabulary, room for it) are
-    :func:`~.block.verify`'s. Raises :class:`InvalidInput` with paths relative to the body."""
+    :func:`~.block_loop.verify`'s. Raises :class:`InvalidInput` with paths relative to the body."""
     state = parse_around(check_verify, obj, "state", parse_state)
     return state, obj["proposal"].get("tokens")
 

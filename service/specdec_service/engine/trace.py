@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .block import step
+from .block_loop import step
 from .state import Config, State, parse_config
 
 TRACE_FORMAT = "specdec-trace/1"

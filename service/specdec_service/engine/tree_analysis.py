@@ -42,7 +42,7 @@ from .chain_law import (
 from .bounds import MAX_DRAFTS, MIN_DRAFTS
 from .distributions import exact_string, to_float
 from .state import COUNTER_NAMES, Config
-from .rules import AUTOREGRESSIVE
+from .decoders import AUTOREGRESSIVE
 from .verifiers.tree import TreeVerifier
 
 TREE_DRAFTS = tuple(range(MIN_DRAFTS, MAX_DRAFTS + 1))

@@ -17,7 +17,7 @@ from fractions import Fraction
 from typing import Any, Optional
 
 from .errors import Fault, InvalidInput
-from .requests import MAX_TREE_NODES, TREE, expectation
+from .inputs import MAX_TREE_NODES, TREE, expectation
 from .sampling import exact_decimal, not_carried
 
 SHAPES = tuple(TREE["properties"]["shape"]["enum"])
@@ -67,7 +67,7 @@ def distinct_nodes(branching: tuple[int, ...], depth: int) -> int:
 def parse_tree(obj: Any, mode: str, drafts: int, depth: int, path: tuple = ("tree",)) -> TreeSetting:
     """Read a ``tree`` object (SPEC 12) of a config in ``mode`` with ``drafts`` (D) and
     ``depth`` = min(width, limit) (K). Raises :class:`~.errors.InvalidInput` naming each bad
-    field (paths under ``path``): a structure or bound of :data:`.requests.TREE`, ``tree`` in a
+    field (paths under ``path``): a structure or bound of :data:`.inputs.TREE`, ``tree`` in a
     mode other than ``tree``, ``verify`` "residual" with ``shape`` "beam", ``branching`` with a
     shape other than "distinct" or above :data:`MAX_TREE_NODES` nodes, a threshold with a
     verifier other than "target_only"."""

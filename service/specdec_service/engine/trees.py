@@ -4,7 +4,7 @@ verifier, the config's rows.
 =============  ===========  ==============================================================
 shape          verify       decoder
 =============  ===========  ==============================================================
-chains         residual     :data:`~.rules.TREE` (SPEC 11 exactly: the chains' candidates)
+chains         residual     :data:`~.decoders.TREE` (SPEC 11 exactly: the chains' candidates)
 chains         target_only  :class:`~.shapes.ChainsShape` walked by :class:`~.verifiers.tree_target_only.TargetOnlyNode`
 distinct       residual     :class:`~.shapes.DistinctShape` walked by :class:`~.verifiers.tree_residual.ResidualNode`
 distinct       target_only  :class:`~.shapes.DistinctShape` walked by :class:`~.verifiers.tree_target_only.TargetOnlyNode`
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from .rows import ConfigRows, RowReader
-from .rules import MODE_RULES, Decoder
+from .decoders import MODE_RULES, Decoder
 from .shapes import BeamShape, ChainsShape, DistinctShape, Shape
 from .verifiers.tree_residual import ResidualNode
 from .verifiers.tree_target_only import TargetOnlyNode
@@ -30,7 +30,7 @@ from .verifiers.walk import TreeWalk
 
 @dataclass(frozen=True)
 class TreeDecoder:
-    """What :func:`.block.play` applies for a tree of SPEC 12 other than SPEC 11's: ``proposal``
+    """What :func:`.block_loop.play` applies for a tree of SPEC 12 other than SPEC 11's: ``proposal``
     (a :class:`~.shapes.Shape`) drafts the tree, ``verifier`` (a :class:`~.verifiers.walk.TreeWalk`
     over a node verifier) walks it, ``rows`` reads the rows (SPEC 9 as everywhere)."""
 
@@ -53,7 +53,7 @@ TREE_DECODERS = {
 
 
 def decoder_of(config) -> AnyDecoder:
-    """The decoder of a config's blocks: its mode's (:data:`~.rules.MODE_RULES`), or in mode tree
+    """The decoder of a config's blocks: its mode's (:data:`~.decoders.MODE_RULES`), or in mode tree
     with a ``tree`` other than chains + residual, that pair's (:data:`TREE_DECODERS`)."""
     tree = config.tree
     if config.mode != "tree" or tree is None or tree.is_section_11:

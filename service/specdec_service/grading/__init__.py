@@ -3,13 +3,13 @@
 - :func:`grade` / :func:`grade_many`: trace-exact grading of ``specdec-trace/1`` traces against
   the reference recomputed from each trace's own settings, with the first divergence, named
   checks for partial credit (:data:`CHECKS`) and a diagnosis from the :data:`CATALOGUE` of
-  classic mistakes (:mod:`.grader`, :mod:`.checks`, :mod:`.compare`, :mod:`.rules`);
+  classic mistakes (:mod:`.grader`, :mod:`.checks`, :mod:`.compare`, :mod:`.check_names`);
 - :data:`CATALOGUE`: the mistakes, each a mode's correct decoder with one rule changed (a
   proposal rule, a verifier or a part of it), decoded by the engine's one block function
   (:mod:`.catalogue`, :mod:`.faulty`);
 - :func:`grade_distribution`: distribution-level grading of sampled outputs or prefix counts
   against the exact target distribution (:mod:`.distribution`), its body stated once as JSON
-  Schema (:data:`DISTRIBUTION_REQUEST`, :mod:`.requests`), which the parser checks and the
+  Schema (:data:`DISTRIBUTION_REQUEST`, :mod:`.submissions`), which the parser checks and the
   contract publishes;
 - :func:`grade_samples`: whole sampled sessions against the target's law, every position
   tested with one family-wise error rate, the catalogued mistake named from exact laws
@@ -25,9 +25,9 @@ from .distribution import (
 )
 from .faulty import CORRECT, faulty_run, faulty_step, swapped
 from .grader import MAX_TRACES, diagnose_trace, grade, grade_many
-from .requests import DISTRIBUTION_REQUEST, GRADE_BATCH, SAMPLES_REQUEST, check_batch
+from .submissions import DISTRIBUTION_REQUEST, GRADE_BATCH, SAMPLES_REQUEST, check_batch
 from .samples import grade_samples
-from .rules import CHECKS, RULES
+from .check_names import CHECKS, RULES
 from .validate import grading_schema, validate_trace
 
 __all__ = [

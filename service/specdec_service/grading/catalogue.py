@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..engine.rules import (
+from ..engine.decoders import (
     AUTOREGRESSIVE, BLOCK, GREEDY, SPECULATIVE, TREE, ArgmaxProposal, RuleSet, TargetArgmaxCorrection,
 )
 from .faulty_sampling import FloatTopPRows, RawDraftRowInRatio, TargetLeftRaw

@@ -35,13 +35,13 @@ from ..engine import COUNTER_NAMES, Config, Counters, InvalidInput, SessionDone,
 from ..engine.bounds import MAX_POSITION, int_in
 from ..engine.draws import Stream
 from ..engine.proposals import Drafted
-from ..engine.rules import MODE_RULES
+from ..engine.decoders import MODE_RULES
 from ..engine.state import ended
 from ..engine.verifiers.tokenwise import Decisions
 from ..engine.trace import TRACE_FORMAT
 from .compare import first_difference
 from .tree_checks import tree_tail
-from .rules import CHECKS, RULES, explain
+from .check_names import CHECKS, RULES, explain
 
 
 @dataclass
@@ -69,7 +69,7 @@ class CheckResult:
     def to_json(self, mode: str = "speculative") -> dict:
         """``{"name", "passed", "blocks", "trace", "first_failure", "rule"}``; a failure is
         ``{"pointer", "detail", "explanation"}``, the explanation being the check's rule in plain
-        words for a trace of ``mode`` (:func:`.rules.explain`)."""
+        words for a trace of ``mode`` (:func:`.check_names.explain`)."""
         return {
             "name": self.name,
             "passed": self.passed,
@@ -142,7 +142,7 @@ class _Walk:
 
 
 def evaluate(trace: dict, config: Config) -> list[CheckResult]:
-    """Evaluate every check of :data:`~.rules.CHECKS` on a schema-valid ``trace`` whose
+    """Evaluate every check of :data:`~.check_names.CHECKS` on a schema-valid ``trace`` whose
     ``config`` parsed as ``config``. Returns the results in :data:`CHECKS` order.
 
     What a block commits, counts and whether the session ends there are not worked out here:

@@ -54,12 +54,12 @@ from typing import Any, Iterable, Mapping, Optional
 
 import numpy as np
 
-from ..budget import BUDGETS, check_grading_work
+from ..budget import DISTRIBUTION_GRADING, check_grading_work
 from ..engine import SPECULATIVE, Config, InvalidInput, parse_config
 from ..engine.bounds import MAX_CELLS, MAX_M, MAX_SAMPLES, int_in  # noqa: F401  (MAX_CELLS, MAX_M re-exported)
-from ..engine.rules import at_limit
+from ..engine.decoders import at_limit
 from .laws import decoding_rows
-from .requests import DEFAULT_ALPHA, MAX_OUTPUT, check_prefix_count, check_request, check_sample
+from .submissions import DEFAULT_ALPHA, MAX_OUTPUT, check_prefix_count, check_request, check_sample
 
 MIN_EXPECTED = 5.0
 """Cells expecting fewer samples than this are pooled (the usual rule for chi-square)."""
@@ -134,8 +134,8 @@ def _is_mapping(x: Any) -> bool:
 
 
 def _parse(payload: Any):
-    """The checked values of a request: its top level against :data:`.requests.DISTRIBUTION_REQUEST`
-    (:func:`.requests.check_request`), the config by the engine, then the rules no JSON Schema
+    """The checked values of a request: its top level against :data:`.submissions.DISTRIBUTION_REQUEST`
+    (:func:`.submissions.check_request`), the config by the engine, then the rules no JSON Schema
     states (mode, the work budget, each entry against the vocabulary and ``min(m, limit)``,
     ``accepted <= draft_steps``). A config without ``seed`` is read with seed 0: the exact
     distribution does not depend on the seed (it only picks the random draws, SPEC section 2)."""
@@ -167,7 +167,7 @@ def _parse(payload: Any):
     return config, m, alpha, counts, counters
 
 
-DISTRIBUTION_BUDGET = BUDGETS["POST /v1/grade/distribution"]
+DISTRIBUTION_BUDGET = DISTRIBUTION_GRADING
 """The work budget of one distribution grade (:mod:`specdec_service.budget`)."""
 
 
@@ -212,7 +212,7 @@ def _cell(tokens: list, config: Config, vocab: dict, length: int, path: tuple, e
 
 def _count_samples(samples: list, config: Config, vocab: dict, length: int) -> Counter:
     """The cells of ``samples`` (1 to :data:`MAX_SAMPLES` entries, checked by
-    :func:`.requests.check_request`), each sample checked against :data:`.requests.SAMPLE`.
+    :func:`.submissions.check_request`), each sample checked against :data:`.submissions.SAMPLE`.
 
     A sample fits when it is a list of 1 to ``MAX_OUTPUT`` labels of the vocabulary, at least
     ``length`` of them or ending in the EOS within them; the first sample that does not
@@ -308,7 +308,7 @@ def _first_unknown_label(head: list, vocab: dict) -> Optional[int]:
 
 def _read_counts(entries: list, config: Config, vocab: dict, length: int) -> Counter:
     """The cells of ``counts`` (1 to :data:`MAX_CELLS` entries, checked by
-    :func:`.requests.check_request`), each entry checked against :data:`.requests.PREFIX_COUNT`."""
+    :func:`.submissions.check_request`), each entry checked against :data:`.submissions.PREFIX_COUNT`."""
     counts: Counter = Counter()
     eos, token_of = config.eos, vocab.__getitem__
     for i, entry in enumerate(entries):
@@ -513,7 +513,7 @@ def expected_acceptance(config: Config) -> Optional[dict]:
     max(p_c(y) - q_c(y), 0) (the normalised residual times the rejection probability);
     all accepted below the limit adds a bonus from p. An EOS committed ends the session;
     drafting stops after a drafted EOS (a chain of the draft rows). The width k of a block and
-    the no-bonus-at-the-limit rule are the engine's own (:mod:`specdec_service.engine.rules`).
+    the no-bonus-at-the-limit rule are the engine's own (:mod:`specdec_service.engine.decoders`).
     Floats (rows as nearest float64), O(limit * width * V^2), in one fixed order of operations:
     the vector-matrix products by :func:`vecmat`, each total one :func:`math.fsum` of all its
     terms, so the result is the same bits on every CPU (no BLAS).

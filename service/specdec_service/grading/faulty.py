@@ -1,10 +1,10 @@
 """The mistaken rules of the catalogue, and faulty runs: the engine's one block with one rule changed.
 
-Design. A block is written once, :func:`specdec_service.engine.block.play` (draft -> verify ->
-commit), over a mode's decoder (:mod:`specdec_service.engine.rules`: a proposal rule, a
+Design. A block is written once, :func:`specdec_service.engine.block_loop.play` (draft -> verify ->
+commit), over a mode's decoder (:mod:`specdec_service.engine.decoders`: a proposal rule, a
 verifier and a row reader). A catalogued mistake is a correct decoder
-(:data:`~specdec_service.engine.rules.SPECULATIVE`, ``GREEDY``, ``AUTOREGRESSIVE``) with one rule
-changed (:func:`~specdec_service.engine.rules.swapped`): a proposal rule, a verifier, or one
+(:data:`~specdec_service.engine.decoders.SPECULATIVE`, ``GREEDY``, ``AUTOREGRESSIVE``) with one rule
+changed (:func:`~specdec_service.engine.decoders.swapped`): a proposal rule, a verifier, or one
 part of the token-wise verifier (its acceptance test, correction, bonus or discard), each
 defined here as a subclass of the correct rule that overrides only what it gets wrong. So a
 variant differs from the reference by that rule and nothing else, and its traces have exactly
@@ -21,15 +21,15 @@ from fractions import Fraction
 from typing import Iterator, NamedTuple, Optional
 
 from ..engine import Config, State
-from ..engine.block import play
+from ..engine.block_loop import play
 from ..engine.distributions import Dist, acceptance_ratio, accepts, argmax
 from ..engine.draws import Stream
 from ..engine.proposals import Drafted
-from ..engine.rules import (
+from ..engine.decoders import (
     MODE_RULES, SPECULATIVE, ArgmaxBonus, ArgmaxProposal, Discard, RatioTest,
     ResidualCorrection, RuleSet, SampledBonus, SampledProposal, TargetArgmaxTest, TokenWise, point_mass,
 )
-from ..engine.rules import TargetRowCorrection, swapped  # noqa: F401  (the catalogue's names; defined beside the rules)
+from ..engine.decoders import TargetRowCorrection, swapped  # noqa: F401  (the catalogue's names; defined beside the rules)
 from ..engine.trace import trace_of
 from ..engine.verifiers.block import (
     LastPassing, ScaledResidual, Thresholds, Weighting, scaled_mass, scaled_residual, weights,
@@ -527,7 +527,7 @@ CORRECT = SPECULATIVE
 
 
 def faulty_step(state: State, rules: RuleSet = SPECULATIVE, carry: Optional[int] = None) -> tuple[dict, State, Optional[int]]:
-    """One block decoded with ``rules`` (:func:`~specdec_service.engine.block.play`).
+    """One block decoded with ``rules`` (:func:`~specdec_service.engine.block_loop.play`).
 
     ``rules`` applies when its ``mode`` is the config's; otherwise the config's own mode's
     correct rules do (a mistake of one mode is no mistake of another). ``carry`` is the rejected

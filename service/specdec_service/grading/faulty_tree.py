@@ -1,8 +1,8 @@
 """The catalogued mistakes of mode tree (SPEC sections 11 and 12): the tree rules with one thing changed.
 
-Each class subclasses the correct rule (:class:`~specdec_service.engine.chains.ChainsProposal`
+Each class subclasses the correct rule (:class:`~specdec_service.engine.chains_proposal.ChainsProposal`
 or :class:`~specdec_service.engine.verifiers.tree.TreeVerifier`) and overrides the one method
-it gets wrong; the engine's one block (``engine.block.play``) decodes with it. The faults are
+it gets wrong; the engine's one block (``engine.block_loop.play``) decodes with it. The faults are
 the ones multi-draft implementations are known to make (SpecInfer's recursive residual, the
 node-by-node verification of vLLM and SGLang, EAGLE #183 on whether tree verification is exact).
 """
@@ -13,10 +13,10 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Optional, Sequence, cast
 
-from ..engine.chains import ChainsProposal
+from ..engine.chains_proposal import ChainsProposal
 from ..engine.distributions import Dist
 from ..engine.draws import Stream
-from ..engine.rules import Decoder
+from ..engine.decoders import Decoder
 from ..engine.shapes.nodes import DraftNode
 from ..engine.trees import TREE_DECODERS, TreeDecoder
 from ..engine.verifiers.tree import TreeVerifier
@@ -146,7 +146,7 @@ class InclusiveCoinTest(TargetOnlyNode):
 def tree_decoder(shape: str, verify: str, rule: Any) -> Decoder:
     """The correct decoder of ``(shape, verify)`` (SPEC 12) with its node verifier replaced by
     ``rule`` (a :class:`~..engine.trees.TreeDecoder`, which the engine's block plays as it plays
-    a :class:`~..engine.rules.Decoder`: typed as one for the catalogue)."""
+    a :class:`~..engine.decoders.Decoder`: typed as one for the catalogue)."""
     return cast(Decoder, replace(TREE_DECODERS[(shape, verify)], verifier=TreeWalk(rule=rule)))
 
 

@@ -5,8 +5,8 @@ and compares the two in document order (:mod:`.compare`): ``passed`` iff they ag
 fields exactly, probabilities within :data:`~.compare.TOLERANCE`). A failing trace also gets
 
 - the **first divergence**: block, pointer, expected, got, the sentence of the SPEC rule
-  that owns the field (:func:`.rules.locate`) and the same rule in plain words
-  (:func:`.rules.explain`);
+  that owns the field (:func:`.check_names.locate`) and the same rule in plain words
+  (:func:`.check_names.explain`);
 - the **checks** of :mod:`.checks` (partial credit: ``score`` = share that hold);
 - the **diagnosis**: every catalogued mistake (:mod:`.catalogue`) whose variant, run from the
   same config, reproduces the submission exactly; otherwise the one(s) whose trace agrees
@@ -33,20 +33,20 @@ except ImportError:  # pragma: no cover - a stripped install: the standard libra
     orjson = None  # type: ignore[assignment]  # an optional module: every use checks for None
 
 from ..budget import (
-    BUDGETS, GRADE_CHECK_RUNS, GRADE_REFERENCE_WEIGHT, SESSION_WORK, config_processing_work, grading_work, mode_weight,
-    session_units, session_work,
+    GRADE_CHECK_RUNS, GRADE_REFERENCE_WEIGHT, SESSION_WORK, config_processing_work, grading_work, mode_weight,
+    TRACE_GRADING, session_units, session_work,
 )
 from ..engine import Config, InvalidInput, State, pointer, run
 from ..engine.bounds import MAX_TRACES  # noqa: F401  (re-exported)
 from ..engine.errors import MAX_ERRORS
-from ..engine.rules import RuleSet
+from ..engine.decoders import RuleSet
 from ..engine.trace import trace_of
 from .catalogue import CATALOGUE, Mistake
 from .checks import CheckResult, all_passed, evaluate
 from .compare import TOLERANCE, Difference, first_difference
 from .faulty import faulty_step
-from .requests import check_batch
-from .rules import CHECKS, explain, locate
+from .submissions import check_batch
+from .check_names import CHECKS, explain, locate
 from .validate import parse_trace_config, schema_valid, validate_trace
 
 
@@ -110,7 +110,7 @@ def _failed(trace: dict, config: Config, reference: dict, difference: Difference
     return _report(config, reference, checks, difference, found)
 
 
-GRADE_BUDGET = BUDGETS["POST /v1/grade"]
+GRADE_BUDGET = TRACE_GRADING
 """The work budget of one grading request (:mod:`specdec_service.budget`)."""
 
 

@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from ..budget import BUDGETS, check_grading_work, config_row_bits
+from ..budget import SAMPLE_GRADING, check_grading_work, config_row_bits
 from ..engine import Config, InvalidInput, builtin_models, parse_config
 from ..engine.analysis import rules_for
 from ..engine.tree_law import TreeShapeLaw, is_lossless
@@ -70,7 +70,7 @@ from .distribution import _acceptance, chi_square, first_misfit
 from .faulty import NeverBonus
 from .laws import MAX_PATHS, PROGRAMS, SCHEDULES, UNSTATED, TooLarge, block_shape, decoding_rows, law_of_program
 from .tree_laws import SHAPE_LAWS, applies
-from .requests import DEFAULT_ALPHA, MAX_OUTPUT, check_sample, check_samples_request
+from .submissions import DEFAULT_ALPHA, MAX_OUTPUT, check_sample, check_samples_request
 
 MIN_EXPECTED = 5.0
 """An outcome expecting fewer samples than this is pooled (the usual rule for chi-square)."""
@@ -126,7 +126,7 @@ def _parse(payload: Any) -> tuple[Config, bool, float, Counter, dict | None]:
 
 def _read_samples(raw: list, vocab: dict) -> Counter:
     """The samples as ``Counter({token indices: how many})``, each checked against
-    :data:`.requests.SAMPLE` and the vocabulary. Identical samples are read once (a grade of
+    :data:`.submissions.SAMPLE` and the vocabulary. Identical samples are read once (a grade of
     10^6 short samples has few distinct ones); any fault is found and named by the full check
     of the first faulty sample, at its path ``samples/i(/j)`` (:func:`_refuse`)."""
     distinct = None
@@ -187,7 +187,7 @@ def _builtin_table(name: str) -> Any:
     return name
 
 
-SAMPLES_BUDGET = BUDGETS["POST /v1/grade/samples"]
+SAMPLES_BUDGET = SAMPLE_GRADING
 """The work budget of one sample grade (:mod:`specdec_service.budget`)."""
 
 

@@ -15,7 +15,7 @@ from typing import Optional
 from ..engine.bounds import MAX_POSITION, int_in
 from ..engine.draws import Stream
 from ..engine.proposals import Drafted
-from ..engine.rules import MODE_RULES
+from ..engine.decoders import MODE_RULES
 from ..engine.verifiers.tree import TreeVerifier
 
 

@@ -34,7 +34,7 @@ from typing import Any, Iterator, Mapping
 
 from ..engine import MAX_LIMIT, MAX_POSITION, Config, Fault, InvalidInput, parse_config, trace_schema
 from ..engine.errors import MAX_ERRORS
-from ..engine.requests import CONFIG, SizeMessages, real_path, within_bounds
+from ..engine.inputs import CONFIG, SizeMessages, real_path, within_bounds
 
 MAX_HEX = 64
 """The longest ``hex`` of a draw the grader reads (the right one has 16 digits)."""
@@ -256,7 +256,7 @@ def validate_trace(trace: Any) -> None:
     (with their paths; ``count``: how many were found), or return when it matches the grading
     schema.
 
-    The sizes come first (:func:`~specdec_service.engine.requests.within_bounds`): a list
+    The sizes come first (:func:`~specdec_service.engine.inputs.within_bounds`): a list
     longer, an object with more names, a string longer than the schema allows, and each object
     holding names it does not allow, is one fault, and the rest of the check reads the trace
     cut to those bounds (so a body of 10^6 unknown entries costs what a valid trace does).

@@ -14,7 +14,7 @@ shape                       module                SPEC
 ==========================  ====================  ===============================================
 
 Shape ``"chains"`` with verifier ``"residual"`` is SPEC section 11 exactly and is drafted by
-:class:`~..chains.ChainsProposal` (its candidates keep their repeats); this package's
+:class:`~..chains_proposal.ChainsProposal` (its candidates keep their repeats); this package's
 :class:`ChainsShape` is the trie the ``"target_only"`` verifier walks.
 """
 

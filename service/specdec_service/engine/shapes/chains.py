@@ -1,6 +1,6 @@
 """Shape ``"chains"`` for a tree verifier (SPEC 12.1.1): D chains merged into a trie.
 
-The D chains are drafted exactly as SPEC 11.1 drafts them (:class:`~..chains.ChainsProposal`,
+The D chains are drafted exactly as SPEC 11.1 drafts them (:class:`~..chains_proposal.ChainsProposal`,
 the same draws in the same order: chain 1's first). For ``"target_only"`` they are merged into a
 trie: a node's children are the distinct tokens that follow its path in some chain, in order of
 first appearance (chain 1 first); a repeated token is one child (``copies`` counts the chains
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
-from ..chains import ChainsProposal
+from ..chains_proposal import ChainsProposal
 from ..draws import Stream
 from .nodes import DraftedNodes, DraftNode, TreeShape
 

@@ -1,6 +1,6 @@
 """Verifiers: the verification of a drafted block, one module each (SPEC sections 4, 5, 10, 11).
 
-A block is **draft -> verify -> commit** (:func:`..block.play`):
+A block is **draft -> verify -> commit** (:func:`..block_loop.play`):
 
 1. the decoder's row reader (:mod:`..rows`) makes the block's :class:`~..rows.Rows` once;
 2. its proposal rule (:mod:`..proposals`) drafts a :class:`~..proposals.Drafted` block from

@@ -91,7 +91,7 @@ class ResidualCorrection:
 class TargetRowCorrection(ResidualCorrection):
     """The naive correction of the explainer's warning (not SPEC): the correction token is
     sampled from the target row ``p`` instead of the residual. Biased: the output is no
-    longer the target's (:data:`..rules.NAIVE`; the grading catalogue's ``resample-from-p``)."""
+    longer the target's (:data:`..decoders.NAIVE`; the grading catalogue's ``resample-from-p``)."""
 
     name: str = "p"
 

@@ -2,7 +2,7 @@
 (SPEC section 11.2-11.5, mode ``tree``; Miao et al. 2024, SpecInfer, multi-step speculative
 sampling, the verification vLLM and SGLang apply at each node of a draft tree).
 
-The drafted block holds D chains (:mod:`..chains`). Depth by depth (i = 1, 2, ...), the
+The drafted block holds D chains (:mod:`..chains_proposal`). Depth by depth (i = 1, 2, ...), the
 *candidates* are the i-th tokens of the chains still alive (at depth 1 every chain) that have
 an i-th token, in chain order, repeats included; p and q are the rows after the committed
 prefix plus the tokens accepted so far. Start with r = p; for each candidate y: draw u, accept
@@ -113,7 +113,7 @@ class TreeVerifier:
     # -- the verification
 
     def verify(self, state, rows, drafted, stream: Stream) -> Verdict:
-        """SPEC 11.2-11.4 on ``drafted`` (a :class:`~..chains.DraftedTree`) after ``state``:
+        """SPEC 11.2-11.4 on ``drafted`` (a :class:`~..chains_proposal.DraftedTree`) after ``state``:
         the test records (one per candidate tested, in order), the correction or the bonus,
         the discarded drafted tokens."""
         cfg = state.config

@@ -7,7 +7,7 @@ accepted: ``c = sample(r, draw(n))``, n += 1, commit c; the block ends (r as the
 defines it). At a node without children: a bonus exactly as in SPEC 4.4 (none at the limit, none
 after an EOS). Counters (SPEC 12.5): ``draft_steps`` every drafted token, ``accepted`` the
 committed drafted tokens, ``rejected`` the failed tests (children passed over), ``discarded``
-the rest. :class:`TreeWalk` is the verifier of a :class:`~..rules.Decoder`-like tree decoder
+the rest. :class:`TreeWalk` is the verifier of a :class:`~..decoders.Decoder`-like tree decoder
 (:mod:`..trees`); its ``commits`` and ``tally`` read a block record as SPEC 11's do.
 """
 

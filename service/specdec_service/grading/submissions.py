@@ -1,4 +1,5 @@
-"""The bodies of the grading routes, stated once as JSON Schema and checked from them.
+"""What a grade reads (a batch of traces, a distribution's samples or counts, sampled sessions),
+stated once as JSON Schema and checked from them.
 
 :data:`DISTRIBUTION_REQUEST` (JSON Schema draft 2020-12, plain data) is the one statement of
 what :func:`~specdec_service.grading.grade_distribution` and ``POST /v1/grade/distribution``
@@ -20,7 +21,7 @@ which are required, that no other field is allowed, and that exactly one of ``sa
 A fault is an :class:`~specdec_service.engine.InvalidInput` naming each bad field by its
 path, with a message written from the schema's own keywords (:func:`expectation`), so a bound
 is never restated in prose; :func:`checker` and :func:`expectation` are the engine's
-(:mod:`specdec_service.engine.requests`, where the sessions' bodies are stated the same way). ``tests/test_distribution_contract.py`` proves that the published
+(:mod:`specdec_service.engine.inputs`, where the sessions' bodies are stated the same way). ``tests/test_distribution_contract.py`` proves that the published
 contract and this parser accept the same bodies.
 
 :data:`GRADE_BATCH` states a batch of traces (``{"traces": [...]}``, ``POST /v1/grade``) the same
@@ -35,7 +36,7 @@ from __future__ import annotations
 import copy
 
 from ..engine import COUNTER_NAMES
-from ..engine.requests import checker, expectation  # noqa: F401  (expectation: the entries' messages)
+from ..engine.inputs import checker, expectation  # noqa: F401  (expectation: the entries' messages)
 from ..engine.bounds import (
     MAX_CELLS, MAX_COUNTER, MAX_LABEL, MAX_LIMIT, MAX_M, MAX_SAMPLES, MAX_TRACES, MIN_LABEL,
 )

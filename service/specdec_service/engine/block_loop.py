@@ -7,7 +7,7 @@ JSON-ready dict that records every row, draw and decision (the format is
 documented field by field in ``docs/trace-format.md``), together with the
 next :class:`~.state.State`.
 
-The block is written once, :func:`play`, over a mode's :class:`~.rules.Decoder`: its row
+The block is written once, :func:`play`, over a mode's :class:`~.decoders.Decoder`: its row
 reader makes the block's rows (:mod:`.rows`), its proposal rule drafts a
 :class:`~.proposals.Drafted` block (:mod:`.proposals`), its verifier verifies the whole
 drafted block and returns its decisions, correction or bonus (:mod:`.verifiers`), and
@@ -25,7 +25,7 @@ from typing import Any, NamedTuple, Optional, Sequence
 from .draws import MAX_POSITION, Stream
 from .errors import Fault, InvalidInput, SessionDone
 from .proposals import PAST_THE_END, Drafted
-from .rules import MODE_RULES
+from .decoders import MODE_RULES
 from .state import MAX_COUNTER, COUNTER_NAMES, State, next_state, parse_tokens
 from .trees import AnyDecoder, decoder_of
 
@@ -163,7 +163,7 @@ def play(state: State, rules: AnyDecoder, tokens: Optional[Sequence[int]] = None
     """One block under the decoder ``rules`` (SPEC sections 4-7): draft -> verify -> commit.
 
     This is the only implementation of a block: the engine's modes are the decoders of
-    :data:`~.rules.MODE_RULES`, and each catalogued mistake of the grader is a decoder with one
+    :data:`~.decoders.MODE_RULES`, and each catalogued mistake of the grader is a decoder with one
     rule changed. ``tokens`` is a caller's proposal (token indices, already checked; ``None``:
     the proposal rule drafts it). The state must be open.
 

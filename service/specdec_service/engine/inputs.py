@@ -1,6 +1,7 @@
-"""The request bodies of the engine's routes, stated once as JSON Schema and checked from them.
+"""The engine's inputs (config, state, model table, sampling, tree, verification, run, analysis),
+stated once as JSON Schema and checked from them.
 
-Each body is one JSON Schema (draft 2020-12, plain data) whose bounds are read from
+Each input is one JSON Schema (draft 2020-12, plain data) whose bounds are read from
 :mod:`.bounds`; both ends read it:
 
 - the parsers: :func:`~.state.parse_config`, :func:`~.state.parse_state`,

@@ -1,6 +1,6 @@
 """The decoders of the modes: a proposal rule, a verifier and a row reader (SPEC sections 4-6).
 
-A block is draft -> verify -> commit (:func:`.block.play`). A :class:`Decoder` (also named
+A block is draft -> verify -> commit (:func:`.block_loop.play`). A :class:`Decoder` (also named
 :data:`RuleSet`) is what a mode is made of:
 
 - ``rows``: where the block's rows are read (:mod:`.rows`; the seat of SPEC section 9);
@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from .proposals import ArgmaxProposal, NoProposal, SampledProposal, point_mass, room  # noqa: F401
-from .chains import ChainsProposal
+from .chains_proposal import ChainsProposal
 from .rows import ConfigRows, ModelRows, RowReader  # noqa: F401
 from .verifiers.block import BlockVerifier, LastPassing, ScaledResidual  # noqa: F401
 from .verifiers.tree import TreeVerifier
@@ -47,7 +47,7 @@ from .verifiers.tokenwise import (  # noqa: F401
 
 @dataclass(frozen=True)
 class Decoder:
-    """What :func:`.block.play` applies: ``mode`` names the decoding mode these rules (or a
+    """What :func:`.block_loop.play` applies: ``mode`` names the decoding mode these rules (or a
     catalogued variant of them) decode; ``proposal`` drafts, ``verifier`` verifies, ``rows``
     reads the rows (:class:`~.rows.ConfigRows`: the config's own, processed when it sets
     ``sampling``, SPEC section 9)."""
