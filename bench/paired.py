@@ -6,7 +6,12 @@
 Runs ``--rounds`` rounds; each round measures the OLD tree, then the NEW one, each in a fresh
 interpreter (``PYTHONPATH`` set to the tree): the best of 7 repetitions of (1) a whole 8-token
 toy run (target toy, draft biased, width 3, seed 1) and (2) ``grade`` on 500 correct eight-token
-toy traces with distinct seeds (no reference cache hit). Times are **process CPU time**
+toy traces with distinct seeds (no reference cache hit); with ``--routes`` also (3) the CPU
+time of one ``POST /v1/step`` through the Flask application (its test client: body reading,
+parsing, the block, the answer), sessions run to their end with the answer's state sent back, for
+three configs: the toy (``step_toy``), the toy with sampling parameters (``step_sampling``: the
+rows processed as SPEC 9 says) and a custom 64-label table (``step_table``: the model read from the
+body's JSON at every block). Times are **process CPU time**
 (``time.process_time``), which other jobs on a shared machine disturb far less than wall time;
 the pairing cancels the drift of the machine between rounds. Prints each round and the median
 of the per-round ratios new / old. Record results in docs/bench-engine.md and
@@ -50,12 +55,68 @@ grade_s = best(grade_all, 1) / len(traces)
 print(json.dumps({"run_ms": run_s * 1e3, "grade_per_s": 1 / grade_s}))
 """
 
+ROUTE_PROBE = r"""
+import json, random, time
+from specdec_service.app import create_app
 
-def measure(tree: str) -> dict:
-    """One fresh interpreter with ``tree`` first on the path: ``{"run_ms", "grade_per_s"}``."""
+client = create_app().test_client()
+try:  # a client's compact JSON, as orjson writes it
+    from orjson import dumps
+except ImportError:
+    def dumps(value):
+        return json.dumps(value, separators=(",", ":")).encode()
+
+def table(seed, n=64):
+    rng = random.Random(seed)
+    vocab = [f"t{i}" for i in range(n)]
+    def row():  # four decimals each (0.0123), summing to 1
+        w = [rng.randint(1, 300) for _ in vocab]
+        r = [x * 10000 // sum(w) for x in w]
+        r[0] += 10000 - sum(r)
+        return [x / 10000 for x in r]
+    return {"vocab": vocab, "start": row(), "next": {v: row() for v in vocab}}
+
+CONFIGS = {
+    "step_toy": {"draft": "biased", "seed": 1, "width": 3},
+    "step_sampling": {"draft": "biased", "seed": 1, "width": 3, "sampling": {"temperature": 0.7, "top_p": 0.9}},
+    "step_table": {"target": table(1), "draft": table(2), "seed": 1, "width": 3},
+}
+
+def session(config):
+    body, steps = dumps({"config": config}), 0
+    while True:
+        answer = client.post("/v1/step", data=body, content_type="application/json")
+        assert answer.status_code == 200, answer.get_data(as_text=True)[:300]
+        steps += 1
+        out = answer.get_json()
+        if out["done"]:
+            return steps
+        body = dumps(out["state"])
+
+def best(config, n):
+    session(config)  # warm: the memos a long-running worker holds
+    times = []
+    for _ in range(7):
+        start, steps = time.process_time(), 0
+        for _ in range(n):
+            steps += session(config)
+        times.append((time.process_time() - start) / steps)
+    return min(times)
+
+print(json.dumps({name: best(config, 40 if name != "step_table" else 4) * 1e3 for name, config in CONFIGS.items()}))
+"""
+
+
+def measure(tree: str, routes: bool = False) -> dict:
+    """One fresh interpreter with ``tree`` first on the path: ``{"run_ms", "grade_per_s"}``, and
+    with ``routes`` (a second fresh interpreter) the CPU milliseconds of one ``POST /v1/step``
+    of each config of the route probe (``step_toy``, ``step_sampling``, ``step_table``)."""
     env = {**os.environ, "PYTHONPATH": os.path.abspath(tree)}
-    out = subprocess.run([sys.executable, "-c", PROBE], env=env, check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
+    found = {}
+    for probe in (PROBE, ROUTE_PROBE) if routes else (PROBE,):
+        out = subprocess.run([sys.executable, "-c", probe], env=env, check=True, capture_output=True, text=True)
+        found.update(json.loads(out.stdout))
+    return found
 
 
 def main() -> None:
@@ -63,16 +124,23 @@ def main() -> None:
     parser.add_argument("old", help="the old tree's service directory (holding specdec_service)")
     parser.add_argument("new", help="the new tree's service directory")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--routes", action="store_true", help="also one POST /v1/step of three configs")
     args = parser.parse_args()
     run_ratios, grade_ratios = [], []
+    step_ratios: dict[str, list[float]] = {}
     for r in range(args.rounds):
-        old, new = measure(args.old), measure(args.new)
+        old, new = measure(args.old, args.routes), measure(args.new, args.routes)
         run_ratios.append(new["run_ms"] / old["run_ms"])
         grade_ratios.append(new["grade_per_s"] / old["grade_per_s"])
+        steps = [k for k in old if k.startswith("step_")]
+        for k in steps:
+            step_ratios.setdefault(k, []).append(new[k] / old[k])
         print(f"round {r + 1}: toy run {old['run_ms']:.4f} -> {new['run_ms']:.4f} ms;"
-              f"  grade {old['grade_per_s']:.0f} -> {new['grade_per_s']:.0f} traces/s")
+              f"  grade {old['grade_per_s']:.0f} -> {new['grade_per_s']:.0f} traces/s"
+              + "".join(f";  {k} {old[k]:.4f} -> {new[k]:.4f} ms" for k in steps))
     print(f"median ratio new/old: toy run time {statistics.median(run_ratios):.3f},"
-          f" grading throughput {statistics.median(grade_ratios):.3f}")
+          f" grading throughput {statistics.median(grade_ratios):.3f}"
+          + "".join(f", {k} time {statistics.median(v):.3f}" for k, v in step_ratios.items()))
 
 
 if __name__ == "__main__":

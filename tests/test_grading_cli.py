@@ -4,30 +4,22 @@ The SDK's real ``Client`` talks to the real Flask app through a ``responses`` ca
 """
 
 import json
-from urllib.parse import urlsplit
 
 import pytest
 import responses
 
 from specdec_client.cli import main
-from specdec_service import create_app
 from specdec_service.engine import parse_config, run
 from specdec_service.grading import BY_ID, CHECKS, faulty_run
+from client.service_backend import forward_to_app
 
 BASE = "http://grading.test"
-APP = create_app({"TESTING": True})
-
-
-def forward(request):
-    response = APP.test_client().post(urlsplit(request.url).path, data=request.body,
-                                      headers={"Content-Type": request.headers.get("Content-Type", "")})
-    return response.status_code, {"Content-Type": response.headers["Content-Type"]}, response.get_data()
 
 
 @pytest.fixture
 def service():
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
-        mock.add_callback("POST", BASE + "/v1/grade", callback=forward)
+        mock.add_callback("POST", BASE + "/v1/grade", callback=forward_to_app)
         yield mock
 
 

@@ -15,12 +15,11 @@ import responses
 from specdec_client import Client
 from specdec_client.cli import main
 from specdec_client.harness import config_mismatch, gradescope_results, where
-from specdec_service import create_app
 from specdec_service.grading.check_names import PLAIN
 from specdec_service.grading.suites import suite
+from client.service_backend import forward_to_app
 
 BASE = "http://exec.test"
-APP = create_app({"TESTING": True})
 STUDENTS = Path(__file__).resolve().parent / "students"
 PYTHON = f"{sys.executable} {STUDENTS / 'student.py'}"
 NODE = shutil.which("node")
@@ -28,19 +27,12 @@ needs_node = pytest.mark.skipif(NODE is None, reason="node (Node.js) is not inst
 STANDARD = suite("standard")
 
 
-def forward(request):
-    parts = urlsplit(request.url)
-    response = APP.test_client().open(parts.path, method=request.method, data=request.body,
-                                      headers={"Content-Type": request.headers.get("Content-Type", "")})
-    return response.status_code, {"Content-Type": response.headers["Content-Type"]}, response.get_data()
-
-
 @pytest.fixture
 def service():
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
         for method, path in (("GET", "/v1/grade/suites/quick"), ("GET", "/v1/grade/suites/standard"),
                              ("GET", "/v1/grade/suites/full"), ("GET", "/v1/grade/suites/nope"), ("POST", "/v1/grade")):
-            mock.add_callback(method, BASE + path, callback=forward)
+            mock.add_callback(method, BASE + path, callback=forward_to_app)
         yield mock
 
 
@@ -260,7 +252,7 @@ def test_a_command_that_does_not_exist_fails_with_the_shells_words(service):
 
 
 def test_suite_command_lists_suites_configs_and_prints_one_config(service, capsys):
-    service.add_callback("GET", BASE + "/v1/grade/suites", callback=forward)
+    service.add_callback("GET", BASE + "/v1/grade/suites", callback=forward_to_app)
     assert main(["suite", "--url", BASE]) == 0
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == [
         "quick", "standard", "full", "sampling", "block", "tree", "all"]

@@ -4,27 +4,18 @@ the student sampler of tests/students/sampler.py, correct and with planted mista
 import json
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 import responses
 from specdec_client import Client
 from specdec_client.cli import main
 from specdec_client.sampler_grading import sample_configs
-from specdec_service import create_app
+from client.service_backend import forward_to_app
 
 BASE = "http://samples.test"
-APP = create_app({"TESTING": True})
 SAMPLER = Path(__file__).resolve().parent / "students" / "sampler.py"
 PROGRAM = f"{sys.executable} {SAMPLER}"
 N = "2000"
-
-
-def forward(request):
-    parts = urlsplit(request.url)
-    response = APP.test_client().open(parts.path, method=request.method, data=request.body,
-                                      headers={"Content-Type": request.headers.get("Content-Type", "")})
-    return response.status_code, {"Content-Type": response.headers["Content-Type"]}, response.get_data()
 
 
 @pytest.fixture
@@ -32,7 +23,7 @@ def service():
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
         for method, path in (("GET", "/v1/grade/suites/standard"), ("GET", "/v1/grade/suites/all"),
                              ("GET", "/v1/grade/suites/all%401"), ("GET", "/v1/models"), ("POST", "/v1/grade/samples")):
-            mock.add_callback(method, BASE + path, callback=forward)
+            mock.add_callback(method, BASE + path, callback=forward_to_app)
         yield mock
 
 

@@ -11,38 +11,28 @@ import re
 import shlex
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 import responses
 
 from specdec_client import Client
 from specdec_client.cli import build_parser, main
-from specdec_service import create_app
 from specdec_service.engine import parse_config, run
 from specdec_service.grading.suites import published, suite
+from client.service_backend import forward_to_app
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = "http://suites.test"
-APP = create_app({"TESTING": True})
 STUDENT = f"{sys.executable} {ROOT / 'tests' / 'students' / 'student.py'}"
 TOY = {"target": "toy", "draft": "biased", "limit": 8}
 TOY_ROWS = {None: [0.5, 0.3, 0.2], "A": [0.2, 0.6, 0.2], "B": [0.55, 0.15, 0.3], "C": [0.25, 0.25, 0.5]}
-
-
-def forward(request):
-    parts = urlsplit(request.url)
-    response = APP.test_client().open(parts.path + (f"?{parts.query}" if parts.query else ""), method=request.method,
-                                      data=request.body,
-                                      headers={"Content-Type": request.headers.get("Content-Type", "")})
-    return response.status_code, {"Content-Type": response.headers["Content-Type"]}, response.get_data()
 
 
 @pytest.fixture
 def service():
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
         for method in ("GET", "POST"):
-            mock.add_callback(method, re.compile(re.escape(BASE) + r"/.*"), callback=forward)
+            mock.add_callback(method, re.compile(re.escape(BASE) + r"/.*"), callback=forward_to_app)
         yield mock
 
 

@@ -2,7 +2,8 @@
 ``service/specdec_service``, and ruff's classic rules pass on the whole repository (service,
 SDK, tests, bench, docs/figures), with the settings pyproject.toml states (``[tool.mypy]``: the
 files, and the modules without type information; ``[tool.ruff.lint]``: the rules and the few
-per-file exceptions). The SDK is checked, --strict, by tests/client/test_typing.py."""
+per-file exceptions; C901 with max-complexity 15: no function of the service or the SDK above
+cyclomatic complexity 15). The SDK is checked, --strict, by tests/client/test_typing.py."""
 
 from __future__ import annotations
 
@@ -41,3 +42,8 @@ def test_ruff_passes_on_the_whole_repository():
                            cwd=ROOT, capture_output=True, text=True, timeout=300).stdout
     assert "unused-import (F401)" in shown and "lambda-assignment (E731)" in shown
     assert "non-pep604-annotation-optional (UP045)" not in shown
+    # no function of the service or the SDK above cyclomatic complexity 15 (ruff's default is 10)
+    for package in (SERVICE, "client/specdec_client"):
+        shown = subprocess.run([sys.executable, "-m", "ruff", "check", "--show-settings", f"{package}/__init__.py"],
+                               cwd=ROOT, capture_output=True, text=True, timeout=300).stdout
+        assert "complex-structure (C901)" in shown and "linter.mccabe.max_complexity = 15" in shown, package

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from specdec_service.engine import InvalidInput, parse_model
-from specdec_service.engine.models import MODEL_MEMO_SIZE, _memoised
+from specdec_service.engine.models import MODEL_MEMO_SIZE
 
 
 def spec(first="0.5"):
@@ -34,6 +34,14 @@ def test_different_values_give_different_models():
 
 
 def test_the_memo_is_bounded():
-    for i in range(MODEL_MEMO_SIZE + 5):
-        parse_model({**spec(), "vocab": [f"A{i}", "B"], "next": {f"A{i}": [1, 0], "B": [0, 1]}})
-    assert _memoised.cache_info().currsize == MODEL_MEMO_SIZE
+    # least recently used first out: after MODEL_MEMO_SIZE other models the first one is read
+    # afresh (another object), while the last MODEL_MEMO_SIZE are still kept
+    def other(i):
+        return {**spec(), "vocab": [f"A{i}", "B"], "next": {f"A{i}": [1, 0], "B": [0, 1]}}
+
+    first = parse_model(other(0))
+    assert parse_model(other(0)) is first
+    read = [parse_model(other(i)) for i in range(1, MODEL_MEMO_SIZE + 1)]
+    assert all(parse_model(other(i)) is read[i - 1] for i in range(1, MODEL_MEMO_SIZE + 1))
+    again = parse_model(other(0))
+    assert again is not first and again.vocab == first.vocab

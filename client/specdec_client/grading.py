@@ -49,6 +49,8 @@ import sys
 from typing import Any, Optional, Sequence
 
 from .argtypes import integer, modes_of, positive_number
+from .exits import OK as EXIT_PASSED, USAGE as EXIT_ERROR
+from .grade_output import config_lines, finish, write_json
 from .harness import (
     MAX_JOBS, MAX_TIMEOUT, SCORE_UNIT, Row, divergence_lines, grade_program, grade_rows, gradescope_results, TRACE_MODES,
 )
@@ -59,7 +61,6 @@ SUITES = ("quick", "standard", "full", "sampling", "block", "tree", "all")
 (``NAME@N`` names version N of a suite)."""
 MAX_BATCH = 1000
 """The service grades at most this many traces in one request."""
-EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 SERVICE_TIMEOUT = 30.0
 """With ``--exec``, the service's answers are awaited at least this many seconds (``--timeout`` is the program's)."""
 
@@ -312,18 +313,13 @@ def run(args: argparse.Namespace, client: Any) -> int:
     with progress_bars(args) as bars:
         grade_rows(rows, client, args.batch, progress=bars)
     if args.json:
-        sys.stdout.write(json.dumps([{"file": r.name, "report": r.report, "malformed": r.malformed,
-                                      "errors": r.errors} for r in rows], indent=2) + "\n")
+        write_json([{"file": r.name, "report": r.report, "malformed": r.malformed, "errors": r.errors} for r in rows])
     else:
         lines = table(rows)
         if left_out:
             lines.append(f"{left_out} file(s) of other modes left out (--modes {args.modes})")
         sys.stdout.write("\n".join(lines) + "\n")
-    if args.gradescope:
-        with open(args.gradescope, "w", encoding="utf-8") as f:
-            json.dump(gradescope(rows, args.points), f, indent=2)
-            f.write("\n")
-    return EXIT_PASSED if all(r.passed for r in rows) else EXIT_FAILED
+    return finish(args.gradescope, lambda: gradescope(rows, args.points), all(r.passed for r in rows))
 
 
 def run_exec(args: argparse.Namespace, client: Any) -> int:
@@ -342,27 +338,17 @@ def run_exec(args: argparse.Namespace, client: Any) -> int:
         print(f"specdec grade: error: {error}", file=sys.stderr)
         return EXIT_ERROR
     if args.json:
-        sys.stdout.write(json.dumps([{"id": t.id, "config": t.config, "exercises": t.exercises, "passed": t.passed,
-                                      "score": t.score, "problem": t.problem, "message": t.message(),
-                                      "seconds": None if t.run is None else round(t.run.seconds, 3),
-                                      "report": t.report} for t in tests], indent=2) + "\n")
+        write_json([{"id": t.id, "config": t.config, "exercises": t.exercises, "passed": t.passed, "score": t.score,
+                     "problem": t.problem, "message": t.message(),
+                     "seconds": None if t.run is None else round(t.run.seconds, 3), "report": t.report}
+                    for t in tests])
     else:
-        width = max(len(t.id) for t in tests)
-        lines = [f"{'CONFIG'.ljust(width)}  RESULT  SCORE  TIME"]
-        for t in tests:
-            result = "pass" if t.passed else "FAIL"
-            seconds = "-" if t.run is None else f"{t.run.seconds:.2f}s"
-            lines.append(f"{t.id.ljust(width)}  {result.ljust(6)}  {t.score:.2f}   {seconds}")
-        for t in tests:
-            if not t.passed:
-                lines += ["", t.message()]
-        lines += ["", f"{sum(t.passed for t in tests)}/{len(tests)} configs of the {args.suite} suite passed"]
+        lines = config_lines(tests, "SCORE  TIME",
+                             lambda t: f"{t.score:.2f}   " + ("-" if t.run is None else f"{t.run.seconds:.2f}s"),
+                             f"{sum(t.passed for t in tests)}/{len(tests)} configs of the {args.suite} suite passed")
         sys.stdout.write("\n".join(lines) + "\n")
-    if args.gradescope:
-        with open(args.gradescope, "w", encoding="utf-8") as f:
-            json.dump(gradescope_results(tests, args.points, args.suite), f, indent=2)
-            f.write("\n")
-    return EXIT_PASSED if all(t.passed for t in tests) else EXIT_FAILED
+    return finish(args.gradescope, lambda: gradescope_results(tests, args.points, args.suite),
+                  all(t.passed for t in tests))
 
 
 def _json(data: Any) -> None:

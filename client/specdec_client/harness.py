@@ -220,38 +220,10 @@ def _collect(proc: subprocess.Popen[bytes], stdin: bytes, timeout: float, starte
     out = bytearray()
     err: deque[bytes] = deque(maxlen=64)  # the last chunks of stderr
     overflow = threading.Event()
-
-    def kill() -> None:
-        _kill_group(proc)
-
-    def feed() -> None:
-        try:
-            stdin_pipe.write(stdin)
-            stdin_pipe.close()
-        except (BrokenPipeError, OSError, ValueError):
-            pass  # the program does not read its input: its business
-
-    def read_out() -> None:
-        while True:
-            chunk = stdout_pipe.read1(65536)
-            if not chunk:
-                return
-            if len(out) + len(chunk) > MAX_OUTPUT_BYTES:
-                overflow.set()
-                kill()
-                return
-            out.extend(chunk)
-            if on_lines is not None:
-                on_lines(chunk.count(b"\n"))
-
-    def read_err() -> None:
-        while True:
-            chunk = stderr_pipe.read1(65536)
-            if not chunk:
-                return
-            err.append(chunk)
-
-    threads = [threading.Thread(target=f, daemon=True) for f in (feed, read_out, read_err)]
+    threads = [threading.Thread(target=f, args=a, daemon=True) for f, a in (
+        (_feed, (stdin_pipe, stdin)),
+        (_read_output, (proc, stdout_pipe, out, overflow, on_lines)),
+        (_read_tail, (stderr_pipe, err)))]
     for t in threads:
         t.start()
     timed_out = False
@@ -259,9 +231,9 @@ def _collect(proc: subprocess.Popen[bytes], stdin: bytes, timeout: float, starte
         proc.wait(timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        kill()
+        _kill_group(proc)
         proc.wait()
-    kill()  # children left behind would hold the pipes open
+    _kill_group(proc)  # children left behind would hold the pipes open
     for t in threads:
         t.join(5)
     for t, stream in zip(threads[1:], (stdout_pipe, stderr_pipe)):
@@ -269,6 +241,43 @@ def _collect(proc: subprocess.Popen[bytes], stdin: bytes, timeout: float, starte
             stream.close()
     tail = b"".join(err).decode("utf-8", "replace")
     return RunResult(proc.returncode, bytes(out), tail, time.monotonic() - started, timed_out, overflow.is_set())
+
+
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    """Write ``data`` to a program's standard input and close it; a program that does not read
+    its input is its business."""
+    try:
+        pipe.write(data)
+        pipe.close()
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+
+
+def _read_output(proc: subprocess.Popen[bytes], pipe: io.BufferedReader, out: bytearray, overflow: threading.Event,
+                 on_lines: Optional[Callable[[int], None]]) -> None:
+    """Append a program's standard output to ``out`` until it ends; past
+    :data:`MAX_OUTPUT_BYTES`, set ``overflow`` and kill the program's process group.
+    ``on_lines`` gets the number of newlines of each chunk."""
+    while True:
+        chunk = pipe.read1(65536)
+        if not chunk:
+            return
+        if len(out) + len(chunk) > MAX_OUTPUT_BYTES:
+            overflow.set()
+            _kill_group(proc)
+            return
+        out.extend(chunk)
+        if on_lines is not None:
+            on_lines(chunk.count(b"\n"))
+
+
+def _read_tail(pipe: io.BufferedReader, tail: deque[bytes]) -> None:
+    """Keep the last chunks of a program's standard error in ``tail`` (a bounded deque)."""
+    while True:
+        chunk = pipe.read1(65536)
+        if not chunk:
+            return
+        tail.append(chunk)
 
 
 def _pipes(proc: subprocess.Popen[bytes]) -> tuple[IO[bytes], io.BufferedReader, io.BufferedReader]:

@@ -14,9 +14,9 @@ import sys
 from typing import Any, Callable, Optional
 
 from .argtypes import modes_of
+from .exits import USAGE as EXIT_ERROR
+from .grade_output import config_lines, finish, write_json
 from .sampler_grading import FILE_HINT, SampleTest, gradescope_sample_results, grade_collected, grade_sampler, read_lines
-
-EXIT_PASSED, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 
 
 def _usage(message: str) -> int:
@@ -157,23 +157,17 @@ def run_samples(args: argparse.Namespace, client: Any) -> int:
     if tests is None:
         return _usage(problem or "nothing to grade")
     if args.json:
-        sys.stdout.write(json.dumps([{"id": t.id, "config": t.config, "seed": t.seed, "samples": len(t.samples),
-                                      "passed": t.passed, "problem": t.problem, "message": t.message(),
-                                      "report": t.report} for t in tests], indent=2) + "\n")
+        write_json([{"id": t.id, "config": t.config, "seed": t.seed, "samples": len(t.samples), "passed": t.passed,
+                     "problem": t.problem, "message": t.message(), "report": t.report} for t in tests])
     else:
-        width = max(len(t.id) for t in tests)
-        lines = [f"{'CONFIG'.ljust(width)}  RESULT  SAMPLES  P-RAW     P-HOLM    MISTAKE"]
-        for t in tests:
-            raw, holm = p_values(t.report)
-            lines.append(f"{t.id.ljust(width)}  {'pass' if t.passed else 'FAIL':6}  {len(t.samples):7}  {raw:8}  "
-                         f"{holm:8}  {mistake_cell(t.report or {})}")
-        for t in tests:
-            if not t.passed:
-                lines += ["", t.message()]
-        lines += ["", f"{sum(t.passed for t in tests)}/{len(tests)} configs passed"]
+        lines = config_lines(tests, "SAMPLES  P-RAW     P-HOLM    MISTAKE", _cells,
+                             f"{sum(t.passed for t in tests)}/{len(tests)} configs passed")
         sys.stdout.write("\n".join(lines) + "\n")
-    if args.gradescope:
-        with open(args.gradescope, "w", encoding="utf-8") as f:
-            json.dump(gradescope_sample_results(tests, args.points, args.suite), f, indent=2)
-            f.write("\n")
-    return EXIT_PASSED if all(t.passed for t in tests) else EXIT_FAILED
+    return finish(args.gradescope, lambda: gradescope_sample_results(tests, args.points, args.suite),
+                  all(t.passed for t in tests))
+
+
+def _cells(test: SampleTest) -> str:
+    """A sample grade's row after its RESULT: the number of samples, P-RAW, P-HOLM, MISTAKE."""
+    raw, holm = p_values(test.report)
+    return f"{len(test.samples):7}  {raw:8}  {holm:8}  {mistake_cell(test.report or {})}"

@@ -28,3 +28,12 @@ def service(rsps):
     """The mock, answering every route with the real Flask app."""
     register_service(rsps)
     return rsps
+
+
+@pytest.fixture
+def at_mock_url(monkeypatch):
+    """The ``specdec`` command's service is the mocked one (``SPECDEC_URL``), without colour
+    settings from the environment (``NO_COLOR``, ``FORCE_COLOR``)."""
+    monkeypatch.setenv("SPECDEC_URL", BASE)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import responses
 
+from specdec_client import cli
 from specdec_service import create_app
 from specdec_service.engine import draft, draw_slice, parse_state, run_json, step
 
@@ -23,6 +24,15 @@ ROUTES = (("GET", "/health"), ("GET", "/v1/models"), ("GET", "/v1/draws"), ("POS
           ("POST", "/v1/verify"), ("POST", "/v1/step"), ("POST", "/v1/runs"), ("POST", "/v1/grade"),
           ("POST", "/v1/grade/distribution"), ("GET", "/v1/grade/suites"), ("GET", "/v1/grade/suites/quick"),
           ("POST", "/v1/analysis"))
+
+
+def specdec(capsys, *argv) -> tuple[int, str, str]:
+    """The ``specdec`` command run in-process with ``argv``: ``(exit status, stdout, stderr)``
+    (``capsys``: pytest's fixture, which captured them). With the ``at_mock_url`` fixture it
+    talks to the real routes through ``responses``."""
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
 
 
 def step_body(state: dict) -> dict:

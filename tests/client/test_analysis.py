@@ -10,14 +10,10 @@ from specdec_client import Analysis, InvalidInput, InvalidSettings, cli
 from specdec_client.analyze import bar, widths_arg
 from specdec_client.render import Style
 
-from .service_backend import BASE, calls_to
+from .service_backend import calls_to, specdec
 
 
-@pytest.fixture(autouse=True)
-def at_mock_url(monkeypatch):
-    monkeypatch.setenv("SPECDEC_URL", BASE)
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.delenv("FORCE_COLOR", raising=False)
+pytestmark = pytest.mark.usefixtures("at_mock_url")
 
 
 def test_analyze_returns_exact_fractions(service, client):
@@ -61,12 +57,6 @@ def test_over_budget_is_an_invalid_input_naming_the_cost(service, client):
         client.analyze(target=model, draft=model, width=16, limit=256)
     problem = caught.value.problem
     assert problem["type"].endswith("over-budget") and problem["cost"] > problem["budget"]
-
-
-def specdec(capsys, *argv):
-    status = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def test_cli_report(service, capsys):

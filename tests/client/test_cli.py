@@ -11,20 +11,10 @@ import pytest
 
 from specdec_client import cli
 
-from .service_backend import BASE, calls_to, run_body
+from .service_backend import BASE, calls_to, run_body, specdec
 
 
-@pytest.fixture(autouse=True)
-def at_mock_url(monkeypatch):
-    monkeypatch.setenv("SPECDEC_URL", BASE)
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.delenv("FORCE_COLOR", raising=False)
-
-
-def specdec(capsys, *argv):
-    status = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
+pytestmark = pytest.mark.usefixtures("at_mock_url")
 
 
 def test_run_prints_every_block(service, capsys):

@@ -14,22 +14,12 @@ import requests
 
 from specdec_client import cli, exits
 
-from .service_backend import BASE, forward_to_app, run_body
+from .service_backend import BASE, forward_to_app, run_body, specdec
 
 PROBLEM = "application/problem+json"
 
 
-@pytest.fixture(autouse=True)
-def at_mock_url(monkeypatch):
-    monkeypatch.setenv("SPECDEC_URL", BASE)
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.delenv("FORCE_COLOR", raising=False)
-
-
-def specdec(capsys, *argv):
-    status = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
+pytestmark = pytest.mark.usefixtures("at_mock_url")
 
 
 def trace_file(tmp_path, altered=False):

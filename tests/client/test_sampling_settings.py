@@ -12,24 +12,14 @@ from specdec_client import Config, Sampling, cli
 from specdec_client.errors import InvalidInput
 from specdec_client.types import CONFIG_KEYS, SAMPLING_KEYS, Trace
 
-from .service_backend import BASE, calls_to
+from .service_backend import calls_to, specdec
 
 WORKED = {"temperature": 0.5, "top_k": 2, "top_p": 0.8}
 P_PRIME = [25 / 34, 9 / 34, 0.0]  # SPEC 9: p' at the empty prefix
 AFTER = {"A": [0.0, 1.0, 0.0], "B": [121 / 157, 0.0, 36 / 157], "C": [1 / 5, 0.0, 4 / 5]}  # p' after each token
 
 
-@pytest.fixture(autouse=True)
-def at_mock_url(monkeypatch):
-    monkeypatch.setenv("SPECDEC_URL", BASE)
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.delenv("FORCE_COLOR", raising=False)
-
-
-def specdec(capsys, *argv):
-    status = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
+pytestmark = pytest.mark.usefixtures("at_mock_url")
 
 
 def rows_seen(trace: dict) -> dict:

@@ -5,25 +5,15 @@ import json
 
 import pytest
 
-from specdec_client import Client, Config, cli
+from specdec_client import Client, Config
 from specdec_client.types import Proposal, TreeTest
 
-from .service_backend import BASE, calls_to, run_body
+from .service_backend import BASE, calls_to, run_body, specdec
 
 EXAMPLE = {"draft": "biased", "mode": "tree", "width": 2, "drafts": 2, "seed": 16}
 
 
-@pytest.fixture(autouse=True)
-def at_mock_url(monkeypatch):
-    monkeypatch.setenv("SPECDEC_URL", BASE)
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.delenv("FORCE_COLOR", raising=False)
-
-
-def specdec(capsys, *argv):
-    status = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
+pytestmark = pytest.mark.usefixtures("at_mock_url")
 
 
 def test_run_mode_tree_with_three_drafts(service, capsys):

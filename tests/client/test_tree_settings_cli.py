@@ -9,8 +9,9 @@ import pytest
 
 from specdec_client import Client, Config, ResidualTest, TargetOnlyTest, Tree, TreeNode, cli, load_trace
 
-from .service_backend import BASE, calls_to, run_body
-from .test_tree_cli import at_mock_url, specdec  # noqa: F401  (a fixture, and the command's exit, out, err)
+from .service_backend import BASE, calls_to, run_body, specdec
+
+pytestmark = pytest.mark.usefixtures("at_mock_url")
 
 EXAMPLE = {"draft": "biased", "mode": "tree", "width": 2, "drafts": 2, "seed": 16}
 EVERY_SETTING = [

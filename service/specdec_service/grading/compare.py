@@ -80,38 +80,50 @@ def first_difference(expected: Any, got: Any, path: tuple = (), order: tuple = (
     skipped whole, which makes comparing long traces several times faster."""
     if typed and expected == got:
         return None
-    if isinstance(expected, dict):
-        if not isinstance(got, dict):
+    if isinstance(expected, (dict, list)):
+        container = dict if isinstance(expected, dict) else list
+        if not isinstance(got, container):
             return Difference(path, order, expected, got, "type" if got is not None else "value")
-        for index, (key, value) in enumerate(expected.items()):
-            if key in skip:
-                continue
-            other = got.get(key, _MISSING)
-            if other is _MISSING:
-                return Difference(path + (key,), order + (index,), value, None, "missing")
-            if value is other:
-                continue
-            found = first_difference(value, other, path + (key,), order + (index,), tolerant or key in TOLERANT_KEYS, skip, typed)
-            if found is not None:
-                return found
-        if len(got) != len(expected):
-            for key in got:
-                if key not in expected:
-                    return Difference(path + (key,), order + (len(expected),), None, got[key], "unexpected")
-        return None
-    if isinstance(expected, list):
-        if not isinstance(got, list):
-            return Difference(path, order, expected, got, "type" if got is not None else "value")
-        for index, (value, other) in enumerate(zip(expected, got)):
-            found = first_difference(value, other, path + (index,), order + (index,), tolerant, skip, typed)
-            if found is not None:
-                return found
-        if len(got) < len(expected):
-            index = len(got)
-            return Difference(path + (index,), order + (index,), expected[index], None, "missing")
-        if len(got) > len(expected):
-            index = len(expected)
-            return Difference(path + (index,), order + (index,), None, got[index], "unexpected")
-        return None
+        walk = _dict_difference if container is dict else _list_difference
+        return walk(expected, got, path, order, tolerant, skip, typed)
     kind = _leaf_equal(expected, got, tolerant)
     return None if kind is None else Difference(path, order, expected, got, kind)
+
+
+def _dict_difference(expected: dict, got: dict, path: tuple, order: tuple, tolerant: bool, skip: frozenset,
+                     typed: bool) -> Optional[Difference]:
+    """:func:`first_difference` of two objects: ``expected``'s keys in its order (a key of
+    :data:`TOLERANT_KEYS` makes its subtree tolerant), then a key only ``got`` has."""
+    for index, (key, value) in enumerate(expected.items()):
+        if key in skip:
+            continue
+        other = got.get(key, _MISSING)
+        if other is _MISSING:
+            return Difference(path + (key,), order + (index,), value, None, "missing")
+        if value is other:
+            continue
+        found = first_difference(value, other, path + (key,), order + (index,), tolerant or key in TOLERANT_KEYS, skip, typed)
+        if found is not None:
+            return found
+    if len(got) != len(expected):
+        for key in got:
+            if key not in expected:
+                return Difference(path + (key,), order + (len(expected),), None, got[key], "unexpected")
+    return None
+
+
+def _list_difference(expected: list, got: list, path: tuple, order: tuple, tolerant: bool, skip: frozenset,
+                     typed: bool) -> Optional[Difference]:
+    """:func:`first_difference` of two arrays: item by item, then the first item one of them
+    lacks."""
+    for index, (value, other) in enumerate(zip(expected, got)):
+        found = first_difference(value, other, path + (index,), order + (index,), tolerant, skip, typed)
+        if found is not None:
+            return found
+    if len(got) < len(expected):
+        index = len(got)
+        return Difference(path + (index,), order + (index,), expected[index], None, "missing")
+    if len(got) > len(expected):
+        index = len(expected)
+        return Difference(path + (index,), order + (index,), None, got[index], "unexpected")
+    return None
