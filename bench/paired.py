@@ -56,42 +56,8 @@ print(json.dumps({"run_ms": run_s * 1e3, "grade_per_s": 1 / grade_s}))
 """
 
 ROUTE_PROBE = r"""
-import json, random, time
-from specdec_service.app import create_app
-
-client = create_app().test_client()
-try:  # a client's compact JSON, as orjson writes it
-    from orjson import dumps
-except ImportError:
-    def dumps(value):
-        return json.dumps(value, separators=(",", ":")).encode()
-
-def table(seed, n=64):
-    rng = random.Random(seed)
-    vocab = [f"t{i}" for i in range(n)]
-    def row():  # four decimals each (0.0123), summing to 1
-        w = [rng.randint(1, 300) for _ in vocab]
-        r = [x * 10000 // sum(w) for x in w]
-        r[0] += 10000 - sum(r)
-        return [x / 10000 for x in r]
-    return {"vocab": vocab, "start": row(), "next": {v: row() for v in vocab}}
-
-CONFIGS = {
-    "step_toy": {"draft": "biased", "seed": 1, "width": 3},
-    "step_sampling": {"draft": "biased", "seed": 1, "width": 3, "sampling": {"temperature": 0.7, "top_p": 0.9}},
-    "step_table": {"target": table(1), "draft": table(2), "seed": 1, "width": 3},
-}
-
-def session(config):
-    body, steps = dumps({"config": config}), 0
-    while True:
-        answer = client.post("/v1/step", data=body, content_type="application/json")
-        assert answer.status_code == 200, answer.get_data(as_text=True)[:300]
-        steps += 1
-        out = answer.get_json()
-        if out["done"]:
-            return steps
-        body = dumps(out["state"])
+import json, time
+from step_sessions import CONFIGS, session
 
 def best(config, n):
     session(config)  # warm: the memos a long-running worker holds
@@ -103,7 +69,7 @@ def best(config, n):
         times.append((time.process_time() - start) / steps)
     return min(times)
 
-print(json.dumps({name: best(config, 40 if name != "step_table" else 4) * 1e3 for name, config in CONFIGS.items()}))
+print(json.dumps({"step_" + name: best(config, 40 if name != "table" else 4) * 1e3 for name, config in CONFIGS.items()}))
 """
 
 
@@ -111,7 +77,7 @@ def measure(tree: str, routes: bool = False) -> dict:
     """One fresh interpreter with ``tree`` first on the path: ``{"run_ms", "grade_per_s"}``, and
     with ``routes`` (a second fresh interpreter) the CPU milliseconds of one ``POST /v1/step``
     of each config of the route probe (``step_toy``, ``step_sampling``, ``step_table``)."""
-    env = {**os.environ, "PYTHONPATH": os.path.abspath(tree)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join((os.path.abspath(tree), os.path.dirname(os.path.abspath(__file__))))}
     found = {}
     for probe in (PROBE, ROUTE_PROBE) if routes else (PROBE,):
         out = subprocess.run([sys.executable, "-c", probe], env=env, check=True, capture_output=True, text=True)

@@ -14,7 +14,7 @@ from specdec_service.api.structure import MAX_NUMBER_CHARS, NUMBER_DETAIL
 from specdec_service.budget import (BUDGETS, OVER_BUDGET, RUN_SIZE, RUN_TRACE_CHARS, OverBudget, block_units, exact_chars,
                                     run_cost, run_size, run_trace_chars, session_units, WORK_BUDGET,
                                     config_processing_work, config_work)
-from specdec_service.engine import MAX_DRAWS_SLICE, MAX_WIDTH, parse_config, run
+from specdec_service.engine import MAX_DRAWS_SLICE, MAX_WIDTH, parse_config, run, sampling
 from specdec_service.engine.bounds import MAX_VOCAB
 from specdec_service.grading import BY_ID, CATALOGUE, faulty_run, grade_distribution, grade_many
 from specdec_service.grading.grader import GRADE_BUDGET, reference_cost, trace_cost
@@ -262,7 +262,7 @@ def test_distribution_over_budget_within_the_body_limit_is_a_422_problem(client)
     assert "send counts of prefixes instead of samples" in problem["detail"]
 
 
-def test_a_run_weighs_its_mode_its_drafts_its_rows_and_their_processing(client):
+def test_a_run_weighs_its_mode_its_drafts_its_rows_and_their_processing(client, monkeypatch):
     # POST /v1/runs (budget.run_cost = session_work of limit blocks): the exact work of the mode over
     # rows of the processed bit size (budget.config_work) plus 160 work units a block unit, weighted 6
     # in mode block and 3 in mode tree (whose blocks draft D chains); the rows are not processed to cost them
@@ -278,9 +278,10 @@ def test_a_run_weighs_its_mode_its_drafts_its_rows_and_their_processing(client):
                     "sampling": {"temperature": 0.05}}):
         assert run_cost(parse_config(config)) <= BUDGETS["POST /v1/runs"].limit  # accepted: 0.93 s, 0.45 s, 0.2 s
     processed = parse_config({**worst, "sampling": {"temperature": 19.9}})  # 1/T = 10/199: correctly rounded powers
+    # costed, not processed: no row is processed (SPEC 9) to cost the run
+    monkeypatch.setattr(sampling, "process", lambda *_: pytest.fail("a row was processed to cost the run"))
     assert run_cost(processed) == config_work(processed, 256) + 160 * 256 * 24 * 128
     assert config_work(processed, 256) - config_work(plain, 256) >= config_processing_work(processed) > 0
-    assert "_processed_rows" not in processed.__dict__  # costed, not processed
 
 
 def test_a_run_over_its_budget_is_refused_before_decoding(client):

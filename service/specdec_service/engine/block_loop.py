@@ -26,7 +26,7 @@ from .draws import MAX_POSITION, Stream
 from .errors import Fault, InvalidInput, SessionDone
 from .proposals import PAST_THE_END, Drafted
 from .decoders import MODE_RULES
-from .state import MAX_COUNTER, COUNTER_NAMES, State, next_state, parse_tokens
+from .state import MAX_COUNTER, COUNTER_NAMES, State, parse_tokens
 from .trees import AnyDecoder, decoder_of
 
 
@@ -227,7 +227,7 @@ def commit(state: State, rules: AnyDecoder, drafted: Drafted, verdict, n: int) -
     if max(total) > MAX_COUNTER:
         over = [name for name, value in zip(COUNTER_NAMES, total) if value > MAX_COUNTER]
         raise InvalidInput([Fault(("counters", name), "would exceed 2^53-1 after this block") for name in over])
-    after = next_state(cfg, state.committed + tuple(map(cfg.index.__getitem__, labels)), n, total)
+    after = State(cfg, state.committed + tuple(map(cfg.index.__getitem__, labels)), n, total)
     block["counters"] = counters.to_json()
     block["done"] = after.done
     return StepResult(block, after, verdict.rejected)

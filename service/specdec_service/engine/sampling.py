@@ -372,20 +372,17 @@ def _decimal_nearest(p: Fraction, exponent: Fraction) -> float:
 class ProcessedRows:
     """SPEC section 9, the row reader of a decoder whose config sets ``sampling``: the target's
     rows processed (p'), the draft's processed (q') when ``sampling.draft`` is ``"processed"``
-    and raw otherwise. Each row is processed once per config (kept with the config)."""
+    and raw otherwise. Each row is processed once per model and settings (:func:`_table`), and a
+    config reads its rows once (``Config.rows``)."""
 
     sampling: Sampling
     name: str = "processed"
 
     def read(self, config) -> Rows:
         """SPEC section 9: the :class:`~.rows.Rows` of ``config`` under :attr:`sampling`."""
-        memo = config.__dict__.setdefault("_processed_rows", {})
-        rows = memo.get(self.sampling)
-        if rows is None:
-            sampling = self.sampling
-            draft = _table(config.draft, sampling).__getitem__ if sampling.draft == "processed" else config.draft.after
-            rows = memo[sampling] = Rows(_table(config.target, sampling).__getitem__, draft)
-        return rows
+        sampling = self.sampling
+        draft = _table(config.draft, sampling).__getitem__ if sampling.draft == "processed" else config.draft.after
+        return Rows(_table(config.target, sampling).__getitem__, draft)
 
 
 def _table(model, sampling: Sampling) -> dict:

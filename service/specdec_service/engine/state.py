@@ -9,8 +9,7 @@ committed prefix, position, cumulative counters) and gets the next one back.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
-from functools import cached_property, lru_cache, partial
+from functools import cached_property, partial
 from operator import add
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -22,7 +21,6 @@ from .sampling import ProcessedRows, Sampling, parse_sampling, sampling_echo
 from .inputs import (
     CONFIG, COUNTERS, MODES, RUN, STATE, VERIFY, checker, integer_fields, shallow, strict_integers,  # noqa: F401
 )
-from .sampling import SAMPLING_KEYS
 from .tree_settings import TreeSetting, parse_tree
 DEFAULTS = {key: schema["default"] for key, schema in CONFIG["properties"].items() if "default" in schema}
 """Settings a config may leave out (target toy, mode speculative, width 3, limit 8, eos null, as
@@ -184,18 +182,6 @@ class State:
         }
 
 
-def next_state(config: Config, committed: tuple[int, ...], position: int, counters: Counters) -> State:
-    """``State(config, committed, position, counters)`` as a block makes it (one per block):
-    the same value, set in one step rather than field by field (a frozen dataclass's
-    ``__init__`` sets each field through ``object.__setattr__``)."""
-    state = _new_object(State)
-    state.__dict__.update(config=config, committed=committed, position=position, counters=counters)
-    return state
-
-
-_new_object = object.__new__
-
-
 def ended(config: Config, length: int, last: Optional[int]) -> Optional[str]:
     """SPEC section 6: why a session whose output holds ``length`` tokens, the last one
     ``last`` (an index; ``None`` when empty or not a token), has ended: ``"eos"`` (its last
@@ -219,54 +205,6 @@ def _eos_fault(eos: object, target: Model) -> str:
         why += f" (the built-in {target.name!r} has no EOS token, SPEC 6: a custom model may name one)"
     return why
 
-def parse_config(obj: Any) -> Config:
-    """Read a config (SPEC section 8) from its JSON form.
-
-    Configs that name built-in models are memoised (a session sends the same
-    config with every block; a :class:`Config` is immutable): the key holds
-    each value's type, so ``True`` is never taken for ``1``.
-
-    ``draft`` and ``seed`` are required; ``target`` ["toy"], ``mode``
-    ["speculative"], ``width`` [3], ``limit`` [8] and ``eos`` [null] may be
-    left out. Models are built-in names or custom tables and must share one
-    vocabulary; ``eos`` must be a token of it.
-
-    Raises :class:`InvalidInput` with paths relative to the config.
-    """
-    if type(obj) is dict and len(obj) <= len(CONFIG_KEYS) and all(type(v) in _SCALARS for v in obj.values()):
-        return _parse_scalar_config(tuple((k, type(v), v) for k, v in obj.items()))
-    sampling = obj.get("sampling") if type(obj) is dict else None
-    if type(sampling) is dict and _memoisable(obj, sampling):
-        return _parse_sampling_config(tuple((k, type(v), v) for k, v in obj.items() if k != "sampling"),
-                                      tuple((k, type(v), v) for k, v in sampling.items()))
-    return _parse_config(obj)
-
-
-_SCALARS = (str, int, type(None))
-_SAMPLING_SCALARS = (str, int, float, Decimal)
-
-
-def _memoisable(obj: dict, sampling: dict) -> bool:
-    """Whether a config with a ``sampling`` object is memoised: built-in models, a flat
-    ``sampling`` of at most its five fields (SPEC 9), no more fields than a config has."""
-    return (len(obj) <= len(CONFIG_KEYS) and len(sampling) <= len(SAMPLING_KEYS)
-            and all(type(v) in _SCALARS for k, v in obj.items() if k != "sampling")
-            and all(type(v) in _SAMPLING_SCALARS for v in sampling.values()))
-
-
-@lru_cache(maxsize=1024)
-def _parse_scalar_config(items: tuple) -> Config:
-    return _parse_config({k: v for k, _, v in items})
-
-
-@lru_cache(maxsize=1024)
-def _parse_sampling_config(items: tuple, sampling: tuple) -> Config:
-    """:func:`_parse_config` of a config with a flat ``sampling`` (each value keyed with its
-    type: ``0.5`` and ``Decimal("0.5")`` are two entries, ``1`` and ``True`` never one); so a
-    session's rows are processed once, not at every block."""
-    return _parse_config({**{k: v for k, _, v in items}, "sampling": {k: v for k, _, v in sampling}})
-
-
 _MODEL = {"description": "A built-in name or a custom table: read by resolve_model."}
 CONFIG_CHECK = shallow(CONFIG, target=_MODEL, draft=_MODEL)
 """What :func:`parse_config` checks with JSON Schema: :data:`.inputs.CONFIG`, its models
@@ -275,7 +213,16 @@ check_config = checker(CONFIG_CHECK)
 _CONFIG_INTEGERS = integer_fields(CONFIG)
 
 
-def _parse_config(obj: Any) -> Config:
+def parse_config(obj: Any) -> Config:
+    """Read a config (SPEC section 8) from its JSON form.
+
+    ``draft`` and ``seed`` are required; ``target`` ["toy"], ``mode``
+    ["speculative"], ``width`` [3], ``limit`` [8] and ``eos`` [null] may be
+    left out. Models are built-in names or custom tables and must share one
+    vocabulary; ``eos`` must be a token of it.
+
+    Raises :class:`InvalidInput` with paths relative to the config.
+    """
     check_config(obj)
     strict_integers(obj, _CONFIG_INTEGERS, CONFIG)
     sent, obj = obj, {**DEFAULTS, **obj}
