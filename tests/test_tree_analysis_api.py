@@ -8,7 +8,6 @@ answers exactly as before (no `fitted`, no new field)."""
 
 from __future__ import annotations
 
-import itertools
 from fractions import Fraction
 
 import pytest
