@@ -9,7 +9,12 @@ Calls ``POST /v1/analysis`` (``Client.analyze``) and prints: alpha and the resid
 context; the expected work counters of one session; the exact committed tokens per pass and
 speedup against Leviathan et al.'s closed form; the sweep over widths as a table with a bar
 per width (Unicode block characters, ``#`` when the terminal cannot show them), the best
-width marked; the output's total variation to the target (and the naive rule's).
+width marked; the output's total variation to the target (and the naive rule's). In mode
+tree with a ``tree`` setting (SPEC 12): the shape, branching, verifier and thresholds under the
+title, each node's acceptance (p(children) under ``"target_only"``, instead of SPEC 4's alpha
+and residual; beside them under ``"residual"``), tokens per pass without Leviathan's column,
+"lossy" when the thresholds make it so. When the service cut its defaults to fit its budget
+(``fitted``), a line names the widths (and drafts) analysed and how to ask for more.
 ``--json`` prints the service's answer instead. Exit status 0, or 2 on a usage error, a
 connection failure or an error answer (an analysis over the route's work budget is one).
 """
