@@ -176,9 +176,9 @@ def acceptance_lines(result: Analysis, style: Style) -> list[str]:
         lines = [style.bold("Acceptance per node") + style.dim(f"  a node accepts one of its children with {why}; "
                                                                "children as drafted at a block's first depth")]
         lines.append(style.dim(f"  {'context':<10} {'accept':>8}  exact"))
-        for c in tree.nodes:
-            context = style.empty if c.context is None else c.context
-            lines.append(f"  {context:<10} {_num(c.accept):>8}  {_exact(c.accept)}")
+        for n in tree.nodes:
+            context = style.empty if n.context is None else n.context
+            lines.append(f"  {context:<10} {_num(n.accept):>8}  {_exact(n.accept)}")
         return lines
     note = "; node = a node accepts one of its children (SPEC 12.3)" if node else ""
     lines = [style.bold("Acceptance per context") + style.dim("  alpha = sum of min(p, q); "

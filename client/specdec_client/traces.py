@@ -388,7 +388,11 @@ class _Ends:
         self.last = (got.get("next_position"), got.get("done"))
 
 
-def _derived(path: str, saved: Any, from_saved: Any, from_service: Any) -> tuple[list, list]:
+Differences = list[tuple[str, Any, Any]]
+"""``(path, saved value, service value)`` of :func:`diff`, as a list."""
+
+
+def _derived(path: str, saved: Any, from_saved: Any, from_service: Any) -> tuple[Differences, Differences]:
     """A field the trace derives from others (a block's start, the trace's totals): ``(divergences,
     consequences)``. It diverges only when it agrees neither with the saved fields it derives from
     (``from_saved``) nor with the service's (``from_service``); agreeing with one of them, its
@@ -426,7 +430,7 @@ def replay(client: SessionsApi, trace: Union[Trace, Mapping[str, Any]], progress
     ends = _Ends()
     echoed_config: Any = None
 
-    def note(block: Optional[int], differences: Iterable[tuple[str, Any, Any]], into: list = found) -> None:
+    def note(block: Optional[int], differences: Iterable[tuple[str, Any, Any]], into: list[Divergence] = found) -> None:
         into.extend(Divergence(block, path, expected=service, got=saved) for path, saved, service in differences)
 
     for i, saved in enumerate(saved_blocks):
