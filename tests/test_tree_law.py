@@ -317,7 +317,8 @@ def test_analysis_body_reports_the_verdict():
     lossy = Tree("beam", "target_only", threshold_acc=Fraction(1, 2))
     body = analyze_tree(cfg, 1, [2], Fraction(0), TreeShapeLaw(cfg, lossy), lossy)
     assert AnalysisOut().validate(body) == {}
-    assert body["tree"] == {"shape": "beam", "verify": "target_only", "verdict": "lossy"}
+    assert {k: body["tree"][k] for k in ("shape", "verify", "branching", "threshold_acc_exact", "verdict")} == {
+        "shape": "beam", "verify": "target_only", "branching": None, "threshold_acc_exact": "1/2", "verdict": "lossy"}
     assert body["output"]["tv_exact"] == "1/2"
     assert {(e["drafts"], e["width"]): e["committed_per_pass_exact"] for e in body["tree_sweep"]}[(2, 2)] == "3"
     lossless = Tree("distinct", "residual")

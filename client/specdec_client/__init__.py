@@ -32,7 +32,8 @@ from .reports import (
 )
 from .transport import Transport
 from .analysis import (
-    Analysis, ContextAnalysis, Expected, Leviathan, NaiveOutput, OutputComparison, SweepPoint,
+    Analysis, ContextAnalysis, Expected, Fitted, Leviathan, NaiveOutput, NodeAcceptance, OutputComparison, SweepPoint,
+    TreeAnalysis,
 )
 from .session import Session
 from .tables import TableModel
@@ -43,7 +44,8 @@ from .types import (
 )
 
 __all__ = [
-    "Analysis", "ContextAnalysis", "Expected", "Leviathan", "NaiveOutput", "OutputComparison", "SweepPoint",
+    "Analysis", "ContextAnalysis", "Expected", "Fitted", "Leviathan", "NaiveOutput", "NodeAcceptance",
+    "OutputComparison", "SweepPoint", "TreeAnalysis",
     "Acceptance", "Agreement", "Cell", "Check", "Diagnosis", "DistributionReport", "Failure", "FirstDivergence",
     "GradeBatch", "GradeReport", "GradeSummary", "ImpossiblePrefix", "Reference", "Suite", "SuiteConfig",
     "SuiteSummary", "Transport",

@@ -151,13 +151,81 @@ class NaiveOutput(Record):
 
 
 @dataclass(frozen=True)
+class NodeAcceptance(Record):
+    """Mode tree with a ``tree`` setting: how often a node at ``context`` (``None`` at the empty
+    prefix, else the last token) accepts one of the children its shape drafts at the first depth
+    of a block (``accept``, exact; under ``"target_only"`` with both thresholds 1: E[p(children)],
+    SPEC 12.4)."""
+
+    context: Optional[str]
+    accept: Fraction
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "NodeAcceptance":
+        return cls(d["context"], exact(d["accept_exact"]), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class TreeAnalysis(Record):
+    """The tree of an analysis that sent ``tree`` (SPEC 12): ``shape``, ``verify``,
+    ``branching`` (shape distinct: b_1..b_k as drafted, else ``None``), the thresholds
+    (verify target_only, exact, else ``None``), ``nodes`` (:class:`NodeAcceptance` per context)
+    and ``verdict`` (``"lossless"`` or ``"lossy"``)."""
+
+    shape: str
+    verify: str
+    branching: Optional[tuple[int, ...]]
+    threshold_single: Optional[Fraction]
+    threshold_acc: Optional[Fraction]
+    nodes: tuple[NodeAcceptance, ...]
+    verdict: str
+
+    @property
+    def lossy(self) -> bool:
+        """True when the output is not exactly the target's (thresholds below 1)."""
+        return self.verdict == "lossy"
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "TreeAnalysis":
+        branching = d.get("branching")
+        return cls(str(d["shape"]), str(d["verify"]), None if branching is None else tuple(int(b) for b in branching),
+                   _exact_or_none(d.get("threshold_single_exact")), _exact_or_none(d.get("threshold_acc_exact")),
+                   tuple(NodeAcceptance.from_dict(n) for n in d.get("nodes", ())), str(d["verdict"]), raw=dict(d))
+
+
+@dataclass(frozen=True)
+class Fitted(Record):
+    """The defaults the service cut to fit its budget: the ``widths`` swept (the longest 1..n of
+    1-8 unless the request sent them), ``drafts`` (mode tree: the D of ``tree_sweep``, else
+    ``None``), this analysis's ``cost``, the ``default_cost`` the defaults would have had (with
+    ``default_widths``, the request's or 1-8, and D 1-8), and the route's ``budget`` (analysis
+    units)."""
+
+    widths: tuple[int, ...]
+    drafts: Optional[tuple[int, ...]]
+    cost: int
+    default_widths: tuple[int, ...]
+    default_cost: int
+    budget: int
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Fitted":
+        drafts = d.get("drafts")
+        return cls(tuple(int(w) for w in d["widths"]), None if drafts is None else tuple(int(x) for x in drafts),
+                   int(d["cost"]), tuple(int(w) for w in d["default_widths"]), int(d["default_cost"]),
+                   int(d["budget"]), raw=dict(d))
+
+
+@dataclass(frozen=True)
 class Analysis(Record):
     """The answer of ``POST /v1/analysis`` (``Client.analyze``).
 
     ``config``: the normalised settings (a dict, no seed); ``contexts``; ``expected``;
     ``leviathan`` (``None`` when autoregressive); ``draft_cost``; ``sweep`` and
     ``best_width``; ``output``; ``naive`` (speculative only, else ``None``);
-    ``tree_sweep`` (mode tree only, else ``None``: D = 1..8 at each width).
+    ``tree_sweep`` (mode tree only, else ``None``: D = 1..8 at each width); ``tree`` (a
+    :class:`TreeAnalysis` when the config sent ``tree``, else ``None``); ``fitted`` (a
+    :class:`Fitted` when the service cut a default to fit its budget, else ``None``).
     """
 
     config: dict[str, Any]
@@ -170,6 +238,8 @@ class Analysis(Record):
     output: OutputComparison
     naive: Optional[NaiveOutput]
     tree_sweep: Optional[tuple[TreeSweepPoint, ...]] = None
+    tree: Optional[TreeAnalysis] = None
+    fitted: Optional[Fitted] = None
 
     @property
     def block_comparison(self) -> Optional[dict[int, dict[str, Fraction]]]:
@@ -188,8 +258,7 @@ class Analysis(Record):
         """Mode tree with a ``tree`` setting only (``None`` otherwise): ``"lossless"`` when the
         output is exactly the target's, ``"lossy"`` when not (SPEC 12.4's thresholds below 1:
         ``output.tv`` is then the exact price)."""
-        tree = None if self.raw is None else self.raw.get("tree")
-        return None if tree is None else str(tree["verdict"])
+        return None if self.tree is None else self.tree.verdict
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Analysis":
@@ -204,5 +273,7 @@ class Analysis(Record):
             OutputComparison.from_dict(d["output"]),
             None if d["naive"] is None else NaiveOutput.from_dict(d["naive"]),
             None if d.get("tree_sweep") is None else tuple(TreeSweepPoint.from_dict(t) for t in d["tree_sweep"]),
+            None if d.get("tree") is None else TreeAnalysis.from_dict(d["tree"]),
+            None if d.get("fitted") is None else Fitted.from_dict(d["fitted"]),
             raw=dict(d),
         )

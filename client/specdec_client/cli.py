@@ -125,7 +125,8 @@ def add_config_options(parser: argparse.ArgumentParser, *, seed: bool = True) ->
     parser.add_argument("--mode", choices=("speculative", "greedy", "autoregressive", "block", "tree"),
                         help="decoding procedure (default: speculative; block: block verification, SPEC 10; "
                              "tree: several drafts, SPEC 11)")
-    parser.add_argument("--drafts", type=int, help="draft chains per block in mode tree, 1-8 (default: 1)")
+    parser.add_argument("--drafts", type=int, help="draft chains per block, 1-8 (default: 1); read only in mode "
+                                                   "tree, sent with a warning in another mode")
     parser.add_argument("--width", type=int, help="draft width, proposals per block, 1-16 (default: 3)")
     parser.add_argument("--limit", type=int, help="output length, 1-256 (default: 8)")
     parser.add_argument("--eos", help="end-of-sequence token (default: none)")
@@ -146,7 +147,8 @@ def add_tree_options(parser: argparse.ArgumentParser) -> None:
         "draft trees (SPEC section 12, mode tree)",
         "None given: D chains verified by the residual (SPEC 11).")
     group.add_argument("--tree-shape", choices=("chains", "distinct", "beam"),
-                       help="chains (D chains), distinct (siblings without replacement) or beam (top-D, no draws)")
+                       help="chains (D chains), distinct (siblings without replacement) or beam (top-D, no draws; "
+                            "needs --tree-verify target_only)")
     group.add_argument("--tree-verify", choices=("residual", "target_only"),
                        help="residual (tests against each child's proposal law) or target_only (one draw a node, "
                             "the draft's probabilities never read)")
@@ -408,10 +410,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if getattr(args, "handler", None) is None:  # `specdec` alone: the commands, as --help lists them
         parser.print_help(sys.stderr)
         return EXIT_ERROR
-    mode = getattr(args, "mode", None) or "speculative"
-    if getattr(args, "drafts", None) is not None and mode != "tree":  # not silently ignored
-        return fail(f"--drafts is read only in mode tree (SPEC 11), not in mode {mode}: "
-                    f"add --mode tree, or leave --drafts out")
+    refusal = check_tree_options(args)
+    if refusal:
+        return fail(refusal)
     if getattr(args, "trace", None) == "-":
         args.trace = sys.stdin
     url = getattr(args, "url", None) or os.environ.get("SPECDEC_URL") or DEFAULT_URL
@@ -446,6 +447,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             raise
         return fail(f"internal error: {type(error).__name__}: {error} (set SPECDEC_DEBUG=1 for the traceback)",
                     exits.INTERNAL)
+
+
+def check_tree_options(args: argparse.Namespace) -> Optional[str]:
+    """The options of mode tree read as the service reads them, before any request: ``--drafts``
+    outside mode tree is sent and warned about (SPEC 11: only mode tree reads it; the service
+    accepts and ignores it elsewhere), and ``--tree-shape beam`` without ``--tree-verify
+    target_only`` is a usage error naming the fix (SPEC 12 refuses the residual verifier, the
+    default, with beam). Returns the error message, or ``None``."""
+    mode = getattr(args, "mode", None) or "speculative"
+    if getattr(args, "drafts", None) is not None and mode != "tree":  # not silently ignored
+        print(f"specdec: warning: --drafts is read only in mode tree (SPEC 11): mode {mode} ignores it",
+              file=sys.stderr)
+    if getattr(args, "tree_shape", None) == "beam" and getattr(args, "tree_verify", None) != "target_only":
+        return ("--tree-shape beam needs --tree-verify target_only (SPEC 12: a beam tree has no draft law, "
+                "so the residual verifier, the default, is refused)")
+    return None
 
 
 def fail(message: str, status: int = EXIT_ERROR) -> int:

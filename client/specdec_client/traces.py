@@ -20,11 +20,17 @@ compares every field of every block with the saved one:
   ``next_position`` and ``done``).
 
 Every block is replayed from its own saved starting point, so one altered
-value is reported once, where it is, not again in every later block. When
-the service refuses a block (HTTP 409/422) whose saved ``prefix``/``position``
-already failed the chain check, the refusal is not reported too: the block is
-replayed from where the saved block before it ended and compared, the broken
-start being reported once, by the chain check. A refusal that points into
+value is reported once, where it is, not again in every later block. What the
+trace derives from its blocks (a block's ``prefix``/``position`` from the block
+before, the totals from every block) diverges only when it agrees neither with
+the saved blocks nor with the service's: agreeing with one, its difference from
+the other follows from a divergence already reported (an altered committed token
+of block 0 is one divergence; block 1 starting where the service's block 0 ends
+follows from it), listed apart as ``consequences`` and not counted. When a
+block's saved start fails the chain check, the block is also replayed from where
+the saved block before it ended, and that block is compared when it is the saved
+one (only the start was altered) or when the service refuses the saved start
+(HTTP 409/422), the broken start being reported once, by the chain check. A refusal that points into
 the trace's ``config`` (an invalid setting: every block would be refused
 alike) is reported once, one divergence per bad field (``config.width``: the
 trace has 99, the service gives ``"refused: ..."``), and the replay stops.
@@ -304,22 +310,39 @@ class Divergence:
         return {"block": self.block, "path": self.path, "expected": j(self.expected), "got": j(self.got)}
 
 
+CONSEQUENCES_SHOWN = 5
+"""The text report names at most this many of the differences that follow from a divergence."""
+
+
 @dataclass(frozen=True)
 class ReplayReport:
     """The result of :func:`replay`: ``blocks`` replayed and every
-    :class:`Divergence` in trace order; ``ok`` when there is none."""
+    :class:`Divergence` in trace order (``ok`` when there is none; the first is
+    :attr:`first`), and ``consequences``: the differences that follow from them (a block that
+    starts where a diverging block ended in the trace but not in the service, or the reverse; the
+    trace's totals, when they agree with its diverging blocks), not counted as divergences."""
 
     blocks: int
     divergences: tuple[Divergence, ...] = field(default_factory=tuple)
+    consequences: tuple[Divergence, ...] = field(default_factory=tuple)
 
     @property
     def ok(self) -> bool:
         """True when every field of every block matches."""
         return not self.divergences
 
+    @property
+    def first(self) -> Optional[Divergence]:
+        """The first divergence in trace order, or ``None`` when the trace matches."""
+        return self.divergences[0] if self.divergences else None
+
     def to_dict(self) -> dict[str, Any]:
-        """``{"ok", "blocks", "divergences": [...]}``."""
-        return {"ok": self.ok, "blocks": self.blocks, "divergences": [d.to_dict() for d in self.divergences]}
+        """``{"ok", "blocks", "divergences": [...]}``, and ``"consequences": [...]`` when some
+        difference follows from a divergence."""
+        out = {"ok": self.ok, "blocks": self.blocks, "divergences": [d.to_dict() for d in self.divergences]}
+        if self.consequences:
+            out["consequences"] = [d.to_dict() for d in self.consequences]
+        return out
 
     def __str__(self) -> str:
         noun = "block" if self.blocks == 1 else "blocks"
@@ -328,10 +351,58 @@ class ReplayReport:
         n = len(self.divergences)
         lines = [f"replay: {self.blocks} {noun} replayed, {n} divergence{'s' if n != 1 else ''}"]
         lines += [f"  {d}" for d in self.divergences]
+        if self.consequences:
+            paths = [d.path for d in self.consequences]
+            more = len(paths) - CONSEQUENCES_SHOWN
+            named = ", ".join(paths[:CONSEQUENCES_SHOWN]) + (f" and {more} more" if more > 0 else "")
+            lines.append(f"  later differences follow from {'it' if n == 1 else 'these'}, not counted: {named}")
         return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- replay
+
+
+class _Ends:
+    """Where a trace's blocks end so far, as the trace says and as the service computes (the
+    chain each block's ``prefix``/``position`` is checked against, and the totals)."""
+
+    def __init__(self) -> None:
+        self.saved_end: tuple[list[Any], Any] = ([], 0)     # where the saved block before ended
+        self.service_end: tuple[list[Any], Any] = ([], 0)   # where the service's block before ended
+        self.running = {name: 0 for name in COUNTER_NAMES}   # saved counters of the blocks before
+        self.totals = {name: 0 for name in COUNTER_NAMES}    # the service's counters, summed
+        self.saved_output: list[Any] = []                    # the saved blocks' committed tokens, joined
+        self.output: list[Any] = []                          # the service's committed tokens, joined
+        self.saved_last: tuple[Any, Any] = (0, None)         # the last saved block's next_position, done
+        self.last: tuple[Any, Any] = (0, None)               # the service's
+
+    def advance(self, saved: Mapping[str, Any], got: Mapping[str, Any]) -> None:
+        """After a block: ``saved`` as the trace has it, ``got`` as the service gives it."""
+        _add(self.running, saved.get("counters"))
+        _add(self.totals, got.get("counters"))
+        self.saved_end = (_list(saved.get("prefix")) + _list(saved.get("committed")), saved.get("next_position"))
+        self.service_end = (_list(got.get("prefix")) + _list(got.get("committed")), got.get("next_position"))
+        self.saved_output += _list(saved.get("committed"))
+        self.output += _list(got.get("committed"))
+        self.saved_last = (saved.get("next_position"), saved.get("done"))
+        self.last = (got.get("next_position"), got.get("done"))
+
+
+Differences = list[tuple[str, Any, Any]]
+"""``(path, saved value, service value)`` of :func:`diff`, as a list."""
+
+
+def _derived(path: str, saved: Any, from_saved: Any, from_service: Any) -> tuple[Differences, Differences]:
+    """A field the trace derives from others (a block's start, the trace's totals): ``(divergences,
+    consequences)``. It diverges only when it agrees neither with the saved fields it derives from
+    (``from_saved``) nor with the service's (``from_service``); agreeing with one of them, its
+    differences from the other follow from a divergence of those fields, reported where it is."""
+    against_service = list(diff(saved, from_service, path))
+    if not against_service:
+        return [], list(diff(saved, from_saved, path))
+    if not list(diff(saved, from_saved, path)):
+        return [], against_service
+    return list(diff(saved, from_saved, path)), []
 
 
 def replay(client: SessionsApi, trace: Union[Trace, Mapping[str, Any]], progress: Optional[Progress] = None) -> ReplayReport:
@@ -355,47 +426,30 @@ def replay(client: SessionsApi, trace: Union[Trace, Mapping[str, Any]], progress
     config = data["config"]
     saved_blocks = data["blocks"]
     found: list[Divergence] = []
-    running = {name: 0 for name in COUNTER_NAMES}    # saved counters of the blocks before
-    totals = {name: 0 for name in COUNTER_NAMES}     # the service's counters, summed
-    output: list[Any] = []                                # the service's committed tokens, joined
-    position: Any = 0
-    start_prefix: list[Any] = []                          # where the saved block before ended
-    start_position: Any = 0
-    done: Any = None
+    following: list[Divergence] = []
+    ends = _Ends()
     echoed_config: Any = None
 
-    def note(block: Optional[int], differences: Iterable[tuple[str, Any, Any]]) -> None:  # differences: (path, saved value, service value)
-        found.extend(Divergence(block, path, expected=service, got=saved) for path, saved, service in differences)
+    def note(block: Optional[int], differences: Iterable[tuple[str, Any, Any]], into: list[Divergence] = found) -> None:
+        into.extend(Divergence(block, path, expected=service, got=saved) for path, saved, service in differences)
 
     for i, saved in enumerate(saved_blocks):
         if progress is not None:
             progress("replay", i, len(saved_blocks))
         where = f"blocks[{i}]"  # every saved block is an object: trace_from has read it as a Block
-        # the chain: block 0 starts at the empty session, each later block
-        # where the saved block before it ended
-        broken = list(_chain(where, saved, start_prefix, start_position))
+        # the chain: block 0 starts at the empty session, each later block where the block before it ended
+        broken, consequent = _derived(where, _start(saved), _start_of(*ends.saved_end), _start_of(*ends.service_end))
         note(i, broken)
+        note(i, consequent, following)
         state = {"config": config, "committed": saved.get("prefix", []), "position": saved.get("position", 0),
-                 "counters": dict(running)}
-        steps = (saved.get("proposal") or {}).get("steps") or []
-        supplied = any(isinstance(s, Mapping) and s.get("drafted") is False for s in steps)
-        tokens = _supplied(saved["proposal"]) if supplied else None
+                 "counters": dict(ends.running)}
         try:
-            result = _replay_block(client, state, tokens)
-        except (InvalidInput, SessionDone) as error:
-            refused = _config_refusal(config, error)
-            if refused:  # every block would be refused alike: report the config once, and stop
-                found.extend(refused)
-                return ReplayReport(len(saved_blocks), tuple(found))
-            result, refusal = None, error
-            if broken:  # refused from a saved start already reported: replay from where the block before ended
-                try:
-                    result = _replay_block(client, {**state, "committed": start_prefix, "position": start_position},
-                                           tokens)
-                except (InvalidInput, SessionDone) as again:
-                    refusal = again
-        if result is None:
-            note(i, [(where, "a block", f"no block: HTTP {refusal.status}: {refusal.detail}")])
+            result = _replay_from(client, saved, state, ends.saved_end if broken else None)
+        except _Refused as refused:
+            if refused.config:  # every block would be refused alike: report the config once, and stop
+                found.extend(refused.config)
+                return ReplayReport(len(saved_blocks), tuple(found), tuple(following))
+            note(i, [(where, "a block", f"no block: HTTP {refused.error.status}: {refused.error.detail}")])
             got = dict(saved)  # carry on from the saved block, so the refusal is reported once
         else:
             got = result.block.to_dict()
@@ -403,23 +457,69 @@ def replay(client: SessionsApi, trace: Union[Trace, Mapping[str, Any]], progress
             note(i, (d for d in diff(saved, got, where) if d[0] not in reported))
             if echoed_config is None:
                 echoed_config = result.state.to_dict().get("config")
-        _add(running, saved.get("counters"))
-        _add(totals, got.get("counters"))
-        start_prefix = _list(saved.get("prefix")) + _list(saved.get("committed"))
-        start_position = saved.get("next_position")
-        output = output + _list(got.get("committed"))
-        position = got.get("next_position")
-        done = got.get("done")
+        ends.advance(saved, got)
 
     if progress is not None:
         progress("replay", len(saved_blocks), len(saved_blocks))
     if echoed_config is not None:
         note(None, diff(config, echoed_config, "config"))
-    note(None, diff(data["output"], output, "output"))
-    note(None, diff(data["counters"], totals, "counters"))
-    note(None, diff(data["position"], position, "position"))
-    note(None, diff(data["done"], done, "done"))
-    return ReplayReport(len(saved_blocks), tuple(found))
+    for path, saved_value, from_saved, from_service in (
+            ("output", data["output"], ends.saved_output, ends.output),
+            ("counters", data["counters"], ends.running, ends.totals),
+            ("position", data["position"], ends.saved_last[0], ends.last[0]),
+            ("done", data["done"], ends.saved_last[1], ends.last[1])):
+        wrong, consequent = _derived(path, saved_value, from_saved, from_service)
+        note(None, wrong)
+        note(None, consequent, following)
+    return ReplayReport(len(saved_blocks), tuple(found), tuple(following))
+
+
+def _start(block: Mapping[str, Any]) -> dict[str, Any]:
+    return {"prefix": block.get("prefix", MISSING), "position": block.get("position", MISSING)}
+
+
+def _start_of(prefix: list[Any], position: Any) -> dict[str, Any]:
+    return {"prefix": prefix, "position": position}
+
+
+class _Refused(Exception):
+    """The service refused a block: ``error`` (HTTP 409/422), ``config`` the divergences of a
+    refusal that points into the trace's config (:func:`_config_refusal`)."""
+
+    def __init__(self, error: Any, config: list[Divergence]):
+        super().__init__(str(error))
+        self.error, self.config = error, config
+
+
+def _replay_from(client: SessionsApi, saved: Mapping[str, Any], state: dict[str, Any],
+                 chain_start: Optional[tuple[list[Any], Any]]) -> StepResult:
+    """The service's block for ``saved``, from its saved start ``state``; when that start broke
+    the chain (``chain_start``: where the saved block before ended), also from the chain's start,
+    whose block is kept when it is the saved one (the start alone was altered) or when the saved
+    start is refused. Raises :class:`_Refused`."""
+    steps = (saved.get("proposal") or {}).get("steps") or []
+    supplied = any(isinstance(s, Mapping) and s.get("drafted") is False for s in steps)
+    tokens = _supplied(saved["proposal"]) if supplied else None
+    result = None
+    try:
+        result = _replay_block(client, state, tokens)
+    except (InvalidInput, SessionDone) as error:
+        refused = _config_refusal(state["config"], error)
+        if refused or chain_start is None:
+            raise _Refused(error, refused) from None
+    if chain_start is None:
+        assert result is not None
+        return result
+    try:
+        joined = _replay_block(client, {**state, "committed": chain_start[0], "position": chain_start[1]}, tokens)
+    except (InvalidInput, SessionDone) as again:
+        if result is None:
+            raise _Refused(again, []) from None
+        return result
+    if result is None or not [d for d in diff(saved, joined.block.to_dict()) if d[0] not in ("prefix", "position")
+                              and not d[0].startswith("prefix[")]:
+        return joined
+    return result
 
 
 _CONFIG_POINTERS = ("#/config", "#/state/config")
@@ -460,11 +560,6 @@ def _replay_block(client: SessionsApi, state: dict[str, Any], tokens: Optional[l
     """The service's block from ``state``: ``POST /v1/verify`` with the saved
     ``tokens`` of a caller-supplied proposal, else ``POST /v1/step``."""
     return client.verify(state, tokens) if tokens is not None else client.step(state)
-
-
-def _chain(where: str, saved: Mapping[str, Any], prefix: list[Any], position: Any) -> Iterator[tuple[str, Any, Any]]:
-    yield from diff(saved.get("prefix", MISSING), prefix, f"{where}.prefix")
-    yield from diff(saved.get("position", MISSING), position, f"{where}.position")
 
 
 def _list(value: Any) -> list[Any]:

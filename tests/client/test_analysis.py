@@ -140,3 +140,75 @@ def test_cli_mode_block_compares_with_token_wise(service, capsys):
     assert "      2          219/200          207/200" in lines
     assert "      3        1381/1000          483/400" in lines
     assert "  total variation to the target: 0 (the target's distribution exactly)" in lines
+
+
+TREES = [["--tree-shape", "chains", "--tree-verify", "residual"], ["--tree-shape", "distinct"],
+         ["--tree-verify", "target_only"], ["--tree-shape", "distinct", "--tree-verify", "target_only"],
+         ["--tree-shape", "beam", "--tree-verify", "target_only"],
+         ["--tree-shape", "beam", "--tree-verify", "target_only", "--threshold-acc", "0.5"],
+         ["--tree-shape", "distinct", "--branching", "2,1", "--tree-verify", "target_only", "--threshold-single", "0.5"]]
+"""Every shape x verifier of SPEC 12 through the tree options, a branching list and both lossy thresholds."""
+
+
+@pytest.mark.parametrize("options", TREES, ids=" ".join)
+def test_cli_analyze_of_every_tree_at_the_default_widths(service, capsys, options):
+    """With no --widths, every tree is analysed (the service fits its defaults to its budget and
+    the report names the widths analysed and how to ask for more); the report names the shape,
+    the verifier, the branching and the thresholds, and prints what applies to the verifier:
+    SPEC 4's alpha and residual under "residual", each node's acceptance p(children) and no alpha
+    under "target_only"; "lossy" when the thresholds make it so."""
+    argv = ["analyze", "--draft", "biased", "--mode", "tree", "--drafts", "2", *options, "--color", "never"]
+    status, out, err = specdec(capsys, *argv, "--json")
+    assert (status, err) == (0, "")
+    answer = json.loads(out)
+    status, out, err = specdec(capsys, *argv)
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    tree = answer["tree"]
+    assert lines[0].startswith("Analysis of target toy, draft biased, tree, width 3, drafts 2, limit 8;")
+    expected = [f"shape {tree['shape']}"]
+    if tree["branching"] is not None:
+        expected.append("branching " + ",".join(str(b) for b in tree["branching"]))
+    expected.append(f"verify {tree['verify']}")
+    if tree["verify"] == "target_only":
+        expected += [f"threshold_single {tree['threshold_single_exact']}", f"threshold_acc {tree['threshold_acc_exact']}"]
+    assert lines[1] == "Tree: " + ", ".join(expected) + f" ({tree['verdict']})"
+    assert ("--threshold-acc" in options or "--threshold-single" in options) == (tree["verdict"] == "lossy")
+    fitted = answer.get("fitted")
+    if fitted is not None:
+        widths = fitted["widths"]
+        span = f"{widths[0]}-{widths[-1]}" if len(widths) > 1 else str(widths[0])
+        assert lines[2].startswith(f"Analysed widths {span}, D 1-{fitted['drafts'][-1]} in the sweep over drafts: "
+                                   f"widths 1-8, D 1-8 would cost {fitted['default_cost']:,} analysis units, over the "
+                                   f"service's budget of {fitted['budget']:,}; ")
+        assert ("--widths" in lines[2]) == (len(widths) < 8)
+        assert [s["width"] for s in answer["sweep"]] == widths
+    if tree["verify"] == "target_only":
+        assert "alpha" not in out and "residual" not in out.replace("verify residual", "")
+        at = lines.index(next(line for line in lines if line.startswith("Acceptance per node")))
+        assert lines[at + 2:at + 6] == [f"  {'∅' if n['context'] is None else n['context']:<10} "
+                                        f"{n['accept']:>8.4f}  {n['accept_exact']}" for n in tree["nodes"]]
+    else:
+        at = lines.index(next(line for line in lines if line.startswith("Acceptance per context")))
+        assert [line.split()[3] for line in lines[at + 2:at + 6]] == [f"{n['accept']:.4f}" for n in tree["nodes"]]
+    assert "Leviathan" not in out and "  tokens per pass" in out
+    assert f"Several drafts ({tree['shape']}, {tree['verify']}): committed per pass" in out
+    verdict = "lossy: not the target's distribution" if tree["verdict"] == "lossy" else "the target's distribution exactly"
+    assert f"  total variation to the target: {answer['output']['tv_exact']} ({verdict})" in lines
+
+
+def test_the_sdk_reads_the_tree_and_what_was_fitted(service, client):
+    result = client.analyze({"draft": "biased", "mode": "tree", "drafts": 2,
+                             "tree": {"shape": "chains", "verify": "target_only"}})
+    fitted = result.fitted
+    assert (fitted.widths, fitted.drafts, fitted.default_widths) == (tuple(range(1, 8)), (1, 2), tuple(range(1, 9)))
+    assert fitted.cost <= fitted.budget < fitted.default_cost == 96_220_224
+    tree = result.tree
+    assert (tree.shape, tree.verify, tree.branching, tree.threshold_single, tree.threshold_acc, tree.lossy) == (
+        "chains", "target_only", None, 1, 1, False)
+    # two chains from q = [4/5, 3/20, 1/20]: E[p(children)] = sum p(y) (1 - (1 - q(y))^2)
+    q, p = [Fraction(4, 5), Fraction(3, 20), Fraction(1, 20)], [Fraction(1, 2), Fraction(3, 10), Fraction(1, 5)]
+    assert tree.nodes[0].context is None
+    assert tree.nodes[0].accept == sum(py * (1 - (1 - qy) ** 2) for py, qy in zip(p, q)) == Fraction(2331, 4000)
+    plain = client.analyze(draft="biased", widths=[2])
+    assert plain.tree is None and plain.fitted is None

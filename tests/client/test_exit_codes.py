@@ -215,12 +215,18 @@ def test_version(command, name):
     assert (result.returncode, result.stdout, result.stderr) == (0, f"{name} {version}\n", "")
 
 
-def test_2_drafts_outside_mode_tree_is_not_silently_ignored(capsys):
-    """``--drafts`` is read only in mode tree (SPEC 11): elsewhere a usage error naming the mode,
-    before any request."""
-    status, out, err = specdec(capsys, "run", "--draft", "biased", "--seed", "1", "--drafts", "3")
-    assert (status, out) == (2, "")
-    assert err == ("specdec: error: --drafts is read only in mode tree (SPEC 11), not in mode speculative: "
-                   "add --mode tree, or leave --drafts out\n")
-    status, _, err = specdec(capsys, "analyze", "--draft", "biased", "--mode", "block", "--drafts", "2")
-    assert status == 2 and "not in mode block" in err
+def test_drafts_outside_mode_tree_is_sent_with_a_warning(service, capsys):
+    """``--drafts`` is read only in mode tree (SPEC 11), and the service accepts it in every mode
+    (SPEC 12 refuses ``tree`` outside mode tree, not ``drafts``): every command that takes session
+    settings sends it as the API would and warns on stderr that the mode ignores it."""
+    warning = "specdec: warning: --drafts is read only in mode tree (SPEC 11): mode {} ignores it\n"
+    for mode in ("speculative", "greedy", "autoregressive", "block"):
+        for command in (["run", "--seed", "1"], ["analyze", "--widths", "2", "--limit", "3"]):
+            status, _, err = specdec(capsys, *command, "--draft", "biased", "--mode", mode, "--drafts", "3", "--json")
+            assert (status, err) == (0, warning.format(mode))
+            sent = json.loads(service.calls[-1].request.body)
+            assert sent["config"]["drafts"] == 3 and sent["config"]["mode"] == mode
+    status, _, err = specdec(capsys, "run", "--seed", "1", "--draft", "biased", "--drafts", "3", "--json")
+    assert (status, err) == (0, warning.format("speculative"))  # the default mode
+    status, _, err = specdec(capsys, "run", "--seed", "1", "--draft", "biased", "--mode", "tree", "--drafts", "3")
+    assert (status, err) == (0, "")

@@ -217,11 +217,90 @@ def test_blocks_that_do_not_join_up(service, client):
     trace = saved()
     trace["blocks"][2]["position"] = 12
     report = client.replay(trace)
-    assert [(d.path, d.got, d.expected) for d in report.divergences][0] == ("blocks[2].position", 12, 13)
-    # replayed from the altered position, the block's draws differ too (and with them the output)
-    assert {d.block for d in report.divergences} == {2, None}
-    assert [d.path for d in report.divergences if d.block is None] == ["output[6]"]
-    assert "blocks[2].proposal.steps[0].draw.u" in [d.path for d in report.divergences]
+    # replayed from where block 1 ended, block 2 is the saved one: its start is the one difference
+    assert [(d.block, d.path, d.got, d.expected) for d in report.divergences] == [(2, "blocks[2].position", 12, 13)]
+    assert report.consequences == ()
+
+
+EVERY_MODE = [{"mode": "speculative"}, {"mode": "greedy"}, {"mode": "autoregressive"}, {"mode": "block"},
+              {"mode": "tree", "drafts": 2},
+              *({"mode": "tree", "drafts": 2, "tree": {"shape": shape, "verify": verify}}
+                for shape, verify in (("chains", "target_only"), ("distinct", "residual"), ("distinct", "target_only"),
+                                      ("beam", "target_only")))]
+"""Every mode, and in mode tree every shape x verifier (SPEC 4-5, 10-12)."""
+
+
+def _other(token):
+    return "A" if token != "A" else "B"
+
+
+def _committed_token(trace, consistent):
+    """Block 0's first committed token altered; ``consistent``: the trace's output altered alike."""
+    token = trace["blocks"][0]["committed"][0]
+    trace["blocks"][0]["committed"][0] = _other(token)
+    if consistent:
+        trace["output"][0] = _other(token)
+    return "blocks[0].committed[0]", _other(token), token
+
+
+def _next_position(trace, consistent):
+    """Block 0's next_position altered (``consistent``: and the trace's position, for a one-block trace)."""
+    position = trace["blocks"][0]["next_position"]
+    trace["blocks"][0]["next_position"] = position + 1
+    if consistent and len(trace["blocks"]) == 1:
+        trace["position"] = position + 1
+    return "blocks[0].next_position", position + 1, position
+
+
+def _start_position(trace, consistent):
+    """Block 1's position (its start) altered."""
+    position = trace["blocks"][1]["position"]
+    trace["blocks"][1]["position"] = position + 1
+    return "blocks[1].position", position + 1, position
+
+
+def _start_prefix(trace, consistent):
+    """Block 1's first prefix token altered."""
+    token = trace["blocks"][1]["prefix"][0]
+    trace["blocks"][1]["prefix"][0] = _other(token)
+    return "blocks[1].prefix[0]", _other(token), token
+
+
+@pytest.mark.parametrize("edit", [_committed_token, _next_position, _start_position, _start_prefix],
+                         ids=lambda f: f.__name__.strip("_"))
+@pytest.mark.parametrize("consistent", [False, True], ids=["alone", "with the totals"])
+@pytest.mark.parametrize("config", EVERY_MODE, ids=lambda c: " ".join(str(v) for v in c.values()))
+def test_one_altered_value_is_one_divergence_in_every_mode(service, client, config, edit, consistent):
+    """One altered value of a block is the first and only divergence, in every mode and tree;
+    what the trace derives from it (the next block's start, the output) is a consequence, named
+    apart and not counted."""
+    trace = saved(draft="biased", seed=3, **config)
+    assert len(trace["blocks"]) > 1
+    path, got, expected = edit(trace, consistent)
+    report = client.replay(trace)
+    assert [(d.path, d.got, d.expected) for d in report.divergences] == [(path, got, expected)]
+    assert report.first == report.divergences[0] and not report.ok
+    text = str(report).splitlines()
+    assert text[:2] == ["replay: 3 blocks replayed, 1 divergence".replace("3", str(len(trace["blocks"]))),
+                        f"  {report.first}"]
+    if report.consequences:
+        assert text[2] == "  later differences follow from it, not counted: " + ", ".join(
+            d.path for d in report.consequences)
+
+
+def test_consequences_are_named_apart(service, client):
+    trace = saved()
+    trace["blocks"][0]["committed"][0] = "B"  # the service commits A
+    report = client.replay(trace)
+    assert [d.path for d in report.divergences] == ["blocks[0].committed[0]"]
+    # block 1 starts where the service's block 0 ends, not where the altered one does; the
+    # trace's output is the service's, not its blocks' joined
+    assert [(d.path, d.got, d.expected) for d in report.consequences] == [
+        ("blocks[1].prefix[0]", "A", "B"), ("output[0]", "A", "B")]
+    assert report.to_dict()["consequences"][0] == {"block": 1, "path": "blocks[1].prefix[0]", "expected": "B",
+                                                   "got": "A"}
+    assert "consequences" not in client.replay(saved()).to_dict()
+
 
 
 def test_a_missing_block_is_reported(service, client):

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from specdec_client import Client, Config, ResidualTest, TargetOnlyTest, Tree, TreeNode, cli, load_trace
+from specdec_client import Client, Config, InvalidInput, ResidualTest, TargetOnlyTest, Tree, TreeNode, cli, load_trace
 
 from .service_backend import BASE, calls_to, run_body, specdec
 
@@ -62,9 +62,32 @@ def test_a_bad_branching_option_is_a_usage_error(service, capsys):
 
 
 def test_a_refused_tree_names_the_field(service, capsys):
-    status, out, err = specdec(capsys, "run", "--draft", "biased", "--seed", "1", "--mode", "tree", "--tree-shape",
-                               "beam")
-    assert status == 4 and "config/tree/verify" in err
+    status, out, err = specdec(capsys, "run", "--draft", "biased", "--seed", "1", "--mode", "tree", "--branching",
+                               "2,1")
+    assert status == 4 and "config/tree/branching" in err
+
+
+BEAM_FIX = ("specdec: error: --tree-shape beam needs --tree-verify target_only (SPEC 12: a beam tree has no draft "
+            "law, so the residual verifier, the default, is refused)\n")
+
+
+@pytest.mark.parametrize("command", [["run", "--seed", "1"], ["analyze", "--widths", "2"]], ids=" ".join)
+@pytest.mark.parametrize("verify", [[], ["--tree-verify", "residual"]], ids=" ".join)
+def test_beam_without_target_only_names_the_fix_in_one_line(service, capsys, command, verify):
+    """SPEC 12 refuses "residual" (the default verifier) with "beam": every command that takes
+    session settings says, before any request, which option fixes it; the SDK leaves the
+    refusal to the service, whose 422 names the field and the fix."""
+    status, out, err = specdec(capsys, *command, "--draft", "biased", "--mode", "tree", "--tree-shape", "beam",
+                               *verify)
+    assert (status, out, err) == (2, "", BEAM_FIX)
+    assert not service.calls
+    status, _, err = specdec(capsys, *command, "--draft", "biased", "--mode", "tree", "--tree-shape", "beam",
+                             "--tree-verify", "target_only", "--limit", "3")
+    assert (status, err) == (0, "")
+    with pytest.raises(InvalidInput) as refused:
+        Client(BASE).run(Config(draft="biased", seed=1, mode="tree", tree=Tree(shape="beam")))
+    assert refused.value.errors[0].pointer == "#/config/tree/verify"
+    assert 'must be "target_only" with shape "beam"' in refused.value.errors[0].detail
 
 
 def test_client_run_takes_a_tree(service):

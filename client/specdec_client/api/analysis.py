@@ -57,9 +57,11 @@ class AnalysisApi(ApiGroup):
         1-8) at ``draft_cost`` (target passes per draft step, default 0).
 
         Returns an :class:`~specdec_client.analysis.Analysis` whose values are exact
-        :class:`fractions.Fraction`. Raises :class:`~specdec_client.errors.InvalidInput`
-        for bad fields, also for a request over the route's work budget (the problem's
-        ``cost`` and ``budget`` say by how much)."""
+        :class:`fractions.Fraction`; when only the defaults (``widths`` not given, mode tree's
+        sweep over D = 1..8) are over the route's work budget, the service analyses the longest
+        that fit and ``Analysis.fitted`` names them. Raises
+        :class:`~specdec_client.errors.InvalidInput` for bad fields, also for a request over the
+        budget whatever the defaults (the problem's ``cost`` and ``budget`` say by how much)."""
         body: dict[str, Any] = {"config": analysis_config(config, **settings)}
         if depth is not None:
             body["depth"] = depth

@@ -9,13 +9,14 @@ before any of it is done.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from marshmallow import fields, validate
 
-from ..budget import BUDGETS, SESSION_WORK, config_processing_work
+from ..budget import BUDGETS, SESSION_WORK, SKIP_BUDGETS_ENV, config_processing_work
 from ..engine import COUNTER_NAMES
-from ..engine.analysis import analysis_cost, analyze, parse_analysis
+from ..engine.analysis import analysis_cost, analyze, fit_defaults, parse_analysis
 from ..engine.bounds import MAX_DEPTH, MAX_DRAFTS, MAX_WIDTH, MIN_DEPTH, MIN_DRAFTS, MIN_WIDTH
 from .bodies import read_json
 from .problems import json_response
@@ -159,16 +160,53 @@ class TreeSweepOut(StrictSchema):
     accepted_per_pass_exact = Exact("accepted_per_pass.")
 
 
+class NodeAcceptanceOut(StrictSchema):
+    """One context (the last committed token, null at the empty prefix): how often a node there
+    accepts one of its children."""
+
+    context = Label(required=True, allow_none=True)  # type: ignore[assignment]  # as ContextOut's
+    accept = Number("The probability that a node at this context, with the children the shape drafts at the first "
+                    "depth of a block (D chains, b_1 distinct siblings or the top-D beam), accepts one of them: "
+                    "under \"target_only\" with both thresholds 1, the expected p(children) (toy, biased, beam, D = 2, "
+                    "the empty prefix: 4/5), against sum min(p, q) of one token under SPEC 4.")
+    accept_exact = Exact("accept.")
+
+
 class TreeVerdictOut(StrictSchema):
-    """Mode tree with a ``tree`` setting (SPEC 12): the tree analysed and whether its output is
-    exactly the target's."""
+    """Mode tree with a ``tree`` setting (SPEC 12): the tree analysed, how its nodes accept, and
+    whether its output is exactly the target's."""
 
     shape = fields.String(required=True, validate=validate.OneOf(["chains", "distinct", "beam"]))
     verify = fields.String(required=True, validate=validate.OneOf(["residual", "target_only"]))
+    branching = fields.List(fields.Integer(validate=validate.Range(1, 8)), required=True, allow_none=True, metadata={
+        "description": "Shape distinct (else null): b_1..b_k as the tree is drafted, k = min(width, limit): the "
+                       "config's list, 1 past its end, cut to k; default [D, 1, ...]."})
+    threshold_single = Number("Verify target_only (else null): threshold_single as read (1: lossless).", nullable=True)
+    threshold_single_exact = Exact("threshold_single.", nullable=True)
+    threshold_acc = Number("Verify target_only (else null): threshold_acc as read (1: lossless).", nullable=True)
+    threshold_acc_exact = Exact("threshold_acc.", nullable=True)
+    nodes = fields.List(fields.Nested(NodeAcceptanceOut), required=True, metadata={
+        "description": "The empty prefix, then each token in vocabulary order."})
     verdict = fields.String(required=True, validate=validate.OneOf(["lossless", "lossy"]), metadata={
         "description": "\"lossy\" when the output's total variation from the target (`output.tv`) is positive: "
                        "the target-only thresholds below 1 (SGLang's --speculative-accept-threshold-single/-acc); "
                        "toy, biased, beam, width 2, D = 2, threshold_acc 1/2: tv 1/2 over the first token."})
+
+
+class FittedOut(StrictSchema):
+    """The defaults the service cut so that the analysis fits the route's budget."""
+
+    widths = fields.List(fields.Integer(validate=validate.Range(MIN_WIDTH, MAX_WIDTH)), required=True, metadata={
+        "description": "The widths swept: the request's, or the longest 1..n of the default 1-8 that fits."})
+    drafts = fields.List(fields.Integer(validate=validate.Range(MIN_DRAFTS, MAX_DRAFTS)), metadata={
+        "description": "Mode tree only: the D of `tree_sweep`, the longest 1..m of 1-8 that fits (with the config's D "
+                       "when it can)."})
+    cost = fields.Integer(required=True, metadata={"description": "The cost of this analysis, in analysis units."})
+    default_widths = fields.List(fields.Integer(validate=validate.Range(MIN_WIDTH, MAX_WIDTH)), required=True,
+                                 metadata={"description": "The widths `default_cost` is for: the request's, or 1-8."})
+    default_cost = fields.Integer(required=True, metadata={
+        "description": "The cost with `default_widths` and, in mode tree, D 1-8: over `budget`."})
+    budget = fields.Integer(required=True, metadata={"description": "The route's budget, in analysis units."})
 
 
 class AnalysisConfigOut(ConfigOut):
@@ -204,7 +242,12 @@ class AnalysisOut(StrictSchema):
         "description": "Mode tree only (absent otherwise): for D = 1..8 and each requested width, one block from the "
                        "empty prefix with no limit (SPEC 11)."})
     tree = fields.Nested(TreeVerdictOut, metadata={
-        "description": "Mode tree with a `tree` setting only (absent otherwise): its shape, verifier and verdict."})
+        "description": "Mode tree with a `tree` setting only (absent otherwise): its shape, verifier, branching, "
+                       "thresholds, acceptance per node and verdict."})
+    fitted = fields.Nested(FittedOut, metadata={
+        "description": "Present only when the defaults would be over the budget: `widths` not sent (default 1-8) or "
+                       "mode tree's sweep over D = 1..8 cut to the longest that fits, named here; send `widths` to "
+                       "analyse others, each request within the budget."})
 
 
 # ---------------------------------------------------------------- view
@@ -218,8 +261,20 @@ def _analyze(body: Any) -> dict:
     raises ``InvalidInput`` or ``OverBudget``."""
     config, depth, widths, draft_cost = parse_analysis(body)
     SESSION_WORK.check(config_processing_work(config), pointer="#/config", record=False)  # before the rows are read
-    _BUDGET.check(analysis_cost(config, depth, widths))
-    return analyze(config, depth, widths, draft_cost)
+    cost = analysis_cost(config, depth, widths)
+    fitted = None if cost <= _BUDGET.limit or os.environ.get(SKIP_BUDGETS_ENV) else fit_defaults(
+        config, depth, widths if "widths" in body else None, _BUDGET.limit)
+    if fitted is None:
+        _BUDGET.check(cost)
+        return analyze(config, depth, widths, draft_cost)
+    swept, drafts = fitted
+    _BUDGET.check(analysis_cost(config, depth, swept, drafts))
+    result = analyze(config, depth, swept, draft_cost, drafts)
+    result["fitted"] = {"widths": swept, **({"drafts": list(drafts)} if config.mode == "tree" else {}),
+                        "cost": analysis_cost(config, depth, swept, drafts), "default_widths": widths,
+                        "default_cost": cost,
+                        "budget": _BUDGET.limit}
+    return result
 
 
 @blueprint.operation(
@@ -234,7 +289,9 @@ def _analyze(body: Any) -> dict:
                 "committed per pass). Mode block enumerates the draft blocks: at most 500,000 draft-block cells "
                 "(docs/analysis.md), beyond which a 422 names `config/width` or `widths`. "
                 "Computed by dynamic programming, within a work budget: a request whose cost (docs/analysis.md) is "
-                "over it is a 422 of type `tag:specdec,2026:problem/over-budget` with `cost` and `budget`.",
+                "over it is a 422 of type `tag:specdec,2026:problem/over-budget` with `cost` and `budget`, unless "
+                "defaults make it so (`widths` not sent, mode tree's sweep over D = 1..8): then the longest default "
+                "that fits is analysed and named in `fitted`.",
     body="AnalysisIn", examples=lambda: {"biased": example("The toy with the biased draft, depth 1, draft cost 0.05",
                                                          _EXAMPLE)},
     ok=AnalysisOut, ok_description="The analysis.", problems=(400, 413, 415, 422),

@@ -50,7 +50,7 @@ DEFAULT_WIDTHS = tuple(range(1, 9))
 """Widths swept when the caller names none."""
 
 
-def analysis_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
+def analysis_cost(config: Config, depth: int, widths: Sequence[int], sweep_drafts: Sequence[int] = TREE_DRAFTS) -> int:
     """An estimate of the work of :func:`analyze`, in units of about one
     microsecond of one core (measured, docs/analysis.md "Cost and budget").
 
@@ -68,9 +68,10 @@ def analysis_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
     :data:`.analysis_block.BLOCK_CELL_COST` per draft-block cell
     (:func:`.analysis_block.draft_block_cells`), and the operations between blocks weigh
     :data:`.analysis_block.BLOCK_DP_FACTOR` times as much (exact fractions, not scaled integers).
+    Mode tree: :func:`.tree_law.analysis_cost`, with ``tree_sweep`` over the D of ``sweep_drafts``.
     """
     if config.mode == "tree":  # SPEC 11-12: engine/tree_law.py states its own cost
-        return tree_analysis_cost(config, depth, widths, TREE_DRAFTS)
+        return tree_analysis_cost(config, depth, widths, sweep_drafts)
     size, limit = len(config.vocab), config.limit
     bits = step_denominator(config).bit_length()
     mass_limbs = limit * bits / 64
@@ -147,13 +148,14 @@ def parse_analysis(obj: Any) -> tuple[Config, int, list[int], Fraction]:
 
 
 def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] = DEFAULT_WIDTHS,
-            draft_cost: Fraction = ZERO) -> dict:
+            draft_cost: Fraction = ZERO, sweep_drafts: Sequence[int] = TREE_DRAFTS) -> dict:
     """The exact analysis of ``config`` as the body of ``POST /v1/analysis``.
 
     ``depth``: the output distribution is over the first ``depth`` committed
     tokens (default ``min(limit, 3)``; above ``limit``, the first ``limit``:
     :func:`effective_depth`, reported as ``output.depth``); ``widths``: the widths to sweep;
-    ``draft_cost``: the cost of one draft step in target passes (exact).
+    ``draft_cost``: the cost of one draft step in target passes (exact); ``sweep_drafts``
+    (mode tree): the D of ``tree_sweep`` (default 1..8).
     Every probability and expectation is given as the nearest float64 ``x``
     and exactly as ``x_exact`` (:func:`exact`).
 
@@ -167,7 +169,7 @@ def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] =
     check_request(config, depth, widths, draft_cost)
     depth = effective_depth(config, depth)
     if config.mode == "tree":  # SPEC 11-12: its own exact law (engine/tree_analysis.py, engine/tree_law.py)
-        return analyze_tree(config, depth, widths, draft_cost, law_for(config), tree_of(config))
+        return analyze_tree(config, depth, widths, draft_cost, law_for(config), tree_of(config), sweep_drafts)
 
     rules = rules_for(config)
     laws = BlockLaws(config) if config.mode == "block" else None
@@ -221,6 +223,23 @@ def analyze(config: Config, depth: Optional[int] = None, widths: Sequence[int] =
         "naive": naive,
         **extra,
     }
+
+
+def fit_defaults(config: Config, depth: int, widths: Optional[Sequence[int]], limit: int
+                 ) -> Optional[tuple[list[int], tuple[int, ...]]]:
+    """The defaults an analysis of ``config`` can afford within a cost of ``limit``
+    (:func:`analysis_cost`): ``(widths, sweep_drafts)``, or ``None`` when even the smallest is
+    over. ``widths``: the caller's (kept as sent), or ``None`` for the default, then the longest
+    ``1..n`` of :data:`DEFAULT_WIDTHS`; ``sweep_drafts`` (mode tree's ``tree_sweep``, which no
+    caller chooses): the longest ``1..m`` of :data:`.tree_analysis.TREE_DRAFTS`. The widths come
+    first (the sweep the caller reads beside the config), keeping the config's D in the sweep over
+    D when any choice can: toy, biased, D = 2, chains walked by ``"target_only"`` (96,220,224 with
+    both defaults): widths 1-7, D 1-2 (978,768)."""
+    spans = [list(widths)] if widths is not None else [list(DEFAULT_WIDTHS[:n]) for n in range(len(DEFAULT_WIDTHS), 0, -1)]
+    sweeps = [TREE_DRAFTS[:m] for m in range(len(TREE_DRAFTS), 0, -1)] if config.mode == "tree" else [TREE_DRAFTS]
+    fitting = [(span, sweep) for span in spans for sweep in sweeps
+               if analysis_cost(config, depth, span, sweep) <= limit]
+    return next((choice for choice in fitting if config.drafts in choice[1]), fitting[0] if fitting else None)
 
 
 def effective_depth(config: Config, depth: int) -> int:

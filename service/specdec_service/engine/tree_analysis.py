@@ -226,14 +226,14 @@ def _add(table: dict, key, value) -> None:
 # ---------------------------------------------------------------- the analysis of a tree config
 
 
-def tree_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
+def tree_cost(config: Config, depth: int, widths: Sequence[int], sweep_drafts: Sequence[int] = TREE_DRAFTS) -> int:
     """An estimate of the work of :func:`analyze_tree`, in analysis units (about a microsecond
     of one core, as :func:`.analysis.analysis_cost`), fitted to measurements on the toy (D = 8,
     width 8: 0.5 s for the expectations and both sweeps, 0.3 s for the distribution of 3
     tokens) and within 1.5x of them at limit 256:
 
     - expectations and sweeps: ``(V + 1) V^2 D_max^3 (k^2 (1 + limit / 8) + K^2 - k^2) / 4`` with
-      D_max = 8 (the sweep over D), K the largest width swept and k = min(K, limit): the
+      D_max the largest of ``sweep_drafts`` (the sweep over D, default 1..8) and D, K the largest width swept and k = min(K, limit): the
       recursion's states times their work, the exact fractions growing with the session's
       length, and ``tree_sweep``'s one block of each width from the empty prefix, which no limit
       caps (4 tokens of 15-digit rows, D = 8, widths 1-16, limit 2 once took 20 s);
@@ -249,7 +249,8 @@ def tree_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
     k = min(widest, config.limit)
     # the session's expectations and sweep (at most the limit), and tree_sweep's blocks of every
     # swept width from the empty prefix with no limit (the widths beyond the limit: K^2 - k^2)
-    sessions = (size + 1) * size ** 2 * MAX_DRAFTS ** 3 * (k ** 2 * (1 + config.limit / 8) + widest ** 2 - k ** 2) / 4
+    most = max(*sweep_drafts, config.drafts)
+    sessions = (size + 1) * size ** 2 * most ** 3 * (k ** 2 * (1 + config.limit / 8) + widest ** 2 - k ** 2) / 4
     output = 24 * config.drafts ** 3 * size * (size / 1.5) ** depth
     bits = step_denominator(config).bit_length()
     growth = 1 + max(0, bits - 64) / 32 * (1 + config.limit / 32)
@@ -257,13 +258,14 @@ def tree_cost(config: Config, depth: int, widths: Sequence[int]) -> int:
 
 
 def analyze_tree(config: Config, depth: int, widths: Sequence[int], draft_cost: Fraction,
-                 law: Optional[TreeLaw] = None, tree: Any = None) -> dict:
+                 law: Optional[TreeLaw] = None, tree: Any = None, sweep_drafts: Sequence[int] = TREE_DRAFTS) -> dict:
     """The body of ``POST /v1/analysis`` for a config of mode tree (SPEC 11-12): the expected
     counters of a session (SPEC 11.5, 12.5), the sweep over ``widths`` at the config's D, the
     distribution of the first ``depth`` tokens against the target's (total variation 0 unless
     the tree is lossy), and ``tree_sweep``: for D = 1..8 and each width, one block from the
     empty prefix with no limit (committed and accepted tokens per target pass: toy, biased,
-    width 2: 407/200 for D = 1, 349449/160000 for D = 2). ``leviathan`` and ``naive`` are null
+    width 2: 407/200 for D = 1, 349449/160000 for D = 2; ``sweep_drafts``: the D swept, default
+    1..8). ``leviathan`` and ``naive`` are null
     (one chain's closed form and the naive rule of mode speculative). ``law``: the exact law
     (default SPEC 11's, :class:`TreeLaw`); ``tree``: the config's tree setting when sent
     (SPEC 12), then reported as ``tree``: its shape, verifier and ``"lossless"`` or
@@ -282,7 +284,7 @@ def analyze_tree(config: Config, depth: int, widths: Sequence[int], draft_cost: 
             best = (w, speedup)
     assert best is not None  # check_request refuses an empty widths
     tree_sweep = []
-    for d in TREE_DRAFTS:
+    for d in sweep_drafts:
         for w in widths:
             first = law.first_block(w, d)
             tree_sweep.append({"drafts": d, "width": w, **with_exact("committed_per_pass", first["committed"]),
@@ -308,6 +310,28 @@ def analyze_tree(config: Config, depth: int, widths: Sequence[int], draft_cost: 
                    "target": target_json, **with_exact("tv", tv)},
         "naive": None,
         "tree_sweep": tree_sweep,
-        **({} if tree is None else {"tree": {"shape": tree.shape, "verify": tree.verify,
-                                             "verdict": "lossless" if tv == 0 else "lossy"}}),
+        **({} if tree is None else {"tree": tree_json(config, tree, law, tv)}),
     }
+
+
+def tree_json(config: Config, tree: Any, law: TreeLaw, tv: Fraction) -> dict:
+    """The ``tree`` object of an analysis (SPEC 12), for a config that sent ``tree``: its
+    ``shape`` and ``verify``; ``branching`` (shape distinct, else ``None``): b_1..b_k as the tree
+    is drafted, k = min(width, limit) (the default [D, 1, ...], 1 past the list's end, cut to k);
+    the thresholds (verify target_only, else ``None``) as read, exactly; ``nodes``: per context
+    (the empty prefix, then each token), the probability that a node there with the children
+    the shape drafts at the first depth of a block accepts one of them (SPEC 12.3: at least
+    sum min(p, q) with one child; SPEC 12.4 with both thresholds 1: E[p(children)], below 1
+    more); and ``verdict``: ``"lossless"`` when ``tv`` (the output's total variation from
+    the target's) is 0, else ``"lossy"``."""
+    k = min(config.width, config.limit)
+    listed = tree.branching if tree.branching is not None else (config.drafts,)
+    target_only = tree.verify == "target_only"
+    nodes = [{"context": None if c is None else config.vocab[c],
+              **with_exact("accept", law.block(c, 1, config.drafts, True)[1][2])}
+             for c in contexts_of(len(config.vocab))]
+    return {"shape": tree.shape, "verify": tree.verify,
+            "branching": [*listed[:k], *[1] * (k - len(listed))] if tree.shape == "distinct" else None,
+            **with_exact("threshold_single", tree.threshold_single if target_only else None),
+            **with_exact("threshold_acc", tree.threshold_acc if target_only else None),
+            "nodes": nodes, "verdict": "lossless" if tv == 0 else "lossy"}

@@ -621,5 +621,5 @@ def analysis_cost(config: Config, depth: int, widths: Sequence[int], sweep_draft
     with the ``tree_sweep`` over ``sweep_drafts``."""
     tree = tree_of(config)
     if tree is None or (tree.shape == "chains" and tree.verify == "residual"):
-        return tree_cost(config, depth, widths)
+        return tree_cost(config, depth, widths, sweep_drafts)
     return cost(config, tree, depth, widths, sweep_drafts)
