@@ -122,7 +122,7 @@ EXPECTED_FAILING_CHECKS = {
     "tree-shared-draws": ["position", "proposal", "acceptance", "counters"],
     "tree-bonus-while-a-chain-goes-on": ["acceptance", "bonus"],
     "tree-distinct-tested-against-q": ["acceptance"],
-    "tree-distinct-residual-not-updated": ["acceptance", "correction"],
+    "tree-distinct-residual-not-updated": ["acceptance"],
     "tree-repeated-child-tested-twice": ["acceptance"],
 }
 
