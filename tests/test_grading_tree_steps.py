@@ -64,6 +64,16 @@ class OneHotDraft(ResidualNode):
         return Dist.of_weights([int(y == child.token) for y in range(len(child.law.weights))])
 
 
+@dataclass(frozen=True)
+class UnscaledCoin(TargetOnlyNode):
+    """SPEC 12.4 broken: u itself compared with acc_j, not u * threshold_acc (the threshold left
+    out of the compared quantity)."""
+
+    def choose(self, node, p, stream, config, records):
+        unscaled = replace(config, tree=replace(config.tree, threshold_acc=Fraction(1)))
+        return super().choose(node, p, stream, unscaled, records)
+
+
 class DraftRowBonus(SampledBonus):
     """SPEC 4.4 broken: the bonus drawn from the draft's row after the last accepted token."""
 
@@ -164,6 +174,7 @@ def _with_shape(combo, shape):
 PLANTED = {  # name -> (combos it applies to, decoder of a combo, the one check that owns the rule)
     "correction-from-p": (COMBOS, lambda c: _with_rule(c, CorrectionFromP(_rule(c))), "correction"),
     "acc-of-the-children-before": ((CHAINS_TO, DISTINCT_TO, BEAM_TO), lambda c: _with_rule(c, PreviousAcc()), "acceptance"),
+    "u-not-scaled-by-threshold-acc": ((CHAINS_TO, DISTINCT_TO, BEAM_TO), lambda c: _with_rule(c, UnscaledCoin()), "acceptance"),
     "draft-taken-as-one-hot": ((DISTINCT_R,), lambda c: _with_rule(c, OneHotDraft()), "acceptance"),
     "bonus-from-the-draft-row": (COMBOS, _with_bonus, "bonus"),
     "distinct-drafted-depth-first": ((DISTINCT_R, DISTINCT_TO), lambda c: _with_shape(c, DepthFirst()), "proposal"),
@@ -178,6 +189,10 @@ def _settings(combo, seed, width=3, drafts=2, **tree):
         setting.setdefault("branching", [2, 2])
     return {"target": "toy", "draft": "biased", "mode": "tree", "width": width, "drafts": drafts, "seed": seed,
             "limit": 8, "eos": None, "tree": setting}
+
+
+SETTINGS = {"u-not-scaled-by-threshold-acc": {"threshold_acc": 0.5}}
+"""The tree settings a planted rule needs to show (the others: the defaults)."""
 
 
 def _differing(combo, decoder, **more):
@@ -196,7 +211,7 @@ CASES = [(name, combo) for name, (combos, _, _) in PLANTED.items() for combo in 
 @pytest.mark.parametrize("name, combo", CASES, ids=[f"{n}-{s}-{v}" for n, (s, v) in CASES])
 def test_planted_fault_fails_its_check_alone(name, combo):
     _, make, check = PLANTED[name]
-    _, wrong = _differing(combo, make(combo))
+    _, wrong = _differing(combo, make(combo), **SETTINGS.get(name, {}))
     report = grade(wrong)
     failing = [c for c in report["checks"] if not c["passed"]]
     assert [c["name"] for c in failing] == [check]
@@ -206,7 +221,7 @@ def test_planted_fault_fails_its_check_alone(name, combo):
 
 
 FIELDS = {  # what each planted rule gets wrong first: the last key of the field the report names
-    "correction-from-p": "distribution", "acc-of-the-children-before": "accepted", "draft-taken-as-one-hot": "law",
+    "correction-from-p": "distribution", "acc-of-the-children-before": "accepted", "u-not-scaled-by-threshold-acc": "u_acc", "draft-taken-as-one-hot": "law",
     "bonus-from-the-draft-row": "p", "distinct-drafted-depth-first": "tokens", "beam-tie-to-the-later-parent": "tokens",
     "chains-not-merged": "parent",
 }
@@ -215,7 +230,7 @@ FIELDS = {  # what each planted rule gets wrong first: the last key of the field
 @pytest.mark.parametrize("name, combo", CASES, ids=[f"{n}-{s}-{v}" for n, (s, v) in CASES])
 def test_planted_fault_is_named_at_the_field_of_its_rule(name, combo):
     _, make, _ = PLANTED[name]
-    _, wrong = _differing(combo, make(combo))
+    _, wrong = _differing(combo, make(combo), **SETTINGS.get(name, {}))
     path = grade(wrong)["first_divergence"]["path"].split("/")
     assert FIELDS[name] in path
 
