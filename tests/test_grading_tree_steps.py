@@ -16,7 +16,6 @@ import pytest
 
 from specdec_service.engine import parse_config, run
 from specdec_service.engine.shapes import BeamShape, ChainsShape, DistinctShape
-from specdec_service.engine.shapes.beam import top
 from specdec_service.engine.trees import TREE_DECODERS
 from specdec_service.engine.verifiers.tokenwise import SampledBonus
 from specdec_service.engine.verifiers.tree_residual import ResidualNode
@@ -104,27 +103,9 @@ class DepthFirst(DistinctShape):
 class LaterParentBeam(BeamShape):
     """SPEC 12.1.3 broken: ties between offers broken by the later parent: a wrong node parent."""
 
-    def draft(self, state, rows, stream, tokens=None):
-        from specdec_service.engine.shapes.nodes import DraftedNodes
-        cfg, committed = state.config, state.committed
-        beam, tree = cfg.drafts, DraftedNodes(committed[-1] if committed else None)
-        level = [tree.root]
-        for _ in range(self.room(cfg, len(committed))):
-            offers = []
-            for rank, node in enumerate(level):
-                if node.token == cfg.eos and node is not tree.root:
-                    continue
-                q = rows.draft(tree.last if node is tree.root else node.token)
-                score = Fraction(1) if node.score is None else node.score
-                offers += [(score * q.probability(y), rank, y, node, q) for y in top(q, beam)]
-            offers.sort(key=lambda offer: (-offer[0], -offer[1], offer[2]))
-            kept = offers[:beam]
-            level = [tree.add(node, y, None, score) for score, _, y, node, _ in kept]
-            tree.tokens += [y for _, _, y, _, _ in kept]
-            tree.rows += [q for _, _, _, _, q in kept]
-            if not level:
-                break
-        return tree
+    @staticmethod
+    def rank(offer):
+        return (-offer[0], -offer[1], offer[2])
 
 
 @dataclass(frozen=True)
@@ -132,17 +113,9 @@ class UnmergedTrie(ChainsShape):
     """SPEC 12.1.1 broken: each chain is its own path (a token two chains drafted is two nodes), not
     merged into a trie: a wrong node token (and parent) where chains share a prefix."""
 
-    def draft(self, state, rows, stream, tokens=None):
-        from specdec_service.engine.shapes.nodes import DraftedNodes
-        drafted = self.chains.draft(state, rows, stream, tokens)
-        tree = DraftedNodes(drafted.last)
-        tree.tokens, tree.rows, tree.steps = drafted.tokens, drafted.rows, drafted.steps
-        tree.chains = [chain.tokens for chain in drafted.chains]
-        for chain in drafted.chains:
-            node = tree.root
-            for token, q in chain.each():
-                node = tree.add(node, token, q)
-        return tree
+    @staticmethod
+    def child(tree, node, token, q):
+        return tree.add(node, token, q)
 
 
 # ---------------------------------------------------------------- the class walked
