@@ -8,13 +8,16 @@ consequences (a correction drawn after a wrong test, tests of a wrong tree) are 
 trace's own records (grading/tree_steps.py) and not reported again. A correct trace has no fault.
 """
 
+import copy
 import json
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from specdec_service.engine import parse_config, run
+from specdec_service.engine import InvalidInput, parse_config, run
 from specdec_service.engine.shapes import BeamShape, ChainsShape, DistinctShape
 from specdec_service.engine.trees import TREE_DECODERS
 from specdec_service.engine.verifiers.tokenwise import SampledBonus
@@ -23,6 +26,7 @@ from specdec_service.engine.verifiers.tree_target_only import TargetOnlyNode
 from specdec_service.engine.verifiers.walk import NodeOutcome
 from specdec_service.grading import BY_ID, faulty_run, grade
 from specdec_service.grading.faulty_tree import tree_decoder
+from test_grading_fuzz import SCALARS, leaves, parent_of
 
 
 # ---------------------------------------------------------------- planted single-rule faults
@@ -191,6 +195,12 @@ def test_planted_fault_fails_its_check_alone(name, combo):
     assert report["first_divergence"]["check"] == check
     assert failing[0]["first_failure"]["pointer"] == report["first_divergence"]["path"]
     assert report["score"] == pytest.approx(0.9)
+    # the rule named is SPEC 12's: the shape's for a proposal, the verifier's for the rest
+    rule = report["first_divergence"]["rule"]
+    if check == "proposal":
+        assert rule.startswith(f"SPEC section 12.1.{('chains', 'distinct', 'beam').index(combo[0]) + 1}")
+    else:
+        assert rule.startswith("SPEC sections 12.2-12.3" if combo[1] == "residual" else "SPEC sections 12.2 and 12.4")
 
 
 FIELDS = {  # what each planted rule gets wrong first: the last key of the field the report names
@@ -258,3 +268,37 @@ def test_an_unreadable_tree_is_judged_against_the_engine_block():
     report = grade(trace)
     assert report["first_divergence"]["path"] == "#/blocks/0/proposal/nodes/0/parent"
     assert [c["name"] for c in report["checks"] if not c["passed"]] == ["proposal"]
+
+
+TREE_TRACES = {"-".join(combo): json.loads(json.dumps(run(parse_config(_settings(combo, 1, threshold_acc=0.75)
+                                                                         if combo[1] == "target_only" else
+                                                                         _settings(combo, 1)))))
+               for combo in COMBOS}
+
+
+@st.composite
+def mutated_tree_traces(draw):
+    trace = copy.deepcopy(TREE_TRACES[draw(st.sampled_from(sorted(TREE_TRACES)))])
+    for _ in range(draw(st.integers(1, 3))):
+        places = [p for p, _ in leaves(trace) if len(p) > 2 and p[0] == "blocks"]
+        path = draw(st.sampled_from(places))
+        parent = parent_of(trace, path)
+        if isinstance(parent, list) and draw(st.booleans()):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = draw(SCALARS)
+    return trace
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(mutated_tree_traces())
+def test_a_mutated_spec_12_trace_is_graded_or_refused_never_crashes(trace):
+    """Reading a tree block's own records never fails on records that are no tree: it is graded
+    (a failing check names a pointer) or refused with the fields at fault."""
+    try:
+        report = grade(trace)
+    except InvalidInput as error:
+        assert error.faults
+        return
+    assert (report["score"] == 1.0) == report["passed"]
+    assert all(c["first_failure"]["pointer"].startswith("#/") for c in report["checks"] if not c["passed"])

@@ -147,7 +147,7 @@ def tree_tail(state, rows, decoder: TreeDecoder, tree: DraftedNodes, block: dict
     context = node.token if node is not tree.root else tree.last
     stream = Stream(cfg.seed, _after(block["proposal"]["steps"] + records, block["position"]))
     gone = [cfg.vocab[t] for t in discarded(tree, records)]
-    if records and records[-1]["accepted"] is not True:
+    if records and records[-1].get("accepted") is not True:
         r = _correction_row(cfg, rows, tree, records)
         if r is None:
             return None
@@ -172,7 +172,7 @@ def _walked(tree: DraftedNodes, records: list) -> Optional[tuple[DraftNode, list
         child = by_id.get(key) if isinstance(key, int) else None
         if child is None or child.parent is not node:
             return None
-        if v["accepted"] is True:
+        if v.get("accepted") is True:
             node = child
             accepted.append(child.token)
     return node, accepted  # type: ignore[return-value]  # every node below the root holds a token
