@@ -58,7 +58,7 @@ def test_mistake_is_diagnosed_on_every_golden_setting_where_it_shows(mistake):
                     for seed in range(1, 7) for d in (2, 3)}
     if mistake.id == "tree-inclusive-coin-test":  # it shows only where a draw is u = 0 or u * t = acc_j:
         # the seeds constructed to draw u = 0 at a root's test (even positions, width 1) and u = 1/2 on the toy
-        configs |= {f"u0-at-{n}": {**mistake.example, "seed": seed} for n in (4, 10) for seed in seeds_with_draw(n)}
+        configs |= {f"u0-at-{n}": {**mistake.example, "seed": seed} for n in (4,) for seed in seeds_with_draw(n)}
         configs |= {f"toy-half-{seed}": {**mistake.example, "target": "toy", "draft": "biased", "seed": seed}
                     for seed in seeds_with_draw(0, 2**52)}
     for name, settings in configs.items():

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from specdec_service.engine import InvalidInput, parse_config, run
 from specdec_service.engine.shapes import BeamShape, ChainsShape, DistinctShape
+from specdec_service.engine.rules import TREE
 from specdec_service.engine.trees import TREE_DECODERS
 from specdec_service.engine.verifiers.tokenwise import SampledBonus
 from specdec_service.engine.verifiers.tree_residual import ResidualNode
@@ -124,6 +125,7 @@ class UnmergedTrie(ChainsShape):
 
 # ---------------------------------------------------------------- the class walked
 
+CHAINS_R = ("chains", "residual")  # SPEC 11 exactly: read after its own chains by grading/tree_checks.py
 CHAINS_TO = ("chains", "target_only")
 DISTINCT_R = ("distinct", "residual")
 DISTINCT_TO = ("distinct", "target_only")
@@ -140,7 +142,7 @@ def _with_rule(combo, rule):
 
 
 def _with_bonus(combo):
-    decoder = TREE_DECODERS[combo]
+    decoder = TREE_DECODERS[combo] if combo != CHAINS_R else TREE
     return replace(decoder, verifier=replace(decoder.verifier, bonus=DraftRowBonus()))
 
 
@@ -153,7 +155,7 @@ PLANTED = {  # name -> (combos it applies to, decoder of a combo, the one check 
     "acc-of-the-children-before": ((CHAINS_TO, DISTINCT_TO, BEAM_TO), lambda c: _with_rule(c, PreviousAcc()), "acceptance"),
     "u-not-scaled-by-threshold-acc": ((CHAINS_TO, DISTINCT_TO, BEAM_TO), lambda c: _with_rule(c, UnscaledCoin()), "acceptance"),
     "draft-taken-as-one-hot": ((DISTINCT_R,), lambda c: _with_rule(c, OneHotDraft()), "acceptance"),
-    "bonus-from-the-draft-row": (COMBOS, _with_bonus, "bonus"),
+    "bonus-from-the-draft-row": ((CHAINS_R, *COMBOS), _with_bonus, "bonus"),
     "distinct-drafted-depth-first": ((DISTINCT_R, DISTINCT_TO), lambda c: _with_shape(c, DepthFirst()), "proposal"),
     "beam-tie-to-the-later-parent": ((BEAM_TO,), lambda c: _with_shape(c, LaterParentBeam()), "proposal"),
     "chains-not-merged": ((CHAINS_TO,), lambda c: _with_shape(c, UnmergedTrie()), "proposal"),
@@ -195,9 +197,11 @@ def test_planted_fault_fails_its_check_alone(name, combo):
     assert report["first_divergence"]["check"] == check
     assert failing[0]["first_failure"]["pointer"] == report["first_divergence"]["path"]
     assert report["score"] == pytest.approx(0.9)
-    # the rule named is SPEC 12's: the shape's for a proposal, the verifier's for the rest
+    # the rule named is SPEC 12's: the shape's for a proposal, the verifier's for the rest (SPEC 11's for its tree)
     rule = report["first_divergence"]["rule"]
-    if check == "proposal":
+    if combo == CHAINS_R:  # SPEC 11's tree, which SPEC 12 keeps exactly
+        assert rule.startswith("SPEC section 11")
+    elif check == "proposal":
         assert rule.startswith(f"SPEC section 12.1.{('chains', 'distinct', 'beam').index(combo[0]) + 1}")
     else:
         assert rule.startswith("SPEC sections 12.2-12.3" if combo[1] == "residual" else "SPEC sections 12.2 and 12.4")
