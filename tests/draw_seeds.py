@@ -10,7 +10,6 @@ must lie in 0..2^53-1 (SPEC 8), which one such z in 2^11 gives: about one seed p
 value, found by trying the 2^11 values of v.
 """
 
-from typing import Optional
 
 MASK = (1 << 64) - 1
 GAMMA = 0x9E3779B97F4A7C15
