@@ -8,14 +8,12 @@ consequences (a correction drawn after a wrong test, tests of a wrong tree) are 
 trace's own records (grading/tree_steps.py) and not reported again. A correct trace has no fault.
 """
 
-import copy
 import json
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from specdec_service.engine import InvalidInput, parse_config, run
 from specdec_service.engine.shapes import BeamShape, ChainsShape, DistinctShape
@@ -27,7 +25,7 @@ from specdec_service.engine.verifiers.tree_target_only import TargetOnlyNode
 from specdec_service.engine.verifiers.walk import NodeOutcome
 from specdec_service.grading import BY_ID, faulty_run, grade
 from specdec_service.grading.faulty_tree import tree_decoder
-from test_grading_fuzz import SCALARS, leaves, parent_of
+from test_grading_fuzz import mutated
 
 
 # ---------------------------------------------------------------- planted single-rule faults
@@ -280,22 +278,8 @@ TREE_TRACES = {"-".join(combo): json.loads(json.dumps(run(parse_config(_settings
                for combo in COMBOS}
 
 
-@st.composite
-def mutated_tree_traces(draw):
-    trace = copy.deepcopy(TREE_TRACES[draw(st.sampled_from(sorted(TREE_TRACES)))])
-    for _ in range(draw(st.integers(1, 3))):
-        places = [p for p, _ in leaves(trace) if len(p) > 2 and p[0] == "blocks"]
-        path = draw(st.sampled_from(places))
-        parent = parent_of(trace, path)
-        if isinstance(parent, list) and draw(st.booleans()):
-            del parent[path[-1]]
-        else:
-            parent[path[-1]] = draw(SCALARS)
-    return trace
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
-@given(mutated_tree_traces())
+@given(mutated(TREE_TRACES, lambda path: len(path) > 2 and path[0] == "blocks"))
 def test_a_mutated_spec_12_trace_is_graded_or_refused_never_crashes(trace):
     """Reading a tree block's own records never fails on records that are no tree: it is graded
     (a failing check names a pointer) or refused with the fields at fault."""
