@@ -7,9 +7,8 @@ records*, so that the first broken rule is the one a report names and its conseq
 reported again as faults of their own:
 
 - the **acceptance** check compares the block's tests with the correct verifier walking the
-  block's **own tree** (its recorded nodes)
-  from the draw after its own proposal draws (:func:`judge`): a wrong node token,
-  parent or order fails the proposal check alone;
+  block's **own tree** (its recorded nodes) from the draw after its own proposal draws
+  (:func:`judge`): a wrong node token, parent or order fails the proposal check alone;
 - the **correction**, **discard** and **bonus** checks compare the block's tail with what SPEC
   12.2 makes of its **own tests** (:func:`tree_tail`): after its last rejection, the correction
   from its own last residual (``residual``: the ``residual_exact`` it recorded) or from p without
@@ -19,9 +18,10 @@ reported again as faults of their own:
 
 The rules applied are the engine's own (:data:`~..engine.trees.TREE_DECODERS`, the node
 verifiers, :func:`~..engine.verifiers.tree.correction_record`, the bonus rule), not a second
-implementation. Each reading is ``None`` when the records cannot be read as a tree of the config
-(a label outside the vocabulary, a parent that is not an earlier node, a test of a node the tree
-does not have): the block is then judged against the engine's own block.
+implementation. A reading is left out when the records cannot be read as a tree of the config
+(a label outside the vocabulary, a parent that is not an earlier node, a distinct sibling the
+draft cannot give, a test of a node the tree does not have, a recorded residual that is no
+distribution): that part of the block is then judged against the engine's own block.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def judge(state, block: dict) -> dict:
     try:
         stream = Stream(cfg.seed, _after(block["proposal"]["steps"], block["position"]))
         out["verification"] = decoder.verifier.verify(state, rows, tree, stream).verification
-    except (ValueError, AssertionError):  # a tree no correct verifier walks to its end
+    except ValueError:  # a residual of no mass: a tree no correct verifier walks to its end
         pass
     tail = tree_tail(state, rows, decoder, tree, block)
     return out if tail is None else {**out, **tail}
