@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from draw_seeds import seeds_with_draw
 from specdec_service.engine import parse_config, run
 from specdec_service.grading import CATALOGUE, faulty_run, grade
 
@@ -55,6 +56,11 @@ def test_mistake_is_diagnosed_on_every_golden_setting_where_it_shows(mistake):
     if mistake.mode == "tree":  # no golden trace is in mode tree: the example's model at other seeds and D
         configs |= {f"tree-s{seed}-d{d}": {**mistake.example, "seed": seed, "drafts": d}
                     for seed in range(1, 7) for d in (2, 3)}
+    if mistake.id == "tree-inclusive-coin-test":  # it shows only where a draw is u = 0 or u * t = acc_j:
+        # the seeds constructed to draw u = 0 at a root's test (even positions, width 1) and u = 1/2 on the toy
+        configs |= {f"u0-at-{n}": {**mistake.example, "seed": seed} for n in (4,) for seed in seeds_with_draw(n)}
+        configs |= {f"toy-half-{seed}": {**mistake.example, "target": "toy", "draft": "biased", "seed": seed}
+                    for seed in seeds_with_draw(0, 2**52)}
     for name, settings in configs.items():
         config = parse_config(settings)
         try:
@@ -122,8 +128,9 @@ EXPECTED_FAILING_CHECKS = {
     "tree-shared-draws": ["position", "proposal", "acceptance", "counters"],
     "tree-bonus-while-a-chain-goes-on": ["acceptance", "bonus"],
     "tree-distinct-tested-against-q": ["acceptance"],
-    "tree-distinct-residual-not-updated": ["acceptance", "correction"],
+    "tree-distinct-residual-not-updated": ["acceptance"],
     "tree-repeated-child-tested-twice": ["acceptance"],
+    "tree-inclusive-coin-test": ["acceptance"],
 }
 
 

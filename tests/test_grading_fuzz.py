@@ -39,10 +39,11 @@ def parent_of(trace, path):
 
 
 @st.composite
-def mutated_traces(draw):
-    trace = copy.deepcopy(TRACES[draw(st.sampled_from(NAMES))])
+def mutated(draw, traces, editable=lambda path: path and path[0] != "config"):
+    """One of ``traces`` (a dict) with 1-3 of its ``editable`` places replaced, deleted or duplicated."""
+    trace = copy.deepcopy(traces[draw(st.sampled_from(sorted(traces)))])
     for _ in range(draw(st.integers(1, 3))):
-        places = [p for p, _ in leaves(trace) if p and p[0] != "config"]
+        places = [p for p, _ in leaves(trace) if editable(p)]
         path = draw(st.sampled_from(places))
         parent = parent_of(trace, path)
         action = draw(st.sampled_from(["replace", "delete", "duplicate"]))
@@ -55,6 +56,10 @@ def mutated_traces(draw):
         else:
             parent[path[-1]] = draw(SCALARS)
     return trace
+
+
+def mutated_traces():
+    return mutated(TRACES)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))

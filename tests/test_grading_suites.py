@@ -61,7 +61,9 @@ def test_the_suites_their_families_and_sizes():
     for s in published():
         ids = [c.id for c in s.configs]
         assert len(set(ids)) == len(ids) and s.description and 1 <= len(ids)
-        assert s.name == "full" or len(ids) <= STANDARD_MAX
+        # at most 12 configs a suite but full; all, every family at once, 13 from all@3: the inclusive coin
+        # test shows only at seeds constructed to draw u = 0, so it brings the two configs it fails on
+        assert s.name == "full" or len(ids) <= STANDARD_MAX + (s.name == "all")
         # a suite holds only configs of the families it covers
         assert {config_family(c.config) for c in s.configs} <= set(s.covers), s.pinned
 

@@ -19,7 +19,7 @@ from ..engine.decoders import (
 )
 from .faulty_sampling import FloatTopPRows, RawDraftRowInRatio, TargetLeftRaw
 from .faulty_tree import (
-    DisagreeingChainsContinue, DraftRowTest, RepeatedChildTested, ResidualNotUpdated, SharedDraws,
+    DisagreeingChainsContinue, DraftRowTest, InclusiveCoinTest, RepeatedChildTested, ResidualNotUpdated, SharedDraws,
     ShortestChainDepth, SiblingResidualKept, SiblingTestedAgainstQ, tree_decoder,
 )
 from .faulty import (
@@ -92,6 +92,20 @@ TIED_DRAFT = {"vocab": ["A", "B", "C"], "start": [0.4, 0.4, 0.2],
 FLAT_DRAFT = {"vocab": ["A", "B", "C"], "start": [0.6, 0.2, 0.2],
               "next": {"A": [0.6, 0.2, 0.2], "B": [0.6, 0.2, 0.2], "C": [0.6, 0.2, 0.2]}}
 """A draft under which, against the toy, scaling block verification's residual by w_tau < 1 shows."""
+
+
+ZERO_C_TARGET = {"vocab": ["A", "B", "C"], "start": [0.5, 0.5, 0],
+                 "next": {"A": [0.5, 0.5, 0], "B": [0.5, 0.5, 0], "C": [0.5, 0.5, 0]}}
+C_FIRST_DRAFT = {"vocab": ["A", "B", "C"], "start": [0.3, 0.1, 0.6],
+                 "next": {"A": [0.3, 0.1, 0.6], "B": [0.3, 0.1, 0.6], "C": [0.3, 0.1, 0.6]}}
+"""A target that never gives C and a draft whose most probable token is always C: a beam of 2
+drafts offers C first, a child of target probability 0 (SPEC 12.1.3, 12.4), at every node."""
+
+U_ZERO_SEED = 4299046960718438
+"""A seed whose draw 2 is u = 0 exactly (raw z = 0x319, so z >> 11 = 0; SPEC 2): SplitMix64's
+finaliser is a bijection, so such a seed is constructed, not searched for (docs/grading.md,
+"tree-inclusive-coin-test"). With width 1 every beam block draws twice (its root's test, then the
+correction or the bonus), so draw 2 is the test of block 1's root."""
 
 
 CATALOGUE: tuple[Mistake, ...] = (
@@ -277,6 +291,15 @@ CATALOGUE: tuple[Mistake, ...] = (
         "token, toy, biased, 2 drafts).",
         tree_decoder("chains", "target_only", rule=RepeatedChildTested()),
         _tree(1, tree={"shape": "chains", "verify": "target_only"}), "#/blocks/1/verification/1"),
+    Mistake(
+        "tree-inclusive-coin-test", "Tree: target-only test u * threshold_acc <= acc_j accepts a child of probability 0",
+        "SPEC section 12.4",
+        "Accept the first child y_j with p(y_j) > 0 and u * threshold_acc < acc_j (strictly): with <= and no p(y_j) > 0, "
+        "a draw of u = 0 accepts a first child the target gives probability 0, a token the target never outputs "
+        "(sglang#35771); such children come from top-k, top-p or min-p zeroing the target's row, or a model with zeros.",
+        tree_decoder("beam", "target_only", rule=InclusiveCoinTest()),
+        _tree(U_ZERO_SEED, width=1, target=ZERO_C_TARGET, draft=C_FIRST_DRAFT,
+              tree={"shape": "beam", "verify": "target_only"}), "#/blocks/1/verification/0/accepted"),
     Mistake(
         "sampling-target-left-raw", "Target rows left raw while the draft's are processed",
         "SPEC section 9",

@@ -119,6 +119,64 @@ _TREE_RULE = ("SPEC section 11: in mode tree D chains are drafted one after anot
               "correction from r; no alive chain with a next token: a bonus as in section 4.4.")
 _MODE_RULES = {"greedy": _GREEDY_RULE, "block": _BLOCK_RULE, "tree": _TREE_RULE}
 
+_SHAPE_RULES = {
+    "chains": "SPEC section 12.1.1: D chains drafted as in section 11.1 (chain 1's draws first) and merged into a "
+              "trie: a node's children are the distinct tokens that follow its path in some chain, in order of first "
+              "appearance; a repeated token is one child.",
+    "distinct": "SPEC section 12.1.2: level by level, each node's b_i children drawn without replacement: y_j = "
+                "sample(s_j, draw(n)), s_1 the draft row at the node's context and s_(j+1) = s_j with y_j set to 0, "
+                "normalised; y_j's proposal law is s_j.",
+    "beam": "SPEC section 12.1.3: no draws; depth 1 holds the D most probable tokens of q, each later depth the D "
+            "best offers of the previous depth's nodes by path probability (ties: the earlier parent, then "
+            "vocabulary order); a token of probability 0 is never offered.",
+}
+_VERIFY_RULES = {
+    "residual": "SPEC sections 12.2-12.3: at each node the children are tested in order, each with its own draw u: "
+                "accept y iff u * s(y) < r(y), s its proposal law, r = p and then max(r - s, 0) normalised after "
+                "each rejection; all rejected: a correction from the last r; at a leaf: a bonus as in section 4.4.",
+    "target_only": "SPEC sections 12.2 and 12.4: one draw u per node; with acc_j = p(y_1) + ... + p(y_j), accept the "
+                   "first y_j with p(y_j) > 0 and (u * threshold_acc < acc_j or p(y_j) >= threshold_single); none: "
+                   "a correction from p with the children's tokens set to 0, normalised; at a leaf: a bonus as in "
+                   "section 4.4.",
+}
+_PLAIN_SHAPES = {
+    "chains": "The draft proposes several chains, one after another with their own random numbers, merged into a "
+              "tree: a token several chains share after the same tokens is one node, the nodes in order of first "
+              "appearance.",
+    "distinct": "The draft proposes a tree level by level: each node's children are drawn without replacement, each "
+                "from the draft's row with the children drawn before it removed.",
+    "beam": "The draft proposes a tree without random numbers: its most probable tokens, and at each later level the "
+            "continuations with the largest path probability, the earlier parent first on a tie.",
+}
+_PLAIN_VERIFIERS = {
+    "residual": "Each node's children are checked in order, each with its own random number u, and kept if u times "
+                "the probability it was drawn with is below r, a row that starts as the target's and loses each "
+                "rejected child's law; if none is kept, a replacement is sampled from the last r; at a leaf one "
+                "extra token is sampled from the target.",
+    "target_only": "Each node uses one random number u: the first child whose cumulative target probability exceeds "
+                   "u (times threshold_acc), and whose own probability is positive, is kept; if none is, a "
+                   "replacement is sampled from the target's row without the children; at a leaf one extra token is "
+                   "sampled from the target.",
+}
+
+
+def rule_mode(config) -> str:
+    """The key :func:`locate` and :func:`explain` read the block rules of ``config`` by: its mode,
+    or for a tree of SPEC 12 other than SPEC 11's, ``"tree/<shape>/<verify>"``."""
+    tree = getattr(config, "tree", None)
+    if config.mode != "tree" or tree is None or tree.is_section_11:
+        return config.mode
+    return f"tree/{tree.shape}/{tree.verify}"
+
+
+def _tree_rule(mode: str, check: str, plain: bool) -> str:
+    """The SPEC 12 sentence of ``check`` for ``mode`` = ``"tree/<shape>/<verify>"``: the shape's
+    for the proposal, the verifier's for the tests, correction, discard and bonus."""
+    _, shape, verify = mode.split("/")
+    if check == "proposal":
+        return (_PLAIN_SHAPES if plain else _SHAPE_RULES)[shape]
+    return (_PLAIN_VERIFIERS if plain else _VERIFY_RULES)[verify]
+
 
 def locate(path: tuple, mode: str = "speculative") -> tuple[str, str]:
     """``(check, rule sentence)`` for a path into a trace of ``mode``. Inside a draw object,
@@ -126,8 +184,12 @@ def locate(path: tuple, mode: str = "speculative") -> tuple[str, str]:
     that is missing (or present where none is used) belongs to the field that uses it. In mode
     greedy the proposal, acceptance, correction, discard and bonus fields follow SPEC section 5;
     in mode block the acceptance (with ``tau``), correction and discard follow SPEC section 10; in
-    mode tree the proposal, acceptance, correction, discard and bonus fields follow SPEC section 11."""
+    mode tree the proposal, acceptance, correction, discard and bonus fields follow SPEC section 11,
+    or for a SPEC 12 tree (``mode`` = :func:`rule_mode`'s ``"tree/<shape>/<verify>"``) its shape's
+    rule (the proposal) and its verifier's (the rest), SPEC 12."""
     check, rule = _locate(path)
+    if mode.startswith("tree/") and check in _MODE_CHECKS:
+        return check, _tree_rule(mode, check, plain=False)
     if mode in _MODE_RULES and check in _MODE_CHECKS and not (mode == "block" and check in ("proposal", "bonus")):
         return check, _MODE_RULES[mode]
     return check, rule
@@ -155,7 +217,10 @@ def _locate(path: tuple) -> tuple[str, str]:
 def explain(check: str, mode: str) -> str:
     """The plain-words sentence (:data:`PLAIN`) for a divergence owned by ``check`` in a trace
     of ``mode``: in modes greedy and autoregressive the rules of the block itself are those of
-    SPEC section 5, in mode block those of SPEC section 10, each said in one sentence of its own."""
+    SPEC section 5, in mode block those of SPEC section 10, for a SPEC 12 tree (:func:`rule_mode`)
+    its shape's and its verifier's, each said in one sentence of its own."""
+    if mode.startswith("tree/") and check in _MODE_CHECKS:
+        return _tree_rule(mode, check, plain=True)
     if mode in _PLAIN_MODES and check in _MODE_CHECKS:
         return _PLAIN_MODES[mode]
     return PLAIN[check]

@@ -9,7 +9,9 @@ the reference *trace*; each block is judged from the submission's **own** state 
   *submitted* proposal (so a wrong proposal is not counted again as a wrong verification);
   ``correction``, ``discard`` and ``bonus`` with what SPEC 4.3-4.4 make of the block's *own*
   proposal and decisions (:func:`_tail_given_decisions`), so a wrong acceptance test is not
-  counted again as a wrong correction;
+  counted again as a wrong correction; in mode tree the same after the block's own chains and
+  tests (:mod:`.tree_checks`, SPEC 11) or its own tree and tests (:mod:`.tree_steps`, SPEC 12:
+  ``acceptance`` walks the submitted tree, so a wrong tree is not counted again as wrong tests);
 - the bookkeeping checks are consistency checks of the submission's own records: ``draws``
   (each recorded draw is SplitMix64 at its position), ``position`` (draws used consecutively
   from the block's position, blocks chained), ``output`` (a block commits what the engine reads
@@ -41,6 +43,7 @@ from ..engine.verifiers.tokenwise import Decisions
 from ..engine.trace import TRACE_FORMAT
 from .compare import first_difference
 from .tree_checks import tree_tail
+from .tree_steps import judge, judged_here
 from .check_names import CHECKS, RULES, explain
 
 
@@ -282,7 +285,10 @@ def _rule_checks(results: dict, b: int, base: tuple, state: State, block: dict) 
     _compare(results["proposal"], b, base + ("proposal",), reference["proposal"], block["proposal"])
     tree = state.config.mode == "tree"
     proposal, key = block["proposal"], "chains" if tree else "tokens"
-    if proposal.get(key) != reference["proposal"].get(key):  # a SPEC 12 tree of shape distinct or beam has no chains
+    judged = judge(state, block) if tree and judged_here(state.config) else None
+    if judged is not None:  # SPEC 12: the block's own tree walked, its own tests concluded
+        reference = {**reference, **judged}
+    elif proposal.get(key) != reference["proposal"].get(key):
         try:
             reference = (verify(state, None, proposal.get("chains")) if tree else verify(state, proposal["tokens"])).block
         except (InvalidInput, SessionDone):
@@ -290,7 +296,7 @@ def _rule_checks(results: dict, b: int, base: tuple, state: State, block: dict) 
     _compare(results["acceptance"], b, base + ("verification",), reference["verification"], block["verification"])
     if "tau" in reference or "tau" in block:  # mode block (SPEC 10.4): tau is a decision too
         _compare(results["acceptance"], b, base + ("tau",), reference.get("tau"), block.get("tau"))
-    tail = _own_tail(state, block, tree)
+    tail = None if judged is not None else _own_tail(state, block, tree)
     if tail is not None:
         reference = {**reference, **tail}
     _compare(results["correction"], b, base + ("correction",), reference["correction"], block["correction"])
@@ -301,11 +307,11 @@ def _rule_checks(results: dict, b: int, base: tuple, state: State, block: dict) 
 
 def _own_tail(state: State, block: dict, tree: bool) -> Optional[dict]:
     """The correction, discard and bonus the block's own decisions call for: mode tree's
-    (:func:`.tree_checks.tree_tail`, SPEC 11), the other drafting modes' (:func:`_tail_given_decisions`),
+    (:func:`.tree_checks.tree_tail`, SPEC 11; SPEC 12's other trees are
+    :func:`.tree_steps.judge`'s), the other drafting modes' (:func:`_tail_given_decisions`),
     ``None`` in mode autoregressive (nothing is decided)."""
-    if tree:  # a SPEC 12 tree other than SPEC 11's is judged against the engine's block alone, for now
-        setting = state.config.tree
-        return tree_tail(state, block) if setting is None or setting.is_section_11 else None
+    if tree:
+        return tree_tail(state, block)
     if state.config.mode == "autoregressive":
         return None
     return _tail_given_decisions(state, block)

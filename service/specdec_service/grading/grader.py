@@ -46,7 +46,7 @@ from .checks import CheckResult, all_passed, evaluate
 from .compare import TOLERANCE, Difference, first_difference
 from .faulty import faulty_step
 from .submissions import check_batch
-from .check_names import CHECKS, explain, locate
+from .check_names import CHECKS, explain, locate, rule_mode
 from .validate import parse_trace_config, schema_valid, validate_trace
 
 
@@ -454,9 +454,9 @@ def _report(config: Config, reference: dict, checks: Sequence[CheckResult], diff
     return {
         "passed": False,
         "score": sum(c.passed for c in checks) / len(CHECKS),
-        "checks": [c.to_json(config.mode) for c in checks],
+        "checks": [c.to_json(rule_mode(config)) for c in checks],
         "tolerance": TOLERANCE,
-        "first_divergence": _divergence(difference, config.mode),
+        "first_divergence": _divergence(difference, rule_mode(config)),
         "diagnosis": diagnosis,
         "reference": _summary(reference),
     }

@@ -76,6 +76,10 @@ UNSTATED = {
     "tree-bonus-while-a-chain-goes-on": "it stops verifying early and draws the bonus from the target's row after the "
                                         "accepted path: its output has the target's law (only its counters and its "
                                         "trace show it)",
+    "tree-inclusive-coin-test": "it differs from SPEC 12.4 only at single values of u (u = 0 with a first child of "
+                                "probability 0, u * threshold_acc = acc_j exactly): each node's law is within 2^-53 "
+                                "of the correct rule's (grading/tree_laws.discrete_node_law), which no sample size "
+                                "shows; only a trace at a seed constructed to draw such a u does",
 }
 """Catalogued mistakes whose output law is the target's (so samples cannot name them), with why."""
 

@@ -11,7 +11,8 @@ runs) on every config of a candidate pool (:func:`candidates`: the toy target wi
 widths 1-5, limits 2-8 and seeds 0-11 in mode speculative; a custom model whose EOS ends
 sessions; a custom model with tied rows; every model in modes greedy and autoregressive; mode
 block, :data:`BLOCK_MODELS` at widths 2-4 and seeds :data:`BLOCK_SEEDS`; mode tree with 2-3
-drafts, :data:`TREE_POOL` and the SPEC 12 trees of :data:`TREE_SETTINGS`; sampling parameters, :data:`SAMPLING_POOL`) and
+drafts, :data:`TREE_POOL` and the SPEC 12 trees of :data:`TREE_SETTINGS`, beams at the constructed draws of
+:data:`CONSTRUCTED_DRAWS`; sampling parameters, :data:`SAMPLING_POOL`) and
 grades each variant's trace (:func:`.grader.grade`). A cell of the matrix (:func:`outcome`) is
 ``exact`` (the diagnosis names the mistake as reproducing the trace), ``named`` (named as the
 closest), ``caught`` (the trace fails but the diagnosis names another mistake), ``-`` (the
@@ -50,7 +51,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from ..engine import Config, InvalidInput, parse_config, run
-from .catalogue import CATALOGUE, FLAT_DRAFT, Mistake
+from .catalogue import C_FIRST_DRAFT, CATALOGUE, FLAT_DRAFT, U_ZERO_SEED, ZERO_C_TARGET, Mistake
 from .faulty import faulty_run
 from .grader import grade
 from .suites import EXERCISES, FAMILIES, SUITES_PATH, config_family, exercises, rule_family
@@ -105,6 +106,17 @@ TREE_SETTINGS = {
 }
 """SPEC 12 trees in the pool, by tag: each shape x verifier, and SGLang's lossy threshold_acc 1/2;
 on the toy with the biased draft, D 2, widths 2-3, limit 8, seeds 0-5."""
+CONSTRUCTED_DRAWS = {
+    "zero-c": (ZERO_C_TARGET, C_FIRST_DRAFT, 1, (U_ZERO_SEED, 1964134417685026),
+               ("beam-to", "beam-acc0.5")),
+    "toy-biased": ("toy", "biased", 2, (3284405982333177, 5795775902234789), ("beam-to",)),
+}
+"""Beam trees walked by target_only (D 2, limit 8; the pair's also with threshold_acc 1/2) at seeds
+constructed so that a root's test draws exactly u = 0 (the catalogue's pair, width 1: draws 2 and
+4 are the tests of blocks 1 and 2's roots) or u = 1/2 (the toy, draw 0 tests the root, acc_1 = p(A) = 1/2):
+SplitMix64's finaliser is a bijection, so such seeds are constructed (docs/grading.md,
+``tree-inclusive-coin-test``; ``tests/draw_seeds.py``); a test of a single value of u shows only
+there."""
 SAMPLING_POOL = {
     "t0.5-k2-p0.8": {"temperature": 0.5, "top_k": 2, "top_p": 0.8},
     "p0.8": {"top_p": 0.8},
@@ -170,6 +182,11 @@ def candidates() -> dict[str, dict]:
             add(name, "tree", width, seed, limit, drafts)
     for tag, width, seed in itertools.product(TREE_SETTINGS, (2, 3), range(6)):
         add("toy-biased", "tree", width, seed, 8, 2, sampling=tag)
+    for name, (target, draft, width, seeds, tags) in CONSTRUCTED_DRAWS.items():
+        for seed, tag in itertools.product(seeds, tags):
+            config = parse_config({"target": target, "draft": draft, "mode": "tree", "width": width, "seed": seed,
+                                   "limit": 8, "eos": None, **_extra_settings("tree", 2, tag)}).to_json()
+            pool[pool_key(name, "tree", width, seed, 8, 2, tag)] = json.loads(json.dumps(config))
     for name, tag, width, seed in itertools.product(("toy-biased", "toy-aligned"), SAMPLING_POOL, (2, 3), SEEDS):
         add(name, "speculative", width, seed, 8, sampling=tag)
     return pool

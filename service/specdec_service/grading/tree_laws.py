@@ -11,6 +11,10 @@ rule swapped (never a closed form).
   trie's child of a token drafted by c chains tested c times in a row (not once, SPEC 12.1.1), so
   its p is added to acc c times (SPEC 12.4; fms-extras#12).
 
+The enumeration takes u continuous. :func:`discrete_node_law` is one target-only node's law with
+u as SPEC 2 draws it (a multiple of 2^-53), exact for a rule that differs from SPEC 12.4 only on
+single values of u: ``tree-inclusive-coin-test`` (``u * threshold_acc <= acc_j``, sglang#35771).
+
 These laws serve :func:`.laws.law_of_program` as block programs (:data:`SHAPE_LAWS`): a block
 from context ``c`` with ``k`` levels is :meth:`TreeShapeLaw.block` with every committed token
 kept. Pure Python, exact (:class:`fractions.Fraction`).
@@ -20,7 +24,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 from itertools import product
-from typing import Any
+from math import ceil, floor
+from typing import Any, Optional, Sequence
 
 from ..engine.tree_law import ONE, ZERO, Node, Tree, TreeShapeLaw, _add, _normalised, _Shape, _Tally
 
@@ -88,6 +93,60 @@ SHAPES = {
     "tree-repeated-child-tested-twice": ("chains", "target_only"),
 }
 """The shape and verifier a mistake is made in: its law is computed only for configs of them."""
+
+
+TWO_53 = 2**53
+"""SPEC 2's draws are u = m * 2^-53, m uniform in 0..2^53-1."""
+
+
+def discrete_node_law(rule: Any, p: Sequence[Fraction], children: Sequence[int], threshold_acc: Fraction = ONE,
+                      threshold_single: Fraction = ONE) -> dict[int, Fraction]:
+    """``{token: probability}`` of the token one target-only node commits (SPEC 12.4, with its
+    correction of SPEC 12.2) when u is SPEC 2's draw: u = m * 2^-53 for m uniform in 0..2^53-1,
+    not a continuous uniform (the enumeration of :class:`TreeShapeLaw` is continuous, so it
+    cannot see an event of one value of u). ``rule`` decides a child as
+    :meth:`~..engine.verifiers.tree_target_only.TargetOnlyNode.accepted_by` does (that class or a
+    catalogued mistake's), ``p`` is the target row at the node (exact, summing to 1),
+    ``children`` the children's tokens in order (distinct), the thresholds in (0, 1].
+
+    Exact: the decisions depend on m only through ``m * threshold_acc / 2^53`` against each
+    acc_j, so m's range splits at ceil(b_j) and floor(b_j) + 1 (b_j = acc_j * 2^53 /
+    threshold_acc) into intervals of one outcome, each weighed by its length. Raises
+    ``ValueError`` when no child is accepted on an interval and p has no mass outside the
+    children."""
+    cuts, acc = {0, TWO_53}, ZERO
+    for y in children:
+        acc += p[y]
+        b = acc * TWO_53 / threshold_acc
+        cuts |= {c for c in (ceil(b), floor(b) + 1) if 0 <= c <= TWO_53}
+    points = sorted(cuts)
+    law: dict[int, Fraction] = {}
+    rest = [ZERO if y in children else x for y, x in enumerate(p)]
+    if not any(rest):
+        rest = []  # every interval must accept: a ValueError below otherwise
+    for start, end in zip(points, points[1:]):
+        weight = Fraction(end - start, TWO_53)
+        chosen = _node_choice(rule, p, children, Fraction(start, TWO_53) * threshold_acc, threshold_single)
+        if chosen is not None:
+            _add(law, chosen, weight)
+            continue
+        if not rest:
+            raise ValueError("no child accepted and no target mass outside the children")
+        for y, share in enumerate(_normalised(rest)):
+            if share:
+                _add(law, y, weight * share)
+    return law
+
+
+def _node_choice(rule: Any, p: Sequence[Fraction], children: Sequence[int], u_acc: Fraction,
+                 single: Fraction) -> Optional[int]:
+    """The child ``rule`` accepts at ``u_acc`` = u * threshold_acc, ``None`` when none."""
+    acc = ZERO
+    for y in children:
+        acc += p[y]
+        if rule.accepted_by(u_acc, acc, p[y], single) is not None:
+            return y
+    return None
 
 
 def tree_setting(config: Any) -> Tree:

@@ -51,7 +51,7 @@ class BeamShape(TreeShape):
                 q = rows.draft(tree.last if node is tree.root else node.token)
                 score = Fraction(1) if node.score is None else node.score
                 offers += [(score * q.probability(y), rank, y, node, q) for y in top(q, beam)]
-            offers.sort(key=lambda offer: (-offer[0], offer[1], offer[2]))
+            offers.sort(key=self.rank)
             kept = offers[:beam]
             level = [tree.add(node, y, None, score) for score, _, y, node, _ in kept]
             tree.tokens += [y for _, _, y, _, _ in kept]
@@ -59,3 +59,9 @@ class BeamShape(TreeShape):
             if not level:
                 break
         return tree
+
+    @staticmethod
+    def rank(offer: tuple) -> tuple:
+        """The order of the offers ``(score, parent's rank, token, parent, q)`` (SPEC 12.1.3): the
+        higher score first, ties to the earlier parent, then vocabulary order."""
+        return (-offer[0], offer[1], offer[2])

@@ -36,8 +36,13 @@ class ChainsShape(TreeShape):
         for chain in drafted.chains:
             node = tree.root
             for token, q in chain.each():
-                node = _child(tree, node, token, q)
+                node = self.child(tree, node, token, q)
         return tree
+
+    @staticmethod
+    def child(tree: DraftedNodes, node: DraftNode, token: int, q) -> DraftNode:
+        """``node``'s child of ``token`` in the trie (SPEC 12.1.1): :func:`_child`."""
+        return _child(tree, node, token, q)
 
 
 def _child(tree: DraftedNodes, node: DraftNode, token: int, q) -> DraftNode:
