@@ -80,12 +80,14 @@ def first_difference(expected: Any, got: Any, path: tuple = (), order: tuple = (
     skipped whole, which makes comparing long traces several times faster."""
     if typed and expected == got:
         return None
-    if isinstance(expected, (dict, list)):
-        container = dict if isinstance(expected, dict) else list
-        if not isinstance(got, container):
+    if isinstance(expected, dict):
+        if not isinstance(got, dict):
             return Difference(path, order, expected, got, "type" if got is not None else "value")
-        walk = _dict_difference if container is dict else _list_difference
-        return walk(expected, got, path, order, tolerant, skip, typed)
+        return _dict_difference(expected, got, path, order, tolerant, skip, typed)
+    if isinstance(expected, list):
+        if not isinstance(got, list):
+            return Difference(path, order, expected, got, "type" if got is not None else "value")
+        return _list_difference(expected, got, path, order, tolerant, skip, typed)
     kind = _leaf_equal(expected, got, tolerant)
     return None if kind is None else Difference(path, order, expected, got, kind)
 

@@ -167,16 +167,13 @@ def candidates() -> dict[str, dict]:
     for name, (_, _, _, limits) in MODELS.items():
         for limit in limits:
             for width in WIDTHS:
-                for seed in SEEDS:
-                    add(name, "speculative", width, seed, limit)
-                add(name, "greedy", width, 0, limit)
+                for mode, seed in [("speculative", seed) for seed in SEEDS] + [("greedy", 0)]:
+                    add(name, mode, width, seed, limit)
             for seed in range(4):
                 add(name, "autoregressive", 3, seed, limit)
     for name, (_, _, _, limits) in BLOCK_MODELS.items():
-        for limit in limits:
-            for width in range(2, 5):
-                for seed in BLOCK_SEEDS:
-                    add(name, "block", width, seed, limit)
+        for limit, width, seed in itertools.product(limits, range(2, 5), BLOCK_SEEDS):
+            add(name, "block", width, seed, limit)
     for name, limit in TREE_POOL:
         for drafts, width, seed in itertools.product((2, 3), (2, 3), range(6)):
             add(name, "tree", width, seed, limit, drafts)
