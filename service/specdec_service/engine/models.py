@@ -25,6 +25,11 @@ from collections.abc import Mapping, Sequence
 import importlib
 from typing import Any, Callable, Optional, Union
 
+from .distributions import Dist
+from .errors import MAX_ERRORS, Fault, InvalidInput
+from .requests import MODEL_TABLE, checker, shallow
+
+
 def _optional_module(name: str) -> Any:
     """The module ``name``, or ``None`` when it is not installed."""
     try:
@@ -35,10 +40,6 @@ def _optional_module(name: str) -> Any:
 
 orjson = _optional_module("orjson")
 """A dependency of the service; without it the memo keys on repr (every use checks for None)."""
-
-from .distributions import Dist
-from .errors import MAX_ERRORS, Fault, InvalidInput
-from .requests import MODEL_TABLE, checker, shallow
 
 ROW_TOLERANCE = Fraction(1, 10**9)
 """A row must sum to 1 within this (SPEC section 1); it is then normalised exactly."""
