@@ -30,9 +30,9 @@ to this enumeration on small configs.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Hashable, NamedTuple, Optional, Sequence
 
-from .block import play
+from .block import StepResult, play
 from .state import COUNTER_NAMES, Counters, State, next_state
 from .trees import AnyDecoder, decoder_of
 
@@ -143,14 +143,16 @@ class Outcome(NamedTuple):
     counters: Counters
 
 
-def block_law(state: State, decoder: Optional[AnyDecoder] = None, budget: Optional[list] = None) -> dict[Outcome, Fraction]:
+def block_law(state: State, decoder: Optional[AnyDecoder] = None, budget: Optional[list] = None,
+              outcome: Optional[Callable[[StepResult, int], Hashable]] = None) -> dict[Any, Fraction]:
     """The exact law of the next block of ``state`` (open) under ``decoder`` (default: the
     config's, :func:`~.trees.decoder_of`): ``{Outcome: probability > 0}``, summing to 1, by
-    one run of :func:`~.block.play` per branch. ``budget``: ``[branches left]``, decremented per
-    run. Raises :class:`NotEnumerable` past the budget or for a rule that reads a draw's value,
+    one run of :func:`~.block.play` per branch (``outcome(result, committed length)``: what an
+    outcome is instead, e.g. with the rejected proposal a mistake carries). ``budget``:
+    ``[branches left]``, decremented per run. Raises :class:`NotEnumerable` past the budget or for a rule that reads a draw's value,
     ``ValueError`` where a rule is undefined on a branch of positive probability."""
     decoder = decoder_of(state.config) if decoder is None else decoder
-    out: dict[Outcome, Fraction] = {}
+    out: dict[Any, Fraction] = {}
     stack: list[tuple] = [()]
     length = len(state.committed)
     while stack:
@@ -164,9 +166,12 @@ def block_law(state: State, decoder: Optional[AnyDecoder] = None, budget: Option
             result = play(state, decoder, draws=branch)
         except (AttributeError, TypeError) as error:  # a rule that reads a draw's value
             raise NotEnumerable(f"a rule reads a draw's value: {error}") from None
-        counters = Counters(*(after - before for after, before in zip(result.state.counters, state.counters)))
-        outcome = Outcome(result.state.committed[length:], counters)
-        out[outcome] = out.get(outcome, ZERO) + branch.p
+        if outcome is None:
+            key: Hashable = Outcome(result.state.committed[length:], Counters(*(
+                after - before for after, before in zip(result.state.counters, state.counters))))
+        else:
+            key = outcome(result, length)
+        out[key] = out.get(key, ZERO) + branch.p
         for j in range(len(prefix), len(branch.arity)):
             stack.extend(prefix + (0,) * (j - len(prefix)) + (alt,) for alt in range(1, branch.arity[j]))
     return out
@@ -192,7 +197,7 @@ def session_law(config, decoder: Optional[AnyDecoder] = None, depth: Optional[in
     decoder = decoder_of(config) if decoder is None else decoder
     depth = config.limit if depth is None else depth
     budget = [branches]
-    laws: dict[tuple, dict[Outcome, Fraction]] = {}
+    laws: dict[tuple, dict[Any, Fraction]] = {}
     frontier: dict[tuple, list] = {((), 0, None): [ONE, ()]}
     output: dict[tuple[int, ...], Fraction] = {}
     totals = [ZERO] * len(COUNTER_NAMES)

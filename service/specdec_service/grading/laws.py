@@ -52,7 +52,11 @@ from functools import cached_property, lru_cache
 from math import exp, fsum, inf, lgamma, log
 from typing import Any
 
+from dataclasses import replace
+
 from ..engine import Config
+from ..engine.enumeration import NotEnumerable, block_law
+from ..engine.state import State
 from ..engine.tree_law import TreeShapeLaw
 from .tree_laws import SHAPE_LAWS, shape_kernel
 
@@ -597,9 +601,39 @@ _EAGER = {"tree-shared-draws", "tree-bonus-while-a-chain-goes-on"}
 enumerated path by path with :func:`tree_block`."""
 
 
-def _block_law(program: Callable, m: Models, key: tuple, variant: str, budget: list) -> dict:
-    """``{(committed tokens, carry): probability}`` of one block: :func:`tree_law` for mode tree's
-    fresh-draw variants, else :func:`enumerate_block` of ``program``."""
+def decoder_kernel(config: Config, decoder: Any, key: tuple, budget: list | None = None) -> dict:
+    """``{(committed tokens, carry): probability}`` of one block of ``decoder`` (a correct or
+    faulty decoder, :mod:`.faulty`) after the last token ``last`` with ``k`` proposals and a bonus
+    iff ``fits`` (``key = (last, carry, k, fits)``, :func:`block_shape`): the exact enumeration of
+    the engine's own block (:func:`~specdec_service.engine.enumeration.block_law`) on a state of
+    that shape (the config's width k, its limit one past the block iff a bonus fits). ``carry``:
+    the rejected proposal a :class:`~.faulty.DraftAfterRejected` drafts after (``None`` for every
+    other decoder). Raises :class:`TooLarge` past ``budget`` (``[branches left]``),
+    :class:`~specdec_service.engine.enumeration.NotEnumerable` for a rule that multiplies draws,
+    ``ValueError`` where a rule is undefined."""
+    last, carry, k, fits = key
+    committed = () if last is None else (last,)
+    state = State(replace(config, width=k, limit=len(committed) + k + int(fits)), committed)
+    after = getattr(decoder.proposal, "after", None)
+    if after is not None:
+        decoder = replace(decoder, proposal=after(carry))
+
+    def outcome(result, length: int) -> tuple:
+        return result.state.committed[length:], result.rejected if after is not None else None
+    try:
+        return block_law(state, decoder, budget, outcome)
+    except NotEnumerable:
+        if budget is not None and budget[0] < 0:
+            raise TooLarge(f"the laws of this grade would take more than {MAX_PATHS} enumerated paths") from None
+        raise
+
+
+def _block_law(program: Any, m: Models, key: tuple, variant: str, budget: list) -> dict:
+    """``{(committed tokens, carry): probability}`` of one block: the enumeration of a decoder's
+    own block (:func:`decoder_kernel`), :func:`tree_law` for mode tree's fresh-draw variants,
+    else :func:`enumerate_block` of ``program``."""
+    if hasattr(program, "verifier"):
+        return decoder_kernel(m.config, program, key, budget)
     if isinstance(program, type) and issubclass(program, TreeShapeLaw):  # a SPEC 12 tree's enumeration
         return shape_kernel(program, m, key)
     if program is tree_block and variant not in _EAGER:
@@ -725,5 +759,5 @@ def _key(c) -> int:
 
 __all__ = [
     "CORRECT", "CUMPROD", "MAX_PATHS", "PROGRAMS", "SCHEDULES", "TARGETS_LAW", "UNSTATED", "Path", "Row", "TooLarge",
-    "block_shape", "cumprod_tau_law", "decoding_rows", "enumerate_block", "law_of_program", "residual",
+    "block_shape", "cumprod_tau_law", "decoder_kernel", "decoding_rows", "enumerate_block", "law_of_program", "residual",
 ]
