@@ -151,29 +151,41 @@ def block_law(state: State, decoder: Optional[AnyDecoder] = None, budget: Option
     outcome is instead, e.g. with the rejected proposal a mistake carries). ``budget``:
     ``[branches left]``, decremented per run. Raises :class:`NotEnumerable` past the budget or for a rule that reads a draw's value,
     ``ValueError`` where a rule is undefined on a branch of positive probability."""
-    decoder = decoder_of(state.config) if decoder is None else decoder
+    rules = decoder_of(state.config) if decoder is None else decoder
+    length = len(state.committed)
+
+    def run(prefix: tuple) -> tuple[Hashable, Fraction, list[int]]:
+        branch = Branch(prefix, state.position)
+        try:
+            result = play(state, rules, draws=branch)
+        except (AttributeError, TypeError) as error:  # a rule that reads a draw's value
+            raise NotEnumerable(f"a rule reads a draw's value: {error}") from None
+        if outcome is not None:
+            return outcome(result, length), branch.p, branch.arity
+        counters = Counters(*(after - before for after, before in zip(result.state.counters, state.counters)))
+        return Outcome(result.state.committed[length:], counters), branch.p, branch.arity
+    return depth_first(run, budget)
+
+
+def depth_first(run: Callable[[tuple], tuple[Hashable, Fraction, Sequence[int]]],
+                budget: Optional[list] = None) -> dict[Any, Fraction]:
+    """``{outcome: exact probability}`` over every branch of a program with answered questions:
+    ``run(prefix)`` runs it once, taking the answers ``prefix`` names (the first one past its
+    end), and returns ``(outcome, probability of the branch, arity of each question)``; depth
+    first, each alternative answer one more run. ``budget``: ``[runs left]``, decremented per run;
+    :class:`NotEnumerable` when it runs out."""
     out: dict[Any, Fraction] = {}
     stack: list[tuple] = [()]
-    length = len(state.committed)
     while stack:
         if budget is not None:
             budget[0] -= 1
             if budget[0] < 0:
                 raise NotEnumerable(f"the law would take more than {MAX_BRANCHES} branches")
         prefix = stack.pop()
-        branch = Branch(prefix, state.position)
-        try:
-            result = play(state, decoder, draws=branch)
-        except (AttributeError, TypeError) as error:  # a rule that reads a draw's value
-            raise NotEnumerable(f"a rule reads a draw's value: {error}") from None
-        if outcome is None:
-            key: Hashable = Outcome(result.state.committed[length:], Counters(*(
-                after - before for after, before in zip(result.state.counters, state.counters))))
-        else:
-            key = outcome(result, length)
-        out[key] = out.get(key, ZERO) + branch.p
-        for j in range(len(prefix), len(branch.arity)):
-            stack.extend(prefix + (0,) * (j - len(prefix)) + (alt,) for alt in range(1, branch.arity[j]))
+        key, p, arity = run(prefix)
+        out[key] = out.get(key, ZERO) + p
+        for j in range(len(prefix), len(arity)):
+            stack.extend(prefix + (0,) * (j - len(prefix)) + (alt,) for alt in range(1, arity[j]))
     return out
 
 

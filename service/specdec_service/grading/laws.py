@@ -61,7 +61,7 @@ from dataclasses import replace
 
 from ..engine import Config
 from ..engine.rules import BLOCK, SPECULATIVE
-from ..engine.enumeration import NotEnumerable, block_law
+from ..engine.enumeration import NotEnumerable, block_law, depth_first
 from ..engine.state import State
 from ..engine.tree_law import TreeShapeLaw
 from .catalogue import BY_ID
@@ -196,20 +196,13 @@ def enumerate_block(program: Callable, *args, budget: list | None = None) -> dic
     """``{outcome: exact probability}`` of ``program(path, *args)`` over every path of its
     decisions (depth first; each path re-runs the program, taking the options its prefix names).
     ``budget``: ``[paths left]``, decremented per path; :class:`TooLarge` when it runs out."""
-    out: dict = {}
-    stack: list[tuple] = [()]
-    while stack:
-        if budget is not None:
-            budget[0] -= 1
-            if budget[0] < 0:
-                raise TooLarge(f"the laws of this grade would take more than {MAX_PATHS} enumerated paths")
-        prefix = stack.pop()
-        run = Path(prefix)
-        outcome = program(run, *args)
-        out[outcome] = out.get(outcome, ZERO) + run.p
-        for j in range(len(prefix), len(run.arity)):
-            stack.extend(tuple(run.taken[:j]) + (alt,) for alt in range(1, run.arity[j]))
-    return out
+    def run(prefix: tuple) -> tuple:
+        path = Path(prefix)
+        return program(path, *args), path.p, path.arity
+    try:
+        return depth_first(run, budget)
+    except NotEnumerable:
+        raise TooLarge(f"the laws of this grade would take more than {MAX_PATHS} enumerated paths") from None
 
 
 # ---------------------------------------------------------------- the models
