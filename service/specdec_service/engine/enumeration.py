@@ -30,6 +30,7 @@ to this enumeration on small configs.
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Callable, Hashable, NamedTuple, Optional, Sequence
 
 from .block import StepResult, play
@@ -55,6 +56,19 @@ def _threshold(num: int, den: int) -> Fraction:
     return TWO if num > 0 else ZERO
 
 
+@lru_cache(maxsize=4096)
+def _fresh_parts(cumulative: tuple, total: int) -> tuple:
+    """The parts of [0, 1) a row's cuts make (``(token, lo, hi)``, the empty ones left out; a
+    cut past ``total`` read as 1)."""
+    parts, floor = [], ZERO
+    for i, cut in enumerate(cumulative):
+        top = Fraction(min(cut, total), total)
+        if floor < top:
+            parts.append((i, floor, top))
+            floor = top
+    return tuple(parts)
+
+
 class Interval:
     """One draw on one branch (a :class:`~.draws.Uniform`): ``u`` uniform on ``[lo, hi)``, what
     the answers so far leave of [0, 1). Its questions are answered by its :class:`Branch`."""
@@ -66,8 +80,12 @@ class Interval:
 
     def below(self, num: int, den: int) -> bool:
         """``u < num / den``: two branches (either may be empty)."""
-        t = _threshold(num, den)
-        return self.branch.answer(self, [(True, self.lo, min(self.hi, t)), (False, max(self.lo, t), self.hi)])
+        t, lo, hi = _threshold(num, den), self.lo, self.hi
+        if t >= hi:
+            return True
+        if t <= lo:
+            return False
+        return self.branch.answer(self, ((True, lo, t), (False, t, hi)))
 
     def at_most(self, num: int, den: int) -> bool:
         """``u <= num / den``: the branches of :meth:`below` (the point ``u = num / den`` has
@@ -76,12 +94,10 @@ class Interval:
 
     def pick(self, row) -> int:
         """SPEC 3: token ``i`` where ``u`` falls in ``[cumulative[i - 1], cumulative[i]) / total``."""
-        total, floor, lo, hi = row.total, ZERO, self.lo, self.hi
-        parts = []
-        for i, cut in enumerate(row.cumulative):
-            top = Fraction(cut, total)
-            parts.append((i, max(floor, lo), min(top, hi)))
-            floor = max(floor, top)
+        parts = _fresh_parts(row.cumulative, row.total)
+        lo, hi = self.lo, self.hi
+        if lo is not ZERO or hi is not ONE:  # a draw asked before: its parts of [lo, hi)
+            parts = tuple((i, max(a, lo), min(b, hi)) for i, a, b in parts if a < hi and lo < b)
         return self.branch.answer(self, parts)
 
     def to_json(self) -> dict:
@@ -121,15 +137,15 @@ class Branch:
         """Leave ``count`` positions unused."""
         self.position += count
 
-    def answer(self, u: Interval, parts: Sequence[tuple[Any, Fraction, Fraction]]) -> Any:
-        """Take one of ``parts`` (``(answer, lo, hi)``; the empty ones dropped) and narrow ``u``
-        to it; the branch's probability is multiplied by its share of ``u``'s length."""
-        options = [(value, lo, hi) for value, lo, hi in parts if lo < hi]
+    def answer(self, u: Interval, options: Sequence[tuple[Any, Fraction, Fraction]]) -> Any:
+        """Take one of ``options`` (``(answer, lo, hi)``, each a part of ``u`` of positive length)
+        and narrow ``u`` to it; the branch's probability is multiplied by its share of ``u``'s
+        length."""
         if len(options) > 1:
             at = len(self.arity)
             self.arity.append(len(options))
             value, lo, hi = options[self.path[at] if at < len(self.path) else 0]
-            self.p *= (hi - lo) / (u.hi - u.lo)
+            self.p *= (hi - lo) if u.lo is ZERO and u.hi is ONE else (hi - lo) / (u.hi - u.lo)
         else:
             value, lo, hi = options[0]
         u.lo, u.hi = lo, hi
@@ -144,12 +160,12 @@ class Outcome(NamedTuple):
 
 
 def block_law(state: State, decoder: Optional[AnyDecoder] = None, budget: Optional[list] = None,
-              outcome: Optional[Callable[[StepResult, int], Hashable]] = None) -> dict[Any, Fraction]:
+              outcome: Optional[Callable[[StepResult, int], Hashable]] = None, cost: int = 1) -> dict[Any, Fraction]:
     """The exact law of the next block of ``state`` (open) under ``decoder`` (default: the
     config's, :func:`~.trees.decoder_of`): ``{Outcome: probability > 0}``, summing to 1, by
     one run of :func:`~.block.play` per branch (``outcome(result, committed length)``: what an
     outcome is instead, e.g. with the rejected proposal a mistake carries). ``budget``:
-    ``[branches left]``, decremented per run. Raises :class:`NotEnumerable` past the budget or for a rule that reads a draw's value,
+    ``[branches left]``, decremented by ``cost`` per run. Raises :class:`NotEnumerable` past the budget or for a rule that reads a draw's value,
     ``ValueError`` where a rule is undefined on a branch of positive probability."""
     rules = decoder_of(state.config) if decoder is None else decoder
     length = len(state.committed)
@@ -164,21 +180,21 @@ def block_law(state: State, decoder: Optional[AnyDecoder] = None, budget: Option
             return outcome(result, length), branch.p, branch.arity
         counters = Counters(*(after - before for after, before in zip(result.state.counters, state.counters)))
         return Outcome(result.state.committed[length:], counters), branch.p, branch.arity
-    return depth_first(run, budget)
+    return depth_first(run, budget, cost)
 
 
 def depth_first(run: Callable[[tuple], tuple[Hashable, Fraction, Sequence[int]]],
-                budget: Optional[list] = None) -> dict[Any, Fraction]:
+                budget: Optional[list] = None, cost: int = 1) -> dict[Any, Fraction]:
     """``{outcome: exact probability}`` over every branch of a program with answered questions:
     ``run(prefix)`` runs it once, taking the answers ``prefix`` names (the first one past its
     end), and returns ``(outcome, probability of the branch, arity of each question)``; depth
-    first, each alternative answer one more run. ``budget``: ``[runs left]``, decremented per run;
-    :class:`NotEnumerable` when it runs out."""
+    first, each alternative answer one more run. ``budget``: ``[runs left]``, decremented by
+    ``cost`` per run; :class:`NotEnumerable` when it runs out."""
     out: dict[Any, Fraction] = {}
     stack: list[tuple] = [()]
     while stack:
         if budget is not None:
-            budget[0] -= 1
+            budget[0] -= cost
             if budget[0] < 0:
                 raise NotEnumerable(f"the law would take more than {MAX_BRANCHES} branches")
         prefix = stack.pop()

@@ -188,6 +188,11 @@ ms each on one core, measured: about 3 s at most); a config that needs more is g
 the laws left, saying so."""
 
 
+BRANCH_PATHS = 3
+"""What one branch of a decoder's enumeration (a run of the engine's block, records and all:
+0.1 to 0.3 ms on one core, measured) counts against :data:`MAX_PATHS`."""
+
+
 class TooLarge(Exception):
     """A law that would take more than its budget of paths (:data:`MAX_PATHS`)."""
 
@@ -536,7 +541,8 @@ def decoder_kernel(config: Config, decoder: Any, key: tuple, budget: list | None
     the engine's own block (:func:`~specdec_service.engine.enumeration.block_law`) on a state of
     that shape (the config's width k, its limit one past the block iff a bonus fits). ``carry``:
     the rejected proposal a :class:`~.faulty.DraftAfterRejected` drafts after (``None`` for every
-    other decoder). Raises :class:`TooLarge` past ``budget`` (``[branches left]``),
+    other decoder). Raises :class:`TooLarge` past ``budget`` (``[paths left]``, each branch
+    :data:`BRANCH_PATHS`),
     :class:`~specdec_service.engine.enumeration.NotEnumerable` for a rule that multiplies draws,
     ``ValueError`` where a rule is undefined."""
     last, carry, k, fits = key
@@ -549,7 +555,7 @@ def decoder_kernel(config: Config, decoder: Any, key: tuple, budget: list | None
     def outcome(result, length: int) -> tuple:
         return result.state.committed[length:], result.rejected if after is not None else None
     try:
-        return block_law(state, decoder, budget, outcome)
+        return block_law(state, decoder, budget, outcome, BRANCH_PATHS)
     except NotEnumerable:
         if budget is not None and budget[0] < 0:
             raise TooLarge(f"the laws of this grade would take more than {MAX_PATHS} enumerated paths") from None
