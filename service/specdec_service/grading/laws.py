@@ -18,7 +18,8 @@ This module computes that law exactly:
   :class:`~fractions.Fraction`). So a draw used twice (the correction that reuses the rejecting
   draw) is conditioned on what the first decision saw, exactly. Closed forms stay where that
   enumeration cannot follow or does not reach (:data:`PROGRAMS`): a small block program run by
-  :func:`enumerate_block` over the same kind of paths (:class:`Path`) for the MagicMTP verifier,
+  :func:`enumerate_block` over the same branches (:class:`Path`, the engine's ``Branch`` with
+  exact rows) for the MagicMTP verifier,
   which multiplies draws (:func:`cumprod_block`, :func:`cumprod_tau_law`), and for SPEC 11's tree
   mistakes (:func:`tree_block`, its chains drafted lazily and its depths memoised,
   :func:`tree_law`); ``tests/test_grading_laws_enumerated.py`` proves each tree program equal
@@ -54,14 +55,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 from functools import cached_property, lru_cache
-from math import exp, fsum, inf, lgamma, log
-from typing import Any
+from math import exp, fsum, inf, lcm, lgamma, log
+from typing import Any, NamedTuple
 
 from dataclasses import replace
 
 from ..engine import Config
 from ..engine.rules import BLOCK, SPECULATIVE
-from ..engine.enumeration import NotEnumerable, block_law, depth_first
+from ..engine.enumeration import Branch, Interval, NotEnumerable, block_law, depth_first
 from ..engine.state import State
 from ..engine.tree_law import TreeShapeLaw
 from .catalogue import BY_ID
@@ -94,92 +95,55 @@ UNSTATED = {
 # ---------------------------------------------------------------- one block, every path
 
 
-class Path:
-    """One run of a block program along a path of decisions (``path``: the option taken at each
-    decision, option 0 past its end). ``p``: the exact probability of the path so far;
-    ``taken``: the options taken; ``arity``: how many options each decision had."""
+class Path(Branch):
+    """One run of a block program along a branch of its draws' answers (the engine's exact
+    enumerator, :class:`~specdec_service.engine.enumeration.Branch`, whose draws are uniform
+    variables on intervals), with the questions a program asks with exact rows: ``p`` is the
+    exact probability of the branch so far, ``arity`` the number of answers of each question."""
 
     def __init__(self, path: tuple):
-        self.path, self.p = path, ONE
-        self.taken: list[int] = []
-        self.arity: list[int] = []
+        super().__init__(path, 0)
+
+    def draw(self) -> Interval:
+        """A fresh uniform draw on [0, 1)."""
+        return self.take()
 
     @staticmethod
-    def draw() -> list:
-        """A fresh uniform draw on [0, 1): its interval ``[lo, hi)``, narrowed by decisions."""
-        return [ZERO, ONE]
-
-    def _choose(self, u: list, options: list) -> Any:
-        """Take one of ``options`` (``(value, lo, hi, hi - lo)``, each a part of ``u`` of positive
-        length)."""
-        at = len(self.taken)
-        pick = self.path[at] if at < len(self.path) else 0
-        self.taken.append(pick)
-        self.arity.append(len(options))
-        value, lo, hi, share = options[pick]
-        self.p *= share if u[0] is ZERO and u[1] is ONE else share / (u[1] - u[0])  # a fresh draw has length 1
-        u[0], u[1] = lo, hi
-        return value
-
-    def below(self, u: list, threshold: Fraction) -> bool:
+    def below(u: Interval, threshold: Fraction) -> bool:
         """``u < threshold``."""
-        lo, hi = u
-        options = [(True, lo, min(hi, threshold)), (False, max(lo, threshold), hi)]
-        return self._choose(u, [(v, a, b, b - a) for v, a, b in options if a < b])
+        return u.below(threshold.numerator, threshold.denominator)
 
-    def first_below(self, u: list, cuts) -> int:
-        """The first index ``i`` with ``u < cuts[i]``, or the last index when there is none (a
-        loop over cumulative sums that falls through). ``sample(d, u)`` is this with the
-        cumulative sums of ``d`` (SPEC 3)."""
-        lo, hi = u
-        if lo is ZERO and hi is ONE:  # a fresh draw (the usual case): the options of [0, 1), cached
-            return self._choose(u, _fresh_options(tuple(cuts)))
-        options, floor = [], lo
-        for i, cut in enumerate(cuts):
-            if max(floor, lo) < min(hi, cut):
-                options.append((i, max(floor, lo), min(hi, cut)))
-            floor = max(floor, cut)
-        if floor < hi:
-            options.append((len(cuts) - 1, max(floor, lo), hi))
-        return self._choose(u, [(v, a, b, b - a) for v, a, b in options])
+    @staticmethod
+    def sample(u: Interval, row: tuple) -> int:
+        """SPEC 3: ``sample(row, u)`` (``row`` exact Fractions summing to 1)."""
+        return u.pick(row.cuts if isinstance(row, Row) else _cuts(row))
 
-    def sample(self, u: list, row) -> int:
-        """SPEC 3: ``sample(row, u)`` (``row`` exact, summing to 1; a :class:`Row` keeps its
-        options on a fresh draw)."""
-        if u[0] is ZERO and u[1] is ONE and isinstance(row, Row):
-            return self._choose(u, row.fresh)
-        return self.first_below(u, _cumulative(row))
+
+class Cuts(NamedTuple):
+    """An exact row as a draw picks from it (:class:`~specdec_service.engine.draws.Cuts`): the
+    running sums of its entries over their common denominator ``total``."""
+
+    cumulative: tuple[int, ...]
+    total: int
+
+
+@lru_cache(maxsize=4096)
+def _cuts(row: tuple) -> Cuts:
+    total = lcm(*(x.denominator for x in row))
+    running, cumulative = 0, []
+    for x in row:
+        running += x.numerator * (total // x.denominator)
+        cumulative.append(running)
+    return Cuts(tuple(cumulative), total)
 
 
 class Row(tuple):
-    """An exact row (a tuple of Fractions) that keeps the options of ``sample`` on a fresh draw."""
+    """An exact row (a tuple of Fractions) that keeps its :class:`Cuts`."""
 
     @cached_property
-    def fresh(self) -> list:
-        """:func:`_fresh_options` of its cumulative sums."""
-        return _fresh_options(_cumulative(tuple(self)))
-
-
-@lru_cache(maxsize=4096)
-def _fresh_options(cuts: tuple) -> list:
-    """The options of :meth:`Path.first_below` on a fresh draw ``[0, 1)``."""
-    options, floor = [], ZERO
-    for i, cut in enumerate(cuts):
-        if floor < min(ONE, cut):
-            options.append((i, floor, min(ONE, cut), min(ONE, cut) - floor))
-        floor = max(floor, cut)
-    if floor < ONE:
-        options.append((len(cuts) - 1, floor, ONE, ONE - floor))
-    return options
-
-
-@lru_cache(maxsize=4096)
-def _cumulative(row: tuple) -> tuple:
-    total, cuts = ZERO, []
-    for x in row:
-        total += x
-        cuts.append(total)
-    return tuple(cuts)
+    def cuts(self) -> Cuts:
+        """:func:`_cuts` of the row."""
+        return _cuts(tuple(self))
 
 
 MAX_PATHS = 100_000
@@ -308,7 +272,7 @@ def cumprod_block(run: Path, m: Models, last, carry, k: int, bonus_room: bool, v
     ``(committed tokens, None)``."""
     tokens, qs = draft_chain(run, m, last, k)
     ps = [m.p(c) for c in [last, *tokens[:-1]]]
-    tau = run.first_below(run.draw(), _cumulative(tuple(cumprod_tau_law(ps, qs, tokens))))
+    tau = run.sample(run.draw(), tuple(cumprod_tau_law(ps, qs, tokens)))
     out = tokens[:tau]
     if tau == len(tokens):
         if bonus_room and len(tokens) == k and (not tokens or tokens[-1] != m.eos):
