@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from specdec_service.engine import parse_config
+from specdec_service.engine.block import play
 from specdec_service.engine.analysis_block import BlockLaws, block_expectations, block_output
 from specdec_service.engine.chain_law import expectations, output_distribution, rules_for
 from specdec_service.engine.draws import Stream
@@ -121,7 +122,6 @@ def test_a_block_law_holds_what_seeded_blocks_commit():
     # every block the seeded stream plays is an outcome of positive probability, with its counters
     cfg = parse_config({"draft": "biased", "width": 3, "limit": 8, "seed": 0})
     law = block_law(State(cfg))
-    from specdec_service.engine.block import play
     for seed in range(40):
         result = play(State(parse_config({"draft": "biased", "width": 3, "limit": 8, "seed": seed})), SPECULATIVE)
         assert law[(result.state.committed, result.state.counters)] > 0
