@@ -101,7 +101,10 @@ def test_a_draw_is_an_interval_split_by_each_decision():
         u = run.draw()
         return run.sample(u, (F(1, 4), F(3, 4))), run.below(u, F(1, 2))
     assert enumerate_block(program) == {(0, True): F(1, 4), (1, True): F(1, 4), (1, False): F(1, 2)}
-    assert isinstance(Path(()).draw(), list)
+    run = Path(())
+    u = run.draw()
+    assert run.below(u, F(1, 3)) and run.p == F(1, 3)
+    assert run.below(u, F(1, 3)) and run.arity == [2]  # asked again: one answer, no branch
 
 
 def test_the_correct_programs_give_the_targets_law():

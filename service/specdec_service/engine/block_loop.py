@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Optional, Sequence
 
-from .draws import MAX_POSITION, Stream
+from .draws import MAX_POSITION, Draws, Stream
 from .errors import Fault, InvalidInput, SessionDone
 from .proposals import PAST_THE_END, Drafted
 from .decoders import MODE_RULES
@@ -159,13 +159,16 @@ def step(state: State) -> StepResult:
 # ---------------------------------------------------------------- the block
 
 
-def play(state: State, rules: AnyDecoder, tokens: Optional[Sequence[int]] = None) -> StepResult:
+def play(state: State, rules: AnyDecoder, tokens: Optional[Sequence[int]] = None,
+         draws: Optional[Draws] = None) -> StepResult:
     """One block under the decoder ``rules`` (SPEC sections 4-7): draft -> verify -> commit.
 
     This is the only implementation of a block: the engine's modes are the decoders of
     :data:`~.decoders.MODE_RULES`, and each catalogued mistake of the grader is a decoder with one
     rule changed. ``tokens`` is a caller's proposal (token indices, already checked; ``None``:
-    the proposal rule drafts it). The state must be open.
+    the proposal rule drafts it). ``draws``: where the rules take their draws (default: the
+    seed's SplitMix64 :class:`~.draws.Stream` from the state's position; the exact enumerator's
+    :class:`~.enumeration.Branch` states the law of the block). The state must be open.
 
     Returns the :class:`StepResult` (its ``rejected`` is the rejected proposal, or ``None``).
     Raises :class:`InvalidInput` (path ``position`` or ``counters/...``) when the block would
@@ -174,7 +177,7 @@ def play(state: State, rules: AnyDecoder, tokens: Optional[Sequence[int]] = None
     """
     cfg = state.config
     rows = rules.rows.read(cfg)
-    stream = Stream(cfg.seed, state.position)
+    stream = Stream(cfg.seed, state.position) if draws is None else draws
     drafted = rules.proposal.draft(state, rows, stream, tokens)
     verdict = rules.verifier.verify(state, rows, drafted, stream)
     return commit(state, rules, drafted, verdict, stream.position)

@@ -34,7 +34,7 @@ from math import lcm
 from typing import Optional, Sequence
 
 from .distributions import Dist, exact_string, residual, to_float
-from .decoders import MODE_RULES, RuleSet, at_limit, room
+from .decoders import MODE_RULES, RuleSet, TokenWise, at_limit, room
 from .state import COUNTER_NAMES, Config
 
 
@@ -125,6 +125,8 @@ def rules_for(config: Config, ruleset: Optional[RuleSet] = None) -> BlockRules:
     """
     ruleset = ruleset or MODE_RULES[config.mode]
     verifier = ruleset.verifier
+    if not isinstance(verifier, TokenWise):
+        raise TypeError("a chain's law reads a token-wise verifier's parts (SPEC 4-5, 10)")
     size = len(config.vocab)
     rows: dict = {name: {} for name in ("propose", "accept", "reject", "correct", "bonus")}
     uses_draw = ruleset.proposal.uses_draw or not ruleset.proposal.drafts

@@ -21,9 +21,9 @@ records them, with ``chains`` (the tokens of each chain) beside them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
-from .draws import MAX_POSITION, Stream
+from .draws import MAX_POSITION, Draws
 from .errors import InvalidInput
 from .proposals import PAST_THE_END, Drafted, SampledProposal
 
@@ -62,13 +62,12 @@ class ChainsProposal(SampledProposal):
 
     name: str = "chains"
 
-    def chain_stream(self, stream: Stream, j: int, start: int) -> Stream:
+    def chain_stream(self, stream: Draws, j: int, start: int) -> Draws:
         """The stream chain ``j`` (1-based) draws from: the block's own, which moves on (SPEC
         11.1: chain j + 1's draws follow chain j's). ``start`` is the block's first position."""
         return stream
 
-    def draft(self, state, rows, stream: Stream,  # type: ignore[override]  # tokens: one sequence per chain
-              tokens: Optional[Sequence[Sequence[int]]] = None) -> DraftedTree:
+    def draft(self, state, rows, stream: Draws, tokens: Optional[Sequence[Any]] = None) -> DraftedTree:
         """SPEC 11.1: the D chains of ``state``'s next block from ``rows.draft`` and ``stream``
         (``tokens``: the caller's chains instead, each recorded beside the rule's own choice
         from the same draws). Raises :class:`InvalidInput` (path ``position``) when the draws

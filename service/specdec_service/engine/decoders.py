@@ -33,6 +33,12 @@ re-exports the rule classes under their first names.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import Any, Optional, Protocol, Sequence
+
+from .distributions import Dist
+from .draws import Draws
+from .proposals import Drafted
+from .state import Counters
 
 from .proposals import ArgmaxProposal, NoProposal, SampledProposal, point_mass, room  # noqa: F401
 from .chains_proposal import ChainsProposal
@@ -41,8 +47,51 @@ from .verifiers.block import BlockVerifier, LastPassing, ScaledResidual  # noqa:
 from .verifiers.tree import TreeVerifier
 from .verifiers.greedy import ArgmaxBonus, Greedy, TargetArgmaxCorrection, TargetArgmaxTest  # noqa: F401
 from .verifiers.tokenwise import (  # noqa: F401
-    Discard, RatioTest, ResidualCorrection, SampledBonus, TargetRowCorrection, TokenWise, no_bonus,
+    Discard, RatioTest, ResidualCorrection, SampledBonus, TargetRowCorrection, TokenWise, Verdict, no_bonus,
 )
+
+
+class Proposal(Protocol):
+    """A proposal rule (SPEC 4.1, 5, 11.1): drafts a block from the draft rows and the draws."""
+
+    @property
+    def name(self) -> str:
+        """The rule's name."""
+
+    @property
+    def drafts(self) -> bool:
+        """Whether the rule drafts (``False``: autoregressive's, k = 0)."""
+
+    @property
+    def uses_draw(self) -> bool:
+        """Whether a proposal takes a draw (``False``: greedy's argmax)."""
+
+    def room(self, config: Any, length: int) -> int:
+        """How many proposals a block after ``length`` committed tokens drafts."""
+
+    def draft(self, state: Any, rows: Any, stream: Draws, tokens: Optional[Sequence[Any]] = None) -> Drafted:
+        """The drafted block of ``state`` (``tokens``: a caller's proposal instead)."""
+
+    def distribution(self, q: Dist) -> Dist:
+        """The exact law of one proposal drafted from the draft row ``q``."""
+
+
+class Verifier(Protocol):
+    """A verifier (SPEC 4, 5, 10, 11; :mod:`.verifiers`): verifies a drafted block, and reads
+    what a block record commits and counts."""
+
+    @property
+    def bonus(self) -> SampledBonus:
+        """Its bonus rule (SPEC 4.4)."""
+
+    def verify(self, state: Any, rows: Any, drafted: Any, stream: Draws) -> Verdict:
+        """The decisions, correction or bonus of ``drafted`` after ``state``."""
+
+    def commits(self, block: dict) -> list:
+        """The labels a block record commits."""
+
+    def tally(self, block: dict, draws: int) -> Counters:
+        """A block record's work counters (SPEC 7)."""
 
 
 @dataclass(frozen=True)
@@ -53,8 +102,8 @@ class Decoder:
     ``sampling``, SPEC section 9)."""
 
     mode: str
-    proposal: SampledProposal
-    verifier: TokenWise
+    proposal: Proposal
+    verifier: Verifier
     rows: RowReader = ConfigRows()
 
     @property
@@ -81,7 +130,7 @@ AUTOREGRESSIVE = Decoder("autoregressive", NoProposal(), TokenWise())
 """SPEC section 5: ordinary sampling, one target token per block."""
 BLOCK = Decoder("block", SampledProposal(), BlockVerifier())
 """SPEC section 10: block verification (Sun et al. 2025, algorithm 2)."""
-TREE = Decoder("tree", ChainsProposal(), TreeVerifier())  # type: ignore[arg-type]
+TREE = Decoder("tree", ChainsProposal(), TreeVerifier())
 """SPEC section 11: several drafts (D chains) verified depth by depth (SpecInfer)."""
 MODE_RULES = {"speculative": SPECULATIVE, "greedy": GREEDY, "autoregressive": AUTOREGRESSIVE, "block": BLOCK,
               "tree": TREE}

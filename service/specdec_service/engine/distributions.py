@@ -8,7 +8,6 @@ decides a token. Floats appear only when a distribution is published.
 from __future__ import annotations
 
 import sys
-from bisect import bisect_right
 from decimal import Decimal
 from itertools import accumulate
 from dataclasses import dataclass
@@ -17,10 +16,8 @@ from functools import cached_property, lru_cache
 from math import gcd, lcm
 from typing import Sequence
 
-from .draws import Draw
+from .draws import Draws, Uniform
 from .work import charge, measuring
-
-_TWO_53 = 2**53
 
 
 @dataclass(frozen=True)
@@ -87,7 +84,7 @@ class Dist:
         return list(self.floats)
 
 
-def sample(dist: Dist, draw: Draw) -> int:
+def sample(dist: Dist, draw: Uniform) -> int:
     """SPEC section 3: the first token ``i`` with ``u < d[0] + ... + d[i]``.
 
     With ``u = m / 2**53`` and integer cumulative weights ``c_i`` this is the
@@ -96,7 +93,14 @@ def sample(dist: Dist, draw: Draw) -> int:
     (its ``c_i`` equals the one before it), and since ``u < 1`` one always is.
     """
     charge(dist.total.bit_length() + 53)
-    return bisect_right(dist.cumulative, (draw.mantissa * dist.total) >> 53)
+    return draw.pick(dist)
+
+
+def sample_next(dist: Dist, draws: Draws) -> tuple[int, Uniform]:
+    """SPEC section 3 with the next draw of ``draws``: ``(sample(dist, d), d)`` (the draw for the
+    record)."""
+    d = draws.take()
+    return sample(dist, d), d
 
 
 def argmax(dist: Dist) -> int:
@@ -106,7 +110,7 @@ def argmax(dist: Dist) -> int:
     return weights.index(max(weights))
 
 
-def accepts(draw: Draw, p: Dist, q: Dist, token: int) -> bool:
+def accepts(draw: Uniform, p: Dist, q: Dist, token: int) -> bool:
     """The acceptance test of speculative sampling (SPEC section 4.2;
     Leviathan et al. 2023, Chen et al. 2023): accept iff
     ``u < p(x) / q(x)``, evaluated exactly as ``u * q(x) < p(x)``.
@@ -114,7 +118,7 @@ def accepts(draw: Draw, p: Dist, q: Dist, token: int) -> bool:
     ``q(x)`` must be positive (a proposal the draft could have produced).
     """
     charge(2 * (p.total.bit_length() + q.total.bit_length() + 53))
-    return draw.mantissa * q.weights[token] * p.total < p.weights[token] * q.total * _TWO_53
+    return draw.below(p.weights[token] * q.total, p.total * q.weights[token])
 
 
 LARGEST_FLOAT = sys.float_info.max

@@ -8,12 +8,70 @@ position is reachable in O(1). The stream equals the successive
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from bisect import bisect_right
+from fractions import Fraction
+from typing import NamedTuple, Protocol
 
 from .bounds import MAX_DRAWS_SLICE, MAX_POSITION, MAX_SEED, int_in
 from .errors import Fault, InvalidInput
 
 _DOUBLE_UNIT = 2.0**-53
+_TWO_53 = 2**53
+
+
+class Cuts(Protocol):
+    """What a draw samples a token from (SPEC section 3): ``cumulative``, non-decreasing integers
+    (the running sums of a row's weights; the last at least ``total``), over ``total`` (> 0)."""
+
+    @property
+    def cumulative(self) -> tuple[int, ...]:
+        """The running sums, non-decreasing; the last is at least :attr:`total`."""
+
+    @property
+    def total(self) -> int:
+        """The common denominator (positive)."""
+
+
+class Uniform(Protocol):
+    """One draw ``u``, uniform on [0, 1), as a rule sees it: it asks questions and never reads
+    ``u`` itself. This is the seam between a decoder and its law: the SplitMix64 stream answers
+    for one seed (:class:`Draw`); an exact enumerator answers on every branch at once, each with
+    its probability (:mod:`.enumeration`). A draw may be asked several questions (a decision
+    and, by a catalogued mistake, a correction from the same draw); each answer conditions the
+    next."""
+
+    def below(self, num: int, den: int) -> bool:
+        """``u < num / den`` exactly (``num >= 0``, ``den >= 0``; ``den = 0``: ``num > 0``).
+        SPEC 4.2's test ``u * q(x) < p(x)`` is ``below(p(x) * total(q), total(p) * q(x))``."""
+
+    def pick(self, row: Cuts) -> int:
+        """SPEC section 3: the first token ``i`` with ``u < cumulative[i] / total``."""
+
+    def to_json(self) -> dict:
+        """The draw as a trace records it: ``{"position", "u", "hex"}``."""
+
+    def at_most(self, num: int, den: int) -> bool:
+        """``u <= num / den`` exactly (as :meth:`below`)."""
+
+    def scaled(self, factor: Fraction) -> float:
+        """``u * factor`` as the nearest float64: a figure of a trace record, never a decision."""
+
+
+class Draws(Protocol):
+    """Where a block takes its draws, in the order SPEC gives (section 2): ``position`` is the
+    next unused one. :class:`Stream` is the SplitMix64 stream of one seed;
+    :class:`.enumeration.Branch` is every stream at once."""
+
+    position: int
+
+    def take(self) -> Uniform:
+        """The draw at the next unused position, which moves on by one."""
+
+    def last(self) -> Uniform:
+        """The draw just taken (at ``position - 1``), again: only a catalogued mistake reuses one."""
+
+    def skip(self, count: int = 1) -> None:
+        """Leave ``count`` positions unused (no SPEC rule does: a catalogued mistake's)."""
 
 
 class Draw(NamedTuple):
@@ -42,6 +100,24 @@ class Draw(NamedTuple):
     def to_json(self) -> dict:
         """``{"position": n, "u": float, "hex": "16 hex digits"}``."""
         return {"position": self[0], "u": self[1] * _DOUBLE_UNIT, "hex": "%016x" % self[2]}
+
+    def below(self, num: int, den: int) -> bool:
+        """``u < num / den``, exactly: ``m * den < num * 2^53`` (:class:`Uniform`)."""
+        return self[1] * den < num * _TWO_53
+
+    def at_most(self, num: int, den: int) -> bool:
+        """``u <= num / den``, exactly: ``m * den <= num * 2^53`` (:class:`Uniform`)."""
+        return self[1] * den <= num * _TWO_53
+
+    def pick(self, row: Cuts) -> int:
+        """SPEC section 3 (:class:`Uniform`): with ``u = m / 2^53`` the first ``i`` with
+        ``m * total < c_i * 2^53``, i.e. ``c_i > floor(m * total / 2^53)``: a binary search."""
+        return bisect_right(row.cumulative, (self[1] * row.total) >> 53)
+
+    def scaled(self, factor: Fraction) -> float:
+        """``u * factor`` as the nearest float64 (a record's figure)."""
+        value = Fraction(self[1], _TWO_53) * factor
+        return value.numerator / value.denominator
 
 
 def raw_value(seed: int, position: int) -> int:
@@ -113,6 +189,10 @@ class Stream:
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
         z ^= z >> 31
         return _new_draw(Draw, (n, z >> 11, z))
+
+    def last(self) -> Draw:
+        """The draw at ``position - 1`` again (:class:`Draws`; only a catalogued mistake reuses one)."""
+        return draw(self.seed, self.position - 1)
 
     def skip(self, count: int = 1) -> None:
         """Leave ``count`` positions unused (no SPEC rule does: a catalogued mistake's)."""

@@ -302,7 +302,7 @@ def checker(schema: dict, bounds: dict | None = None) -> Callable[..., None]:
         raise InvalidInput((Fault(path + f.path, f.message) for f in faults[:MAX_ERRORS]),
                            len(faults) + bounded.more)
 
-    check.schema = schema  # type: ignore[attr-defined]
+    setattr(check, "schema", schema)  # the schema it checks against, for the contract's generator
     return check
 
 

@@ -22,16 +22,24 @@ from functools import lru_cache
 from decimal import Decimal
 from fractions import Fraction
 from collections.abc import Mapping, Sequence
+import importlib
 from typing import Any, Callable, Optional, Union
-
-try:  # a dependency of the service; without it the memo keys on repr
-    import orjson
-except ImportError:  # pragma: no cover
-    orjson = None  # type: ignore[assignment]  # an optional module: every use checks for None
 
 from .distributions import Dist
 from .errors import MAX_ERRORS, Fault, InvalidInput
 from .inputs import MODEL_TABLE, checker, shallow
+
+
+def _optional_module(name: str) -> Any:
+    """The module ``name``, or ``None`` when it is not installed."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:  # pragma: no cover
+        return None
+
+
+orjson = _optional_module("orjson")
+"""A dependency of the service; without it the memo keys on repr (every use checks for None)."""
 
 ROW_TOLERANCE = Fraction(1, 10**9)
 """A row must sum to 1 within this (SPEC section 1); it is then normalised exactly."""
@@ -280,7 +288,8 @@ def _parse_row(row: Any, size: int, path: tuple, faults: _Faults) -> Optional[Di
     for i, entry in enumerate(row):
         ratio, fault = _read_entry(entry)
         if fault is None:
-            ratios.append(ratio)  # type: ignore[arg-type]  # not None without a fault
+            if ratio is not None:  # never None without a fault
+                ratios.append(ratio)
         else:
             faults.add(path + (i,), fault)
     if len(ratios) != size:

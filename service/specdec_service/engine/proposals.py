@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Optional, Sequence
 
-from .distributions import Dist, argmax, sample
-from .draws import MAX_POSITION, Draw, Stream
+from .distributions import Dist, argmax, sample_next
+from .draws import MAX_POSITION, Draws, Uniform
 from .errors import InvalidInput
 
 PAST_THE_END = "the block would move the position past 2^53-1: start a new session"
@@ -92,14 +92,15 @@ class SampledProposal:
         block drafts from the committed output, SPEC 4.3)."""
         return last
 
-    choose = staticmethod(sample)
-    """``choose(q, d)``: the proposal ``sample(q, d)`` (SPEC section 3)."""
+    def propose(self, q: Dist, draws: Draws) -> tuple[int, Optional[Uniform]]:
+        """SPEC 4.1: the proposal ``sample(q, d)`` with the next draw: ``(token, draw)``."""
+        return sample_next(q, draws)
 
     def distribution(self, q: Dist) -> Dist:
         """Exact law of a proposal drafted from ``q``: ``q`` itself."""
         return q
 
-    def draft(self, state, rows, stream: Stream, tokens: Optional[Sequence[int]] = None) -> Drafted:
+    def draft(self, state, rows, stream: Draws, tokens: Optional[Sequence[int]] = None) -> Drafted:
         """SPEC section 4.1: the drafted block of ``state`` (a :class:`~.state.State`) from
         ``rows.draft`` and the draws of ``stream``, all drafted before any verification draw:
         :meth:`room` proposals (``tokens``: the caller's proposal
@@ -113,19 +114,17 @@ class SampledProposal:
         self.extend(drafted, cfg, rows, stream, self.start(drafted.last), count, tokens)
         return drafted
 
-    def extend(self, drafted: Drafted, config, rows, stream: Stream, context: Optional[int], count: int,
+    def extend(self, drafted: Drafted, config, rows, stream: Draws, context: Optional[int], count: int,
                tokens: Optional[Sequence[int]]) -> Optional[int]:
         """Draft up to ``count`` more proposals onto ``drafted``, the first after ``context``
         (``tokens``: the caller's proposal, read from the first not yet drafted), stopping right
         after a drafted EOS (SPEC section 6). Returns the last token drafted (``context`` when
         none)."""
-        vocab, eos, draft_row, uses_draw, choose = config.vocab, config.eos, rows.draft, self.uses_draw, self.choose
-        take = stream.take
+        vocab, eos, draft_row, propose = config.vocab, config.eos, rows.draft, self.propose
         proposal, qs, steps = drafted.tokens, drafted.rows, drafted.steps
         for _ in range(count):
             q = draft_row(context)
-            d = take() if uses_draw else None
-            own = choose(q, d)  # type: ignore[arg-type]  # d is None only for a proposal that reads no draw
+            own, d = propose(q, stream)
             token = own if tokens is None else tokens[len(proposal)]
             proposal.append(token)
             qs.append(q)
@@ -151,13 +150,17 @@ class ArgmaxProposal(SampledProposal):
     name: str = "argmax"
     uses_draw: bool = False
 
-    def choose(self, q: Dist, d: Optional[Draw]) -> int:
+    def propose(self, q: Dist, draws: Draws) -> tuple[int, Optional[Uniform]]:
+        """``(argmax(q), None)``: no draw."""
+        return self.choose(q), None
+
+    def choose(self, q: Dist) -> int:
         """``argmax(q)`` (ties to the earliest token)."""
         return argmax(q)
 
     def distribution(self, q: Dist) -> Dist:
         """A point mass at ``argmax(q)``."""
-        return point_mass(len(q.weights), self.choose(q, None))
+        return point_mass(len(q.weights), self.choose(q))
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ class Counters(NamedTuple):
     committed: int = 0
     draws: int = 0
 
-    def __add__(self, other: "Counters") -> "Counters":  # type: ignore[override]
+    def __add__(self, other: tuple[Any, ...]) -> "Counters":
         """Field by field (not tuple concatenation)."""
         return counters_of(map(add, self, other))
 

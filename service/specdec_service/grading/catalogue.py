@@ -129,7 +129,7 @@ CATALOGUE: tuple[Mistake, ...] = (
         "keep-after-rejection", "Proposals after the first rejection kept",
         "SPEC section 4.3",
         "After the first rejection, discard the remaining proposals: they were drafted after a token that is not in the output.",
-        swapped(SPECULATIVE, discard=KEEP_REST), _toy(1), "#/blocks/0/discarded/0"),
+        swapped(SPECULATIVE, verifier=KEEP_REST), _toy(1), "#/blocks/0/discarded/0"),
     Mistake(
         "draft-from-discarded", "Next block drafted after the rejected proposal",
         "SPEC section 4.3",
@@ -192,7 +192,7 @@ CATALOGUE: tuple[Mistake, ...] = (
         "SPEC section 4.3",
         "After the first rejection, the later proposals are discarded: list them under discarded and do not commit them; "
         "the block commits the accepted prefix and the correction token only.",
-        swapped(SPECULATIVE, discard=KEEP_AND_LIST_REST), _toy(1), "#/blocks/0/committed/2"),
+        swapped(SPECULATIVE, verifier=KEEP_AND_LIST_REST), _toy(1), "#/blocks/0/committed/2"),
     Mistake(
         "greedy-ties-to-last", "Greedy draft breaks ties toward the last token",
         "SPEC section 5",

@@ -39,7 +39,7 @@ from ..engine.draws import Stream
 from ..engine.proposals import Drafted
 from ..engine.decoders import MODE_RULES
 from ..engine.state import ended
-from ..engine.verifiers.tokenwise import Decisions
+from ..engine.verifiers.tokenwise import Decisions, TokenWise
 from ..engine.trace import TRACE_FORMAT
 from .compare import first_difference
 from .tree_checks import tree_tail
@@ -339,6 +339,8 @@ def _tail_given_decisions(state: State, block: dict) -> Optional[dict]:
         if d is not None and _is_position(d["position"]):
             n = d["position"] + 1
     decoder = MODE_RULES[cfg.mode]
+    verifier = decoder.verifier
+    assert isinstance(verifier, TokenWise)  # a chain mode's (SPEC 4, 5, 10)
     rows = decoder.rows.read(cfg)
     drafted = Drafted(state.committed[-1] if state.committed else None)
     context = drafted.last
@@ -353,7 +355,7 @@ def _tail_given_decisions(state: State, block: dict) -> Optional[dict]:
     else:
         accepted = tokens[:rejected]
     try:
-        verdict = decoder.verifier.conclude(state, rows, drafted, Decisions([], accepted, rejected, None), Stream(cfg.seed, n))
+        verdict = verifier.conclude(state, rows, drafted, Decisions([], accepted, rejected), Stream(cfg.seed, n))
     except ValueError:  # p == q: no rejection was possible, so no correction either
         return {"correction": None, "discarded": [], "bonus": None, "no_bonus": None}
     return {"correction": verdict.correction, "discarded": [cfg.vocab[t] for t in verdict.discarded],

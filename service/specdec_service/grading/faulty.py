@@ -22,8 +22,8 @@ from typing import Iterator, NamedTuple, Optional
 
 from ..engine import Config, State
 from ..engine.block_loop import play
-from ..engine.distributions import Dist, acceptance_ratio, accepts, argmax
-from ..engine.draws import Stream
+from ..engine.distributions import Dist, acceptance_ratio, accepts, argmax, sample
+from ..engine.draws import Draws
 from ..engine.proposals import Drafted
 from ..engine.decoders import (
     MODE_RULES, SPECULATIVE, ArgmaxBonus, ArgmaxProposal, Discard, RatioTest,
@@ -34,30 +34,39 @@ from ..engine.trace import trace_of
 from ..engine.verifiers.block import (
     LastPassing, ScaledResidual, Thresholds, Weighting, scaled_mass, scaled_residual, weights,
 )
-from ..engine.verifiers.tokenwise import Decisions
+from ..engine.verifiers.tokenwise import Decisions, accepted_prefix
 
 _TWO_53 = 2**53
 
 
 class Weights(NamedTuple):
     """Integer weights over a denominator that need not be a distribution (a student's
-    unclipped or unnormalised residual): entry ``i`` is ``weights[i] / total``."""
+    unclipped or unnormalised residual): entry ``i`` is ``weights[i] / total``. SPEC section 3's
+    ``sample`` over them is a loop over the cumulative sums: the first token with
+    ``u < cumulative``; when none qualifies, the last token (what a loop that falls through
+    returns)."""
 
     weights: tuple[int, ...]
     total: int
 
+    @property
+    def cumulative(self) -> tuple[int, ...]:
+        """The cuts a draw picks from (:class:`~specdec_service.engine.draws.Cuts`): the running
+        maximum of the cumulative sums (the first sum above ``u`` is the first running maximum
+        above it), the last at least ``total`` (the loop's fall-through to the last token)."""
+        cuts, running, top = [], 0, None
+        for weight in self.weights:
+            running += weight
+            top = running if top is None else max(top, running)
+            cuts.append(top)
+        cuts[-1] = max(cuts[-1], self.total)
+        return tuple(cuts)
+
 
 def sample_weights(r, d) -> int:
-    """SPEC section 3's ``sample`` as a loop over any weights: the first token with
-    ``u < cumulative``; when none qualifies, the last token (what a loop that falls through
-    returns). Equals ``sample`` on a distribution."""
-    threshold = d.mantissa * r.total
-    cumulative = 0
-    for token, weight in enumerate(r.weights):
-        cumulative += weight
-        if threshold < cumulative * _TWO_53:
-            return token
-    return len(r.weights) - 1
+    """SPEC section 3's ``sample`` as a loop over any weights (:class:`Weights`): ``sample`` on a
+    distribution, the last token when the loop falls through."""
+    return sample(r, d)
 
 
 # ---------------------------------------------------------------- proposals
@@ -99,7 +108,7 @@ class InterleavedProposal(SampledProposal):
 
     name: str = "interleaved"
 
-    def draft(self, state, rows, stream: Stream, tokens=None) -> Drafted:
+    def draft(self, state, rows, stream: Draws, tokens=None) -> Drafted:
         """A drafted block that drafts each proposal from the stream when it is read."""
         committed = state.committed
         drafted = _LazyDrafted(committed[-1] if committed else None)
@@ -123,7 +132,7 @@ class ArgmaxTiesLast(ArgmaxProposal):
 
     name: str = "argmax-ties-last"
 
-    def choose(self, q: Dist, d) -> int:
+    def choose(self, q: Dist) -> int:
         """The last token of the largest weight."""
         weights = q.weights
         return len(weights) - 1 - weights[::-1].index(max(weights))
@@ -158,13 +167,11 @@ class SkipDrawWhenCertain(RatioTest):
 
     name: str = "skip-when-p-ge-q"
 
-    def uses_draw(self, p: Dist, q: Dist, x: int) -> bool:
-        """Only when ``p(x) < q(x)``."""
-        return p.weights[x] * q.total < q.weights[x] * p.total
-
-    def accepts(self, d, p: Dist, q: Dist, x: int) -> bool:
-        """Accepted without a draw, else the ratio test."""
-        return True if d is None else accepts(d, p, q, x)
+    def test(self, draws: Draws, p: Dist, q: Dist, x: int):
+        """Accepted without a draw when ``p(x) >= q(x)``, else the ratio test with the next draw."""
+        if p.weights[x] * q.total >= q.weights[x] * p.total:
+            return True, None
+        return super().test(draws, p, q, x)
 
 
 @dataclass(frozen=True)
@@ -186,7 +193,7 @@ class DraftArgmaxTest(TargetArgmaxTest):
 
     name: str = "draft-argmax"
 
-    def accepts(self, d, p: Dist, q: Dist, x: int) -> bool:
+    def matches(self, p: Dist, q: Dist, x: int) -> bool:
         """``x == argmax(q)``."""
         return x == argmax(q)
 
@@ -208,10 +215,6 @@ class UnclippedResidual(ResidualCorrection):
         if positive == 0:
             raise ValueError("no positive mass")
         return Weights(diffs, positive)
-
-    def choose(self, r, d) -> int:
-        """:func:`sample_weights`."""
-        return sample_weights(r, d)
 
     def record(self, r) -> list[float]:
         """Each weight over the denominator, negatives included."""
@@ -246,9 +249,10 @@ class ReusedDrawCorrection(ResidualCorrection):
 
     name: str = "reused-draw"
 
-    def take(self, stream: Stream, rejecting):
-        """``rejecting``: the draw that rejected the proposal."""
-        return rejecting
+    def token(self, r, draws: Draws):
+        """``sample(r, d)`` with ``d`` the draw just taken (the one that rejected the proposal)."""
+        d = draws.last()
+        return sample(r, d), d
 
 
 # ---------------------------------------------------------------- bonus
@@ -314,10 +318,10 @@ class SkippedDrawBonus(SampledBonus):
 
     name: str = "skip-one"
 
-    def take(self, stream: Stream):
-        """The draw after the next one."""
-        stream.skip(1)
-        return stream.take()
+    def token(self, row: Dist, draws: Draws):
+        """``sample(row, d)`` with the draw after the next one."""
+        draws.skip(1)
+        return super().token(row, draws)
 
 
 NO_BONUS = NeverBonus()
@@ -329,30 +333,38 @@ BONUS_PAST_LIMIT = BonusPastLimit()
 
 
 @dataclass(frozen=True)
-class KeepRest(Discard):
-    """Mistake: the proposals after the first rejection are committed after the correction
-    (and not listed as discarded)."""
+class ListNone(Discard):
+    """The proposals after the first rejection are not listed as discarded."""
 
-    name: str = "keep"
+    name: str = "list-none"
 
     def listed(self, rest: list) -> list:
         """None are listed."""
         return []
 
-    def kept(self, rest: list) -> list:
-        """All of them are committed."""
-        return rest
-
 
 @dataclass(frozen=True)
-class KeepAndListRest(Discard):
-    """Mistake: the proposals after the first rejection are committed **and** listed as discarded."""
+class KeepAndListRest(TokenWise):
+    """Mistake: the proposals after the first rejection are committed after the correction
+    **and** listed as discarded."""
 
     name: str = "keep-and-list"
 
-    def kept(self, rest: list) -> list:
-        """All of them are committed."""
-        return rest
+    def commits(self, block: dict) -> list:
+        """SPEC 4's committed tokens, then after a correction every proposal after the rejected one."""
+        commit = super().commits(block)
+        if block["correction"] is None:
+            return commit
+        return commit + block["proposal"]["tokens"][accepted_prefix(block["verification"]) + 1:]
+
+
+@dataclass(frozen=True)
+class KeepRest(KeepAndListRest):
+    """Mistake: the proposals after the first rejection are committed after the correction
+    (and not listed as discarded)."""
+
+    discard: Discard = ListNone()
+    name: str = "keep"
 
 
 KEEP_REST = KeepRest()
@@ -370,20 +382,19 @@ class VerifyAll(TokenWise):
 
     name: str = "verify-all"
 
-    def decide(self, state, rows, drafted, stream: Stream) -> Decisions:
+    def decide(self, state, rows, drafted, stream: Draws) -> Decisions:
         """Every proposal tested, each with a draw: the correct tests of the proposals up to the
         first rejection, then again of the proposals after it, and so on to the end. The
         accepted prefix and the first rejection are the correct rule's."""
         first = super().decide(state, rows, drafted, stream)
-        records, last_draw, at = first.records, first.last_draw, first.rejected_at
+        records, at = first.records, first.rejected_at
         while at is not None and at + 1 < len(drafted.tokens):
             more = super().decide(state, rows, drafted.after(at), stream)
             for record in more.records:
                 record["index"] += at + 1
             records += more.records
-            last_draw = more.last_draw
             at = None if more.rejected_at is None else at + 1 + more.rejected_at
-        return Decisions(records, first.accepted, first.rejected_at, last_draw)
+        return Decisions(records, first.accepted, first.rejected_at)
 
     def tally(self, block: dict, draws: int):
         """The counters, ``accepted`` counting every passed test."""
@@ -426,7 +437,7 @@ class UnscaledResidual(ScaledResidual):
 
     name: str = "unscaled"
 
-    def row(self, p: Dist, q: Dist, w: Fraction):
+    def row(self, p: Dist, q: Dist, w: Fraction = Fraction(1)):
         """``max(p - q, 0)`` normalised, whatever ``w``."""
         return super().row(p, q, Fraction(1))
 
@@ -502,7 +513,7 @@ class ResidualOrFirstToken(ScaledResidual):
     name: str = "residual-or-first-token"
     scaled: bool = True
 
-    def row(self, p: Dist, q: Dist, w: Fraction):
+    def row(self, p: Dist, q: Dist, w: Fraction = Fraction(1)):
         """The residual, or a point mass on token 0 when it has no mass."""
         try:
             return scaled_residual(p, q, w if self.scaled else Fraction(1))

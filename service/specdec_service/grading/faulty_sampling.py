@@ -32,7 +32,7 @@ from fractions import Fraction
 from typing import Optional, Sequence
 
 from ..engine.distributions import Dist
-from ..engine.draws import Stream
+from ..engine.draws import Draws
 from ..engine.proposals import Drafted, SampledProposal
 from ..engine.rows import ConfigRows, Rows
 from ..engine.sampling import Sampling, process, with_min_p
@@ -71,7 +71,7 @@ class RawDraftRowInRatio(SampledProposal):
 
     name: str = "raw-q-in-ratio"
 
-    def extend(self, drafted: Drafted, config, rows, stream: Stream, context: Optional[int], count: int,
+    def extend(self, drafted: Drafted, config, rows, stream: Draws, context: Optional[int], count: int,
                tokens: Optional[Sequence[int]]) -> Optional[int]:
         """The correct drafting (:meth:`SampledProposal.extend`); then each new proposal's
         carried row is the model's raw draft row at its context."""

@@ -15,7 +15,7 @@ from typing import Any, Optional, Sequence, cast
 
 from ..engine.chains_proposal import ChainsProposal
 from ..engine.distributions import Dist
-from ..engine.draws import Stream
+from ..engine.draws import Draws
 from ..engine.decoders import Decoder
 from ..engine.shapes.nodes import DraftNode
 from ..engine.trees import TREE_DECODERS, TreeDecoder
@@ -85,7 +85,7 @@ class SharedDraws(ChainsProposal):
 
     name: str = "shared-draws"
 
-    def chain_stream(self, stream: Stream, j: int, start: int) -> Stream:
+    def chain_stream(self, stream: Draws, j: int, start: int) -> Draws:
         """The block's stream moved back to its first position for every chain."""
         stream.position = start
         return stream

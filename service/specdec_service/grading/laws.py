@@ -10,23 +10,29 @@ samples as SPEC section 3 does (``sample(d, u)``: the first token whose cumulati
 exceeds ``u``, the inverse CDF in vocabulary order) and draws each ``u`` uniformly from [0, 1).
 This module computes that law exactly:
 
-- **one block** is a small program (:func:`speculative_block`, :func:`block_block`,
-  :func:`tree_block`, each with the mistake's one change) run by :func:`enumerate_block` over
-  every path of its decisions. A draw is a uniform variable on an interval: a decision
-  (``u < threshold``, or ``sample(d, u)``) splits the interval, each part a branch of
-  probability its share of the length (exact :class:`~fractions.Fraction`). So a draw used
-  twice (the correction that reuses the rejecting draw; chains drafted from the same draws) is
-  conditioned on what the first decision saw, exactly;
+- **one block**: for most mistakes, the exact enumeration of the mistake's own decoder (the
+  engine's block with its one rule swapped, :mod:`.faulty`; :func:`decoder_kernel` over
+  :func:`specdec_service.engine.enumeration.block_law`): every draw is a uniform variable on an
+  interval, each question a rule asks it (``u < threshold``, ``sample(d, u)``) splits the
+  interval, each part a branch of probability its share of the length (exact
+  :class:`~fractions.Fraction`). So a draw used twice (the correction that reuses the rejecting
+  draw) is conditioned on what the first decision saw, exactly. Closed forms stay where that
+  enumeration cannot follow or does not reach (:data:`PROGRAMS`): a small block program run by
+  :func:`enumerate_block` over the same branches (:class:`Path`, the engine's ``Branch`` with
+  exact rows) for the MagicMTP verifier,
+  which multiplies draws (:func:`cumprod_block`, :func:`cumprod_tau_law`), and for SPEC 11's tree
+  mistakes (:func:`tree_block`, its chains drafted lazily and its depths memoised,
+  :func:`tree_law`); ``tests/test_grading_laws_enumerated.py`` proves each tree program equal
+  to its decoder's enumeration;
 - **between blocks**, :func:`law_of_program` runs a forward pass over ``(committed length, last
   token, carried state)``, as :func:`.samples.law_of_rules` does; the carried state is what a
   mistake takes from one block into the next (the rejected proposal the next draft starts from).
   Each block outcome's exact probability is rounded once to float64; the rows' masses are
   float sums in one fixed order.
 
-The programs are written from SPEC sections 4, 10 and 11 and from the catalogue's definitions
-(:mod:`.faulty`, :mod:`.faulty_tree`); ``tests/test_grading_laws.py`` checks each program's law
-against the engine's own faulty decoder (many seeded traces) and the correct programs' laws
-against the target's. The engine knows nothing of this module.
+``tests/test_grading_laws.py`` checks each law against the engine's own faulty decoder (many
+seeded traces) and the correct laws against the target's. The engine knows nothing of this
+module.
 
 Mistakes whose law is not stated (:data:`UNSTATED`), and why:
 
@@ -49,11 +55,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 from functools import cached_property, lru_cache
-from math import exp, fsum, inf, lgamma, log
-from typing import Any
+from math import exp, fsum, inf, lcm, lgamma, log
+from typing import Any, NamedTuple
+
+from dataclasses import replace
 
 from ..engine import Config
+from ..engine.decoders import BLOCK, SPECULATIVE
+from ..engine.enumeration import Branch, Interval, NotEnumerable, block_law, depth_first
+from ..engine.state import State
 from ..engine.tree_law import TreeShapeLaw
+from .catalogue import BY_ID
 from .tree_laws import SHAPE_LAWS, shape_kernel
 
 ZERO, ONE = Fraction(0), Fraction(1)
@@ -87,98 +99,66 @@ UNSTATED = {
 # ---------------------------------------------------------------- one block, every path
 
 
-class Path:
-    """One run of a block program along a path of decisions (``path``: the option taken at each
-    decision, option 0 past its end). ``p``: the exact probability of the path so far;
-    ``taken``: the options taken; ``arity``: how many options each decision had."""
+class Path(Branch):
+    """One run of a block program along a branch of its draws' answers (the engine's exact
+    enumerator, :class:`~specdec_service.engine.enumeration.Branch`, whose draws are uniform
+    variables on intervals), with the questions a program asks with exact rows: ``p`` is the
+    exact probability of the branch so far, ``arity`` the number of answers of each question."""
 
     def __init__(self, path: tuple):
-        self.path, self.p = path, ONE
-        self.taken: list[int] = []
-        self.arity: list[int] = []
+        super().__init__(path, 0)
+
+    def draw(self) -> Interval:
+        """A fresh uniform draw on [0, 1)."""
+        return self.take()
 
     @staticmethod
-    def draw() -> list:
-        """A fresh uniform draw on [0, 1): its interval ``[lo, hi)``, narrowed by decisions."""
-        return [ZERO, ONE]
-
-    def _choose(self, u: list, options: list) -> Any:
-        """Take one of ``options`` (``(value, lo, hi, hi - lo)``, each a part of ``u`` of positive
-        length)."""
-        at = len(self.taken)
-        pick = self.path[at] if at < len(self.path) else 0
-        self.taken.append(pick)
-        self.arity.append(len(options))
-        value, lo, hi, share = options[pick]
-        self.p *= share if u[0] is ZERO and u[1] is ONE else share / (u[1] - u[0])  # a fresh draw has length 1
-        u[0], u[1] = lo, hi
-        return value
-
-    def below(self, u: list, threshold: Fraction) -> bool:
+    def below(u: Interval, threshold: Fraction) -> bool:
         """``u < threshold``."""
-        lo, hi = u
-        options = [(True, lo, min(hi, threshold)), (False, max(lo, threshold), hi)]
-        return self._choose(u, [(v, a, b, b - a) for v, a, b in options if a < b])
+        return u.below(threshold.numerator, threshold.denominator)
 
-    def first_below(self, u: list, cuts) -> int:
-        """The first index ``i`` with ``u < cuts[i]``, or the last index when there is none (a
-        loop over cumulative sums that falls through). ``sample(d, u)`` is this with the
-        cumulative sums of ``d`` (SPEC 3)."""
-        lo, hi = u
-        if lo is ZERO and hi is ONE:  # a fresh draw (the usual case): the options of [0, 1), cached
-            return self._choose(u, _fresh_options(tuple(cuts)))
-        options, floor = [], lo
-        for i, cut in enumerate(cuts):
-            if max(floor, lo) < min(hi, cut):
-                options.append((i, max(floor, lo), min(hi, cut)))
-            floor = max(floor, cut)
-        if floor < hi:
-            options.append((len(cuts) - 1, max(floor, lo), hi))
-        return self._choose(u, [(v, a, b, b - a) for v, a, b in options])
+    @staticmethod
+    def sample(u: Interval, row: tuple) -> int:
+        """SPEC 3: ``sample(row, u)`` (``row`` exact Fractions summing to 1)."""
+        return u.pick(row.cuts if isinstance(row, Row) else _cuts(row))
 
-    def sample(self, u: list, row) -> int:
-        """SPEC 3: ``sample(row, u)`` (``row`` exact, summing to 1; a :class:`Row` keeps its
-        options on a fresh draw)."""
-        if u[0] is ZERO and u[1] is ONE and isinstance(row, Row):
-            return self._choose(u, row.fresh)
-        return self.first_below(u, _cumulative(row))
+
+class Cuts(NamedTuple):
+    """An exact row as a draw picks from it (:class:`~specdec_service.engine.draws.Cuts`): the
+    running sums of its entries over their common denominator ``total``."""
+
+    cumulative: tuple[int, ...]
+    total: int
+
+
+@lru_cache(maxsize=4096)
+def _cuts(row: tuple) -> Cuts:
+    total = lcm(*(x.denominator for x in row))
+    running, cumulative = 0, []
+    for x in row:
+        running += x.numerator * (total // x.denominator)
+        cumulative.append(running)
+    return Cuts(tuple(cumulative), total)
 
 
 class Row(tuple):
-    """An exact row (a tuple of Fractions) that keeps the options of ``sample`` on a fresh draw."""
+    """An exact row (a tuple of Fractions) that keeps its :class:`Cuts`."""
 
     @cached_property
-    def fresh(self) -> list:
-        """:func:`_fresh_options` of its cumulative sums."""
-        return _fresh_options(_cumulative(tuple(self)))
-
-
-@lru_cache(maxsize=4096)
-def _fresh_options(cuts: tuple) -> list:
-    """The options of :meth:`Path.first_below` on a fresh draw ``[0, 1)``."""
-    options, floor = [], ZERO
-    for i, cut in enumerate(cuts):
-        if floor < min(ONE, cut):
-            options.append((i, floor, min(ONE, cut), min(ONE, cut) - floor))
-        floor = max(floor, cut)
-    if floor < ONE:
-        options.append((len(cuts) - 1, floor, ONE, ONE - floor))
-    return options
-
-
-@lru_cache(maxsize=4096)
-def _cumulative(row: tuple) -> tuple:
-    total, cuts = ZERO, []
-    for x in row:
-        total += x
-        cuts.append(total)
-    return tuple(cuts)
+    def cuts(self) -> Cuts:
+        """:func:`_cuts` of the row."""
+        return _cuts(tuple(self))
 
 
 MAX_PATHS = 100_000
 """Paths (runs of a block program) the mistakes' laws of one grade may take in all (0.03 to 0.07
 ms each on one core, measured: about 3 s at most); a config that needs more is graded without
 the laws left, saying so."""
+
+
+BRANCH_PATHS = 3
+"""What one branch of a decoder's enumeration (a run of the engine's block, records and all:
+0.1 to 0.3 ms on one core, measured) counts against :data:`MAX_PATHS`."""
 
 
 class TooLarge(Exception):
@@ -189,20 +169,13 @@ def enumerate_block(program: Callable, *args, budget: list | None = None) -> dic
     """``{outcome: exact probability}`` of ``program(path, *args)`` over every path of its
     decisions (depth first; each path re-runs the program, taking the options its prefix names).
     ``budget``: ``[paths left]``, decremented per path; :class:`TooLarge` when it runs out."""
-    out: dict = {}
-    stack: list[tuple] = [()]
-    while stack:
-        if budget is not None:
-            budget[0] -= 1
-            if budget[0] < 0:
-                raise TooLarge(f"the laws of this grade would take more than {MAX_PATHS} enumerated paths")
-        prefix = stack.pop()
-        run = Path(prefix)
-        outcome = program(run, *args)
-        out[outcome] = out.get(outcome, ZERO) + run.p
-        for j in range(len(prefix), len(run.arity)):
-            stack.extend(tuple(run.taken[:j]) + (alt,) for alt in range(1, run.arity[j]))
-    return out
+    def run(prefix: tuple) -> tuple:
+        path = Path(prefix)
+        return program(path, *args), path.p, path.arity
+    try:
+        return depth_first(run, budget)
+    except NotEnumerable:
+        raise TooLarge(f"the laws of this grade would take more than {MAX_PATHS} enumerated paths") from None
 
 
 # ---------------------------------------------------------------- the models
@@ -222,19 +195,15 @@ class Models:
     ``None`` for the empty prefix; the rows a decoder reads, :func:`decoding_rows`), ``eos``,
     ``limit``, ``width``, ``drafts``."""
 
-    def __init__(self, config: Config, rows: Any = None, ratio_draft: Callable | None = None):
-        """``rows``: the rows a mistake's own row reader gives (default :func:`decoding_rows`);
-        ``ratio_draft(c)``: the draft row a mistake's ratio and residual read instead of the row
-        the proposal was drawn from (SPEC 9's raw q for a proposal drawn from q'), or ``None``."""
+    def __init__(self, config: Config):
         self.config = config
         self.eos, self.limit, self.width = config.eos, config.limit, config.width
         self.drafts = getattr(config, "drafts", 1) or 1
         size = len(config.vocab)
         self.size = size
-        rows = rows if rows is not None else decoding_rows(config)
+        rows = decoding_rows(config)
         self._p = {c: _row(rows.target(c)) for c in [None, *range(size)]}
         self._q = {c: _row(rows.draft(c)) for c in [None, *range(size)]}
-        self.ratio_q = None if ratio_draft is None else {c: _row(ratio_draft(c)) for c in [None, *range(size)]}
 
     def p(self, c: int | None) -> tuple:
         """The target's row after ``c``."""
@@ -286,102 +255,37 @@ def draft_chain(run: Path, m: Models, context, k: int, draws: list | None = None
     return tokens, rows
 
 
-# ---------------------------------------------------------------- mode speculative (SPEC 4)
+# ---------------------------------------------------------------- mode block (SPEC 10): a product of draws
 
 
-def _correction(run: Path, variant: str, p, q, u: list) -> int:
-    """SPEC 4.3's correction after a rejection by the draw ``u``, or the mistake's."""
-    if variant == "reused-rejection-draw":
-        return run.sample(u, residual(p, q))
-    if variant == "residual-not-clipped":
-        diffs = tuple(a - b for a, b in zip(p, q))
-        positive = sum((x for x in diffs if x > 0), ZERO)
-        return run.first_below(run.draw(), [c / positive for c in _cumulative(diffs)])
-    return run.sample(run.draw(), residual(p, q))
-
-
-def speculative_block(run: Path, m: Models, last, carry, k: int, bonus_room: bool, variant: str):
-    """One block of SPEC 4 after the last committed token ``last`` with ``k`` proposals
-    (``bonus_room``: ``L + k < limit``), with the mistake ``variant``'s one change:
-    ``keep-after-rejection`` / ``committed-and-discarded`` (the proposals after the rejection
-    committed after the correction), ``draft-from-discarded`` (the draft starts after the
-    previous block's rejected proposal ``carry``), ``reused-rejection-draw`` (the correction
-    sampled with the rejecting draw), ``residual-not-clipped`` (``p - q`` over its positive
-    mass, sampled by a loop that falls through to the last token). Returns ``(committed tokens,
-    carry for the next block)``."""
-    start = carry if variant == "draft-from-discarded" and carry is not None and last is not None else last
-    proposal, qs = draft_chain(run, m, start, k)
-    out: list[int] = []
-    context = last
-    for i, x in enumerate(proposal):
-        p, q = m.p(context), (qs[i] if m.ratio_q is None else m.ratio_q[context])
-        u = run.draw()
-        if run.below(u, p[x] / q[x]):
-            out.append(x)
-            context = x
-            continue
-        out.append(_correction(run, variant, p, q, u))
-        if variant in ("keep-after-rejection", "committed-and-discarded"):
-            out += proposal[i + 1:]
-        return tuple(out), (x if variant == "draft-from-discarded" else None)
-    if bonus_room and (not out or out[-1] != m.eos):
-        out.append(run.sample(run.draw(), m.p(context)))
-    return tuple(out), None
-
-
-# ---------------------------------------------------------------- mode block (SPEC 10)
-
-
-def _thresholds(ps, qs, tokens, early: bool = False) -> tuple[list, list]:
-    """SPEC 10.2-10.3: the weights ``w_0..w_k`` and thresholds ``h_1..h_k``; ``early``: each
-    ``h_i`` (i < k) from the rows ``p_i``, ``q_i`` instead of ``p_(i+1)``, ``q_(i+1)``
-    (``block-thresholds-row-early``)."""
+def _weights(ps, qs, tokens) -> list:
+    """SPEC 10.2: the weights ``w_0..w_k`` (``w_0 = 1``, ``w_i = min(1, w_(i-1) p_i(d_i) / q_i(d_i))``)."""
     w = [ONE]
     for p, q, x in zip(ps, qs, tokens):
         w.append(min(ONE, w[-1] * p[x] / q[x]))
-    h = []
-    for i in range(1, len(tokens)):
-        row = i - 1 if early else i
-        s = sum((max(w[i] * a - b, ZERO) for a, b in zip(ps[row], qs[row])), ZERO)
-        h.append(ONE if s + 1 - w[i] == 0 else s / (s + 1 - w[i]))
-    if tokens:
-        h.append(w[-1])
-    return w, h
+    return w
 
 
-def _tau(passed: list, variant: str) -> int:
-    if variant == "block-first-failing-eta":
-        count = 0
-        while count < len(passed) and passed[count]:
-            count += 1
-        return count
-    return max((i + 1 for i, ok in enumerate(passed) if ok), default=0)
-
-
-def block_block(run: Path, m: Models, last, carry, k: int, bonus_room: bool, variant: str):
-    """One block of SPEC 10 (block verification) with the mistake ``variant``'s change:
-    ``block-first-failing-eta`` (tau = the etas passing before the first failing one),
-    ``block-unscaled-residual`` (the correction from ``max(p - q, 0)``, not scaled by
-    ``w_tau``). Returns ``(committed tokens, None)``."""
+def cumprod_block(run: Path, m: Models, last, carry, k: int, bonus_room: bool, variant: str):
+    """One block of mode block under vllm-ascend's MagicMTP verifier (:data:`CUMPROD`;
+    :class:`~.faulty.CumprodThresholds` with :class:`~.faulty.ResidualOrFirstToken`): tau is the
+    largest i with ``u_1 ... u_i < a_i`` (:func:`cumprod_tau_law`: a product of draws, which no
+    question to one draw asks, so the engine's enumeration cannot follow this decoder); the
+    correction from ``max(w_tau p - q, 0)`` (``block-cumprod-scaled-residual``) or ``max(p - q,
+    0)`` (``block-cumprod-acceptance``) normalised, the first token when it has no mass. Returns
+    ``(committed tokens, None)``."""
     tokens, qs = draft_chain(run, m, last, k)
-    contexts = [last, *tokens[:-1]]
-    ps = [m.p(c) for c in contexts]
-    w, h = _thresholds(ps, qs, tokens, early=variant == "block-thresholds-row-early")
-    if variant in CUMPROD:
-        tau = run.first_below(run.draw(), _cumulative(tuple(cumprod_tau_law(ps, qs, tokens))))
-    else:
-        tau = _tau([run.below(run.draw(), hi) for hi in h], variant)
+    ps = [m.p(c) for c in [last, *tokens[:-1]]]
+    tau = run.sample(run.draw(), tuple(cumprod_tau_law(ps, qs, tokens)))
     out = tokens[:tau]
     if tau == len(tokens):
         if bonus_room and len(tokens) == k and (not tokens or tokens[-1] != m.eos):
             out.append(run.sample(run.draw(), m.p(tokens[-1] if tokens else last)))
         return tuple(out), None
-    scale = ONE if variant in ("block-unscaled-residual", "block-cumprod-acceptance") else w[tau]
+    scale = ONE if variant == "block-cumprod-acceptance" else _weights(ps, qs, tokens)[tau]
     try:
         row = residual(ps[tau], qs[tau], scale)
     except ValueError:
-        if variant not in FIRST_TOKEN_WHEN_EMPTY:
-            raise
         row = Row(ONE if y == 0 else ZERO for y in range(m.size))  # the arg max of an all-zero row
     out.append(run.sample(run.draw(), row))
     return tuple(out), None
@@ -389,9 +293,6 @@ def block_block(run: Path, m: Models, last, carry, k: int, bonus_room: bool, var
 
 CUMPROD = ("block-cumprod-acceptance", "block-cumprod-scaled-residual")
 """The block variants whose tau is read off the products of the draws (vllm-ascend's MagicMTP)."""
-FIRST_TOKEN_WHEN_EMPTY = (*CUMPROD, "block-thresholds-row-early")
-"""The block variants (vllm-ascend's) whose correction is the first token where the residual
-has no mass (their arg max over an all-zero row)."""
 
 
 def cumprod_tau_law(ps, qs, tokens) -> list[Fraction]:
@@ -601,9 +502,40 @@ _EAGER = {"tree-shared-draws", "tree-bonus-while-a-chain-goes-on"}
 enumerated path by path with :func:`tree_block`."""
 
 
-def _block_law(program: Callable, m: Models, key: tuple, variant: str, budget: list) -> dict:
-    """``{(committed tokens, carry): probability}`` of one block: :func:`tree_law` for mode tree's
-    fresh-draw variants, else :func:`enumerate_block` of ``program``."""
+def decoder_kernel(config: Config, decoder: Any, key: tuple, budget: list | None = None) -> dict:
+    """``{(committed tokens, carry): probability}`` of one block of ``decoder`` (a correct or
+    faulty decoder, :mod:`.faulty`) after the last token ``last`` with ``k`` proposals and a bonus
+    iff ``fits`` (``key = (last, carry, k, fits)``, :func:`block_shape`): the exact enumeration of
+    the engine's own block (:func:`~specdec_service.engine.enumeration.block_law`) on a state of
+    that shape (the config's width k, its limit one past the block iff a bonus fits). ``carry``:
+    the rejected proposal a :class:`~.faulty.DraftAfterRejected` drafts after (``None`` for every
+    other decoder). Raises :class:`TooLarge` past ``budget`` (``[paths left]``, each branch
+    :data:`BRANCH_PATHS`),
+    :class:`~specdec_service.engine.enumeration.NotEnumerable` for a rule that multiplies draws,
+    ``ValueError`` where a rule is undefined."""
+    last, carry, k, fits = key
+    committed = () if last is None else (last,)
+    state = State(replace(config, width=k, limit=len(committed) + k + int(fits)), committed)
+    after = getattr(decoder.proposal, "after", None)
+    if after is not None:
+        decoder = replace(decoder, proposal=after(carry))
+
+    def outcome(result, length: int) -> tuple:
+        return result.state.committed[length:], result.rejected if after is not None else None
+    try:
+        return block_law(state, decoder, budget, outcome, BRANCH_PATHS)
+    except NotEnumerable:
+        if budget is not None and budget[0] < 0:
+            raise TooLarge(f"the laws of this grade would take more than {MAX_PATHS} enumerated paths") from None
+        raise
+
+
+def _block_law(program: Any, m: Models, key: tuple, variant: str, budget: list) -> dict:
+    """``{(committed tokens, carry): probability}`` of one block: the enumeration of a decoder's
+    own block (:func:`decoder_kernel`), :func:`tree_law` for mode tree's fresh-draw variants,
+    else :func:`enumerate_block` of ``program``."""
+    if hasattr(program, "verifier"):
+        return decoder_kernel(m.config, program, key, budget)
     if isinstance(program, type) and issubclass(program, TreeShapeLaw):  # a SPEC 12 tree's enumeration
         return shape_kernel(program, m, key)
     if program is tree_block and variant not in _EAGER:
@@ -615,34 +547,37 @@ def _block_law(program: Callable, m: Models, key: tuple, variant: str, budget: l
 # ---------------------------------------------------------------- whole sessions
 
 
-PROGRAMS: dict[str, Callable[..., Any]] = {
-    "keep-after-rejection": speculative_block,
-    "committed-and-discarded": speculative_block,
-    "reused-rejection-draw": speculative_block,
-    "residual-not-clipped": speculative_block,
-    "block-first-failing-eta": block_block,
-    "block-unscaled-residual": block_block,
-    "block-cumprod-acceptance": block_block,
-    "block-cumprod-scaled-residual": block_block,
-    "block-thresholds-row-early": block_block,
-    "tree-residual-not-updated": tree_block,
+ENUMERATED = (
+    "keep-after-rejection", "committed-and-discarded", "reused-rejection-draw", "residual-not-clipped",
+    "block-first-failing-eta", "block-unscaled-residual", "block-thresholds-row-early",
+    # SPEC 9's mistakes: the correct block read through the mistake's own row reader
+    "sampling-target-left-raw", "sampling-raw-q-in-ratio", "sampling-top-p-float-test",
+)
+"""The catalogued mistakes whose law is the enumeration of their own decoder (the engine's block
+with the mistake's one rule swapped, :func:`decoder_kernel`)."""
+
+PROGRAMS: dict[str, Any] = {
+    **{name: BY_ID[name].rules for name in ENUMERATED},
+    # closed forms where the enumeration of the decoder cannot follow or does not reach:
+    "block-cumprod-acceptance": cumprod_block,  # a product of draws
+    "block-cumprod-scaled-residual": cumprod_block,
+    "tree-residual-not-updated": tree_block,  # D chains drafted lazily, depth by depth (tree_law)
     "tree-tested-against-draft-row": tree_block,
     "tree-disagreeing-chains-continue": tree_block,
     "tree-shared-draws": tree_block,
     **SHAPE_LAWS,  # SPEC 12's: the enumeration of engine/tree_law with one rule swapped (grading/tree_laws.py)
-    # SPEC 9's mistakes: the correct block read through the mistake's rows (law_of_program's rows)
-    "sampling-target-left-raw": speculative_block,
-    "sampling-raw-q-in-ratio": speculative_block,
-    "sampling-top-p-float-test": speculative_block,
 }
-"""The catalogued mistakes whose law this module states, with their block program."""
+"""The catalogued mistakes whose law this module states, with their decoder or block program
+(``tests/test_grading_laws_enumerated.py`` proves each program equal to its decoder's
+enumeration where that enumeration runs)."""
 
-TARGETS_LAW = {"draft-from-discarded": speculative_block, "tree-bonus-while-a-chain-goes-on": tree_block}
-"""Mistakes of :data:`UNSTATED` written as block programs too: their enumerated law is the
-target's (``tests/test_grading_laws.py`` checks it), which is why samples cannot name them."""
+TARGETS_LAW: dict[str, Any] = {"draft-from-discarded": BY_ID["draft-from-discarded"].rules,
+                               "tree-bonus-while-a-chain-goes-on": tree_block}
+"""Mistakes of :data:`UNSTATED` whose law is enumerated too: the target's (``tests/test_grading_laws.py``
+checks it), which is why samples cannot name them."""
 
-CORRECT = {"speculative": speculative_block, "block": block_block, "tree": tree_block}
-"""The correct block program of each mode (variant ``""``): its law is the target's."""
+CORRECT: dict[str, Any] = {"speculative": SPECULATIVE, "block": BLOCK, "tree": tree_block}
+"""The correct decoder or block program of each mode (variant ``""``): its law is the target's."""
 
 
 SCHEDULES = {
@@ -672,21 +607,19 @@ def block_shape(schedule: str, width: int, limit: int, length: int) -> tuple[int
     return k, length + k < limit
 
 
-def law_of_program(config: Config, program: Callable, variant: str = "", paths: int | list = MAX_PATHS,
-                   rows: Any = None, ratio_draft: Callable | None = None, schedule: str = "spec",
-                   kernels: dict | None = None) -> dict:
-    """The exact law of the output of ``program`` (a block program above, with ``variant``)
-    decoding ``config``, projected on rows: ``{(t, c): {outcome: probability > 0}}`` as
+def law_of_program(config: Config, program: Any, variant: str = "", paths: int | list = MAX_PATHS,
+                   schedule: str = "spec", kernels: dict | None = None) -> dict:
+    """The exact law of the output of ``program`` (a decoder, correct or faulty, read through its
+    own row reader; or a block program above, with ``variant``) decoding ``config``, projected on rows: ``{(t, c): {outcome: probability > 0}}`` as
     :func:`.samples.law_of_rules` returns it. A block's law depends on the committed length
     only through ``k = min(width, limit - L)`` and whether a bonus fits (``L + k < limit``), so
     each ``(last, carry, k, fits)`` is enumerated once. Raises ``ValueError`` where the
     mistake's rule is undefined (a correction from a residual of zero mass), :class:`TooLarge`
     past ``paths`` enumerated paths (a number, or ``[paths left]`` shared by several laws).
-    ``rows`` and ``ratio_draft``: a row-processing mistake's rows (SPEC 9; :class:`Models`).
     ``schedule``: the block schedule (:func:`block_shape`); ``kernels``: a dict shared by the
     laws of one program under several schedules (their blocks of the same shape are enumerated
     once)."""
-    m = Models(config, rows, ratio_draft)
+    m = Models(config)
     budget = paths if isinstance(paths, list) else [paths]
     kernels = {} if kernels is None else kernels
     mass: dict = {}
@@ -729,5 +662,5 @@ def _key(c) -> int:
 
 __all__ = [
     "CORRECT", "CUMPROD", "MAX_PATHS", "PROGRAMS", "SCHEDULES", "TARGETS_LAW", "UNSTATED", "Path", "Row", "TooLarge",
-    "block_shape", "cumprod_tau_law", "decoding_rows", "enumerate_block", "law_of_program", "residual",
+    "block_shape", "cumprod_tau_law", "decoder_kernel", "decoding_rows", "enumerate_block", "law_of_program", "residual",
 ]

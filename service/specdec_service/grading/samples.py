@@ -427,56 +427,25 @@ def law_of_rules(config: Config, ruleset, schedule: str = "spec") -> dict[Row, d
     return law
 
 
-_ORDER_ONLY = {"InterleavedProposal", "VerifyAll", "SkippedDrawBonus"}
-"""Rules that change only the order of draws (their output has the target's law)."""
-_OWN_ROWS = {"RawDraftRowInRatio"}
-"""Rules that verify with another row than the one they draft from (grading/faulty_sampling.py)."""
-
-
-def _rule_names(rules) -> set[str]:
-    """The class names of a decoder's proposal rule, verifier and the verifier's parts."""
-    verifier = rules.verifier
-    parts = (getattr(verifier, name, None) for name in ("acceptance", "correction", "bonus", "discard"))
-    return {type(rules.proposal).__name__, type(verifier).__name__} | {type(x).__name__ for x in parts if x}
-
-
 def _law_computable(mistake) -> str | None:
     """Why a mistake's output law is not stated here (``None`` when it is): by
-    :func:`.laws.law_of_program` (exact enumeration of a block, :data:`.laws.PROGRAMS`), or by
-    :func:`law_of_rules` for a token-wise decoder with one rule changed (read by class);
-    :data:`.laws.UNSTATED` says why the others' law is the target's."""
+    :func:`.laws.law_of_program` (the enumeration of its decoder or a closed form,
+    :data:`.laws.PROGRAMS`), or by :func:`law_of_rules` for the other token-wise decoders (a
+    closed form from per-context rows, ``tests/test_grading_laws_enumerated.py`` proves it equal to
+    the enumeration of each such decoder); :data:`.laws.UNSTATED` says why the others' law is the
+    target's."""
     if mistake.id in UNSTATED:
         return UNSTATED[mistake.id]
-    if mistake.id in PROGRAMS:
+    if mistake.id in PROGRAMS or mistake.rules.mode in ("speculative", "greedy", "autoregressive"):
         return None
-    rules = mistake.rules
-    if rules.mode not in ("speculative", "greedy", "autoregressive"):
-        return f"its output law (mode {rules.mode}) is not computed by the token-wise forward pass"
-    names = _rule_names(rules)
-    if names & _ORDER_ONLY or "SkipDrawWhenCertain" in names:
-        return "it changes only the order or use of draws: its output has the target's law"
-    if type(rules.rows).__name__ != "ConfigRows" or names & _OWN_ROWS:
-        return "it reads rows of its own (SPEC 9's row processing changed), which the forward pass does not read"
-    return None
-
-
-def _mistake_rows(config: Config, mistake) -> tuple:
-    """A row-processing mistake's rows (SPEC 9, grading/faulty_sampling.py) for
-    :func:`.laws.law_of_program`: ``(rows its row reader gives or None, the raw draft row its
-    ratio reads or None)``; ``(None, None)`` for every other mistake."""
-    rules = mistake.rules
-    rows = None if type(rules.rows).__name__ == "ConfigRows" else rules.rows.read(config)
-    processed = config.sampling is not None and not config.sampling.empty
-    ratio = config.model_rows.draft if processed and _rule_names(rules) & _OWN_ROWS else None
-    return rows, ratio
+    return f"its output law (mode {mistake.rules.mode}) is not computed by the token-wise forward pass"
 
 
 def _law_of(config: Config, mistake, paths: list, schedule: str = "spec", kernels: dict | None = None) -> dict:
     """One mistake's row law under ``schedule`` (:data:`.laws.SCHEDULES`): its block program's
     (:data:`.laws.PROGRAMS`; ``kernels`` shared by its schedules) or its rules'."""
     if mistake.id in PROGRAMS:
-        rows, ratio_draft = _mistake_rows(config, mistake)
-        return law_of_program(config, PROGRAMS[mistake.id], mistake.id, paths, rows, ratio_draft, schedule, kernels)
+        return law_of_program(config, PROGRAMS[mistake.id], mistake.id, paths, schedule, kernels)
     return law_of_rules(config, mistake.rules, schedule)
 
 

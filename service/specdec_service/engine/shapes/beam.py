@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Optional, Sequence
 
-from ..draws import Stream
+from ..draws import Draws
 from ..errors import InvalidInput
 from .nodes import DraftedNodes, DraftNode, TreeShape
 
@@ -34,7 +34,7 @@ class BeamShape(TreeShape):
 
     name: str = "beam"
 
-    def draft(self, state, rows, stream: Stream, tokens: Optional[Sequence[Any]] = None) -> DraftedNodes:
+    def draft(self, state, rows, stream: Draws, tokens: Optional[Sequence[Any]] = None) -> DraftedNodes:
         """The beam tree of ``state``'s next block (no draws). Raises
         :class:`~..errors.InvalidInput` (path ``chains``) for a caller's proposal: this shape
         drafts its own."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from ..chains_proposal import ChainsProposal
-from ..draws import Stream
+from ..draws import Draws
 from .nodes import DraftedNodes, DraftNode, TreeShape
 
 
@@ -25,7 +25,7 @@ class ChainsShape(TreeShape):
     name: str = "chains"
     chains: ChainsProposal = ChainsProposal()
 
-    def draft(self, state, rows, stream: Stream, tokens: Optional[Sequence[Any]] = None) -> DraftedNodes:
+    def draft(self, state, rows, stream: Draws, tokens: Optional[Sequence[Any]] = None) -> DraftedNodes:
         """The D chains of SPEC 11.1 (``tokens``: the caller's chains, each recorded beside the
         rule's own choice from the same draws) merged into a trie. Raises
         :class:`~..errors.InvalidInput` (path ``position``) when the draws would pass 2^53-1."""

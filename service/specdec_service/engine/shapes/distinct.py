@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from ..distributions import Dist, sample
-from ..draws import MAX_POSITION, Stream
+from ..draws import MAX_POSITION, Draws
 from ..errors import InvalidInput
 from ..proposals import PAST_THE_END
 from ..tree_settings import TreeSetting, distinct_nodes
@@ -34,7 +34,7 @@ class DistinctShape(TreeShape):
 
     name: str = "distinct"
 
-    def draft(self, state, rows, stream: Stream, tokens: Optional[Sequence[Any]] = None) -> DraftedNodes:
+    def draft(self, state, rows, stream: Draws, tokens: Optional[Sequence[Any]] = None) -> DraftedNodes:
         """The tree of ``state``'s next block, level by level. Raises
         :class:`~..errors.InvalidInput`: path ``chains`` for a caller's proposal (this shape
         drafts its own), ``position`` when the draws could pass 2^53-1."""
@@ -54,7 +54,7 @@ class DistinctShape(TreeShape):
         return tree
 
     @staticmethod
-    def _siblings(tree: DraftedNodes, node: DraftNode, rows, stream: Stream, count: int, vocab) -> list[DraftNode]:
+    def _siblings(tree: DraftedNodes, node: DraftNode, rows, stream: Draws, count: int, vocab) -> list[DraftNode]:
         """Up to ``count`` children of ``node`` drawn without replacement (SPEC 12.1.2)."""
         context = tree.last if node is tree.root else node.token
         law: Optional[Dist] = rows.draft(context)

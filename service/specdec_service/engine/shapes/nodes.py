@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Optional, Protocol, Sequence
 
 from ..distributions import Dist, exact_string, to_float
-from ..draws import Stream
+from ..draws import Draws
 from ..proposals import Drafted, room
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ class Shape(Protocol):
     def room(self, config: "Config", length: int) -> int:
         """The tree's depth k = min(width, limit - L) after ``length`` committed tokens."""
 
-    def draft(self, state: "State", rows: "Rows", stream: Stream, tokens: Optional[Sequence[Any]] = None) -> DraftedNodes:
+    def draft(self, state: "State", rows: "Rows", stream: Draws, tokens: Optional[Sequence[Any]] = None) -> DraftedNodes:
         """The tree of ``state``'s next block from ``rows.draft`` and ``stream``; ``tokens``: a
         caller's chains (shape chains only). Raises :class:`~..errors.InvalidInput` when the
         draws would pass 2^53-1 or the shape takes no caller's proposal."""

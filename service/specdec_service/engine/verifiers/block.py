@@ -42,12 +42,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import NamedTuple, Optional, Sequence
 
-from ..distributions import Dist, exact_string, sample, to_float
-from ..draws import Draw, Stream
+from ..distributions import Dist, exact_string, sample_next, to_float
+from ..draws import Draws, Uniform
 from ..work import charge
-from .tokenwise import Decisions, TokenWise, Verdict
+from .tokenwise import Decisions, TokenWise
 
-_TWO_53 = 2**53
 ONE = Fraction(1)
 
 
@@ -117,10 +116,10 @@ def scaled_residual(p: Dist, q: Dist, w: Fraction) -> Dist:
     return Dist.of_weights(weights)
 
 
-def passes(d: Draw, h: Fraction) -> bool:
-    """SPEC 10.4: ``eta < h``, exactly: ``m * den(h) < num(h) * 2^53``."""
+def passes(d: Uniform, h: Fraction) -> bool:
+    """SPEC 10.4: ``eta < h``, exactly (for the stream: ``m * den(h) < num(h) * 2^53``)."""
     charge(_bits(h) + 106)
-    return d.mantissa * h.denominator < h.numerator * _TWO_53
+    return d.below(h.numerator, h.denominator)
 
 
 def exact(value: Fraction) -> str:
@@ -153,16 +152,14 @@ class ScaledResidual:
 
     name: str = "scaled-residual"
 
-    def row(self, p: Dist, q: Dist, w: Fraction):
-        """The recorded correction distribution (:func:`scaled_residual`)."""
+    def row(self, p: Dist, q: Dist, w: Fraction = ONE):
+        """The recorded correction distribution (:func:`scaled_residual`; ``w = 1``: SPEC 4.3's
+        residual)."""
         return scaled_residual(p, q, w)
 
-    def take(self, stream: Stream) -> Optional[Draw]:
-        """The correction's draw: the next one."""
-        return stream.take()
-
-    choose = staticmethod(sample)
-    """``choose(r, d)``: ``sample(r, d)`` (SPEC section 3)."""
+    def token(self, r, draws: Draws) -> tuple[int, Optional[Uniform]]:
+        """SPEC 10.5: the correction token ``sample(r, d)`` with the next draw: ``(token, draw)``."""
+        return sample_next(r, draws)
 
     def record(self, r) -> list[float]:
         """``r`` as published: each entry as the nearest float64."""
@@ -180,7 +177,7 @@ class Thresholds:
 
     name: str = "spec"
 
-    def weigh(self, ps: Sequence[Dist], qs: Sequence[Dist], tokens: Sequence[int], draws: Sequence[Draw]) -> Weighting:
+    def weigh(self, ps: Sequence[Dist], qs: Sequence[Dist], tokens: Sequence[int], draws: Sequence[Uniform]) -> Weighting:
         """:func:`weights_and_thresholds` of the proposals (``draws`` unused)."""
         return weights_and_thresholds(ps, qs, tokens)
 
@@ -196,7 +193,7 @@ class BlockVerifier(TokenWise):
     (:class:`ScaledResidual`), ``bonus`` and ``discard`` (token-wise's); ``acceptance`` only
     records the ratio."""
 
-    correction: ScaledResidual = ScaledResidual()  # type: ignore[assignment]  # read only by this class's correct, with w_tau
+    correction: ScaledResidual = ScaledResidual()
     choice: LastPassing = LastPassing()
     thresholds: Thresholds = Thresholds()
     name: str = "block"
@@ -207,7 +204,7 @@ class BlockVerifier(TokenWise):
         contexts = [drafted.last, *drafted.tokens[:-1]]
         return [rows.target(c) for c in contexts[:len(drafted.tokens)]]
 
-    def decide(self, state, rows, drafted, stream: Stream) -> Decisions:
+    def decide(self, state, rows, drafted, stream: Draws) -> Decisions:
         """SPEC 10.2-10.4: the weights and thresholds, the k eta draws (all taken), tau; one
         record per proposal (``accepted``: i <= tau)."""
         vocab, ratio = state.config.vocab, self.acceptance.ratio
@@ -237,37 +234,22 @@ class BlockVerifier(TokenWise):
                 "below_threshold": below[i],
                 "accepted": i < tau,
             })
-        return Decisions(records, list(tokens[:tau]), tau if tau < len(tokens) else None,
-                         draws[-1] if draws else None)
+        return Decisions(records, list(tokens[:tau]), tau if tau < len(tokens) else None)
 
-    def conclude(self, state, rows, drafted, decisions: Decisions, stream: Stream) -> Verdict:
-        """SPEC 10.5 from ``decisions`` (its ``accepted`` are ``d_1..d_tau``): after ``tau < k``
-        the correction from the scaled residual and the discard, otherwise the bonus unless
-        :meth:`~.tokenwise.SampledBonus.missing` gives a reason. The grader's checks call it with
-        a submission's own decisions. Raises ``ValueError`` on a scaled residual of zero mass."""
-        records, accepted, at, _ = decisions
-        tau = len(accepted)
-        correction, discarded, rejected = None, [], None
-        if at is not None:
-            correction = self.correct_scaled(state, rows, drafted, tau, stream)
-            discarded = self.discard.listed(drafted.tokens[tau + 1:])
-            rejected = drafted.tokens[tau]
-        bonus = self.bonus
-        reason = bonus.missing(state.config, len(state.committed), accepted, at is not None)
-        extension = None
-        if reason is None:
-            extension = bonus.add(rows, accepted[-1] if accepted else drafted.last, state.config.vocab, stream)
-        return Verdict(records, correction, discarded, extension, reason, rejected, {"tau": tau})
+    def extra(self, decisions: Decisions) -> Optional[dict]:
+        """``{"tau": tau}``, recorded beside the verification (SPEC 10.4; ``docs/trace-format.md``)."""
+        return {"tau": len(decisions.accepted)}
 
-    def correct_scaled(self, state, rows, drafted, tau: int, stream: Stream) -> dict:
-        """SPEC 10.5: the correction record after ``d_(tau+1)`` was rejected: its context, the
+    def correct(self, state, rows, drafted, tau: int, stream: Draws) -> dict:
+        """SPEC 10.5: the correction record after ``d_(tau+1)`` was rejected (the token-wise
+        conclusion, :meth:`~.tokenwise.TokenWise.conclude`, with ``at = tau``): its context, the
         weight ``w_tau`` it scales by, the scaled residual, the draw and the token."""
         rule, vocab = self.correction, state.config.vocab
         ps = self.target_rows(rows, drafted)
         w = weights(ps[:tau], drafted.rows[:tau], drafted.tokens[:tau])[tau]
         context = drafted.tokens[tau - 1] if tau else drafted.last
         r = rule.row(ps[tau], drafted.rows[tau], w)
-        d = rule.take(stream)
+        token, d = rule.token(r, stream)
         return {
             "index": tau + 1,
             "context": None if context is None else vocab[context],
@@ -275,7 +257,7 @@ class BlockVerifier(TokenWise):
             "weight_exact": exact(w),
             "distribution": rule.record(r),
             "draw": None if d is None else d.to_json(),
-            "token": vocab[rule.choose(r, d)],  # type: ignore[arg-type]  # a take without a draw comes with a choose that reads none
+            "token": vocab[token],
         }
 
     # -- the exact law, for the analysis (per block: see the module docstring)

@@ -20,9 +20,9 @@ from fractions import Fraction
 from typing import Optional
 
 from ..distributions import Dist, argmax
-from ..draws import Draw, Stream
+from ..draws import Draws, Uniform
 from ..proposals import point_mass
-from .tokenwise import Discard, RatioTest, ResidualCorrection, SampledBonus, TokenWise
+from .tokenwise import Correction, Discard, RatioTest, ResidualCorrection, SampledBonus, TokenWise
 
 
 @dataclass(frozen=True)
@@ -32,11 +32,11 @@ class TargetArgmaxTest(RatioTest):
 
     name: str = "target-argmax"
 
-    def uses_draw(self, p: Dist, q: Dist, x: int) -> bool:
-        """False: greedy decoding uses no draws."""
-        return False
+    def test(self, draws: Draws, p: Dist, q: Dist, x: int) -> tuple[bool, Optional[Uniform]]:
+        """``(matches(p, q, x), None)``: greedy decoding uses no draws."""
+        return self.matches(p, q, x), None
 
-    def accepts(self, d: Optional[Draw], p: Dist, q: Dist, x: int) -> bool:
+    def matches(self, p: Dist, q: Dist, x: int) -> bool:
         """``x == argmax(p)``."""
         return x == argmax(p)
 
@@ -46,7 +46,7 @@ class TargetArgmaxTest(RatioTest):
 
     def probability(self, p: Dist, q: Dist, x: int) -> Fraction:
         """1 if ``x`` is the target's argmax, else 0."""
-        return Fraction(int(self.accepts(None, p, q, x)))
+        return Fraction(int(self.matches(p, q, x)))
 
 
 @dataclass(frozen=True)
@@ -60,13 +60,9 @@ class TargetArgmaxCorrection(ResidualCorrection):
         """The target row ``p``."""
         return p
 
-    def take(self, stream: Stream, rejecting: Optional[Draw]) -> Optional[Draw]:
-        """No draw."""
-        return None
-
-    def choose(self, r, d: Optional[Draw]) -> int:
-        """``argmax(r)``."""
-        return argmax(r)
+    def token(self, r, draws: Draws) -> tuple[int, Optional[Uniform]]:
+        """``(argmax(r), None)``: no draw."""
+        return argmax(r), None
 
     def distribution(self, p: Dist, q: Dist) -> Dist:
         """A point mass at ``argmax(p)``."""
@@ -79,13 +75,9 @@ class ArgmaxBonus(SampledBonus):
 
     name: str = "argmax"
 
-    def take(self, stream: Stream) -> Optional[Draw]:
-        """No draw."""
-        return None
-
-    def choose(self, row: Dist, d: Optional[Draw]) -> int:
-        """``argmax(row)``."""
-        return argmax(row)
+    def token(self, row: Dist, draws: Draws) -> tuple[int, Optional[Uniform]]:
+        """``(argmax(row), None)``: no draw."""
+        return argmax(row), None
 
     def distribution(self, p: Dist, q: Dist) -> Dist:
         """A point mass at ``argmax(p)``."""
@@ -97,7 +89,7 @@ class Greedy(TokenWise):
     """SPEC section 5: the token-wise verifier with the greedy test, correction and bonus."""
 
     acceptance: RatioTest = TargetArgmaxTest()
-    correction: ResidualCorrection = TargetArgmaxCorrection()
+    correction: Correction = TargetArgmaxCorrection()
     bonus: SampledBonus = ArgmaxBonus()
     discard: Discard = Discard()
     name: str = "greedy"

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable, NamedTuple, Optional, Sequence
+from typing import Any, Callable, NamedTuple, Optional, Protocol, Sequence
 
-from ..distributions import Dist, acceptance_ratio, accepts, residual, sample
-from ..draws import Draw, Stream
+from ..distributions import Dist, acceptance_ratio, accepts, residual, sample_next
+from ..draws import Draws, Uniform
 from ..state import Counters, counters_of
 
 # The parts' shared signatures, as their variants implement them: a ratio may be None (greedy
@@ -40,6 +40,24 @@ _residual: Callable[[Dist, Dist], Dist] = residual
 # ---------------------------------------------------------------- the parts
 
 
+class Correction(Protocol):
+    """A correction rule (SPEC 4.3, 5, 10.5): the row the correction token is drawn from after a
+    rejection (``row``), the token and the draw it took (``token``), the row as recorded
+    (``record``) and the token's exact law (``distribution``)."""
+
+    def row(self, p: Dist, q: Dist) -> Any:
+        """The correction row after a rejection in a context with target row ``p``, draft row ``q``."""
+
+    def token(self, r: Any, draws: Draws) -> tuple[int, Optional[Uniform]]:
+        """The correction token from ``r`` and the draw it took (``None``: none)."""
+
+    def record(self, r: Any) -> list[float]:
+        """``r`` as a trace records it."""
+
+    def distribution(self, p: Dist, q: Dist) -> Dist:
+        """The exact law of the correction token."""
+
+
 @dataclass(frozen=True)
 class RatioTest:
     """SPEC section 4.2: draw ``u`` for every proposal, accept ``x`` iff ``u < p(x) / q(x)``,
@@ -47,9 +65,11 @@ class RatioTest:
 
     name: str = "ratio"
 
-    def uses_draw(self, p: Dist, q: Dist, x: int) -> bool:
-        """True: the draw is used even when ``p(x) >= q(x)`` makes acceptance certain."""
-        return True
+    def test(self, draws: Draws, p: Dist, q: Dist, x: int) -> tuple[bool, Optional[Uniform]]:
+        """SPEC 4.2: the next draw ``u`` (taken even when ``p(x) >= q(x)`` makes acceptance
+        certain) and whether it accepts ``x`` (:meth:`accepts`): ``(accepted, draw)``."""
+        d = draws.take()
+        return self.accepts(d, p, q, x), d
 
     accepts = staticmethod(accepts)
     """``accepts(d, p, q, x)``: :func:`~..distributions.accepts`, ``u * q(x) < p(x)`` exactly."""
@@ -69,14 +89,13 @@ class ResidualCorrection:
     name: str = "residual"
 
     row = staticmethod(_residual)
-    """``row(p, q)``: the recorded correction distribution (an object with integer ``weights``
-    and their denominator ``total``): the residual; ``ValueError`` when ``p == q``."""
-    choose = staticmethod(sample)
-    """``choose(r, d)``: the correction token ``sample(r, d)`` (SPEC section 3)."""
+    """``row(p, q)``: the recorded correction distribution (an object with integer ``weights``,
+    their ``cumulative`` sums and their denominator ``total``): the residual; ``ValueError`` when
+    ``p == q``."""
 
-    def take(self, stream: Stream, rejecting: Optional[Draw]) -> Optional[Draw]:
-        """The correction's draw: the next one (``rejecting`` is the draw that rejected)."""
-        return stream.take()
+    def token(self, r, draws: Draws) -> tuple[int, Optional[Uniform]]:
+        """SPEC 4.3: the correction token ``sample(r, d)`` with the next draw: ``(token, draw)``."""
+        return sample_next(r, draws)
 
     def record(self, r) -> list[float]:
         """``r`` as published: each entry as the nearest float64."""
@@ -133,21 +152,17 @@ class SampledBonus:
         """The row the bonus is taken from: the target's, after ``last``."""
         return rows.target(last)
 
-    def take(self, stream: Stream) -> Optional[Draw]:
-        """The bonus's draw: the next one."""
-        return stream.take()
+    def token(self, row: Dist, draws: Draws) -> tuple[int, Optional[Uniform]]:
+        """SPEC 4.4: the bonus token ``sample(row, d)`` with the next draw: ``(token, draw)``."""
+        return sample_next(row, draws)
 
-    choose = staticmethod(sample)
-    """``choose(row, d)``: ``sample(row, d)`` (SPEC section 3)."""
-
-    def add(self, rows, last: Optional[int], vocab: Sequence[str], stream: Stream) -> Optional[dict]:
+    def add(self, rows, last: Optional[int], vocab: Sequence[str], stream: Draws) -> Optional[dict]:
         """SPEC section 4.4: the bonus record ``{"context", "p", "draw", "token"}``: the token
-        :meth:`choose` gives from :meth:`row` after token ``last`` and :meth:`take`'s draw."""
+        :meth:`token` gives from :meth:`row` after token ``last``."""
         row = self.row(rows, last)
-        d = self.take(stream)
+        token, d = self.token(row, stream)
         return {"context": None if last is None else vocab[last], "p": row.to_json(),
-                "draw": None if d is None else d.to_json(),
-                "token": vocab[self.choose(row, d)]}  # type: ignore[arg-type]  # a take without a draw comes with a choose that reads none
+                "draw": None if d is None else d.to_json(), "token": vocab[token]}
 
     def distribution(self, p: Dist, q: Dist) -> Dist:
         """Exact law of the bonus token: the target row ``p``."""
@@ -170,23 +185,18 @@ class Discard:
         """The later proposals listed under ``discarded``: all of them."""
         return rest
 
-    def kept(self, rest: list) -> list:
-        """The later proposals committed after the correction: none."""
-        return []
-
 
 # ---------------------------------------------------------------- the verifier
 
 
 class Decisions(NamedTuple):
     """The decisions of a token-wise verification: its ``records`` (one per test), the
-    ``accepted`` prefix (token indices), the index of the first rejected proposal
-    (``rejected_at``, ``None``: none) and the last verification draw (``last_draw``)."""
+    ``accepted`` prefix (token indices) and the index of the first rejected proposal
+    (``rejected_at``, ``None``: none)."""
 
     records: list
     accepted: list
     rejected_at: Optional[int]
-    last_draw: Optional[Draw]
 
 
 class Verdict(NamedTuple):
@@ -223,32 +233,29 @@ class TokenWise:
     or add a bonus. ``acceptance``, ``correction``, ``bonus`` and ``discard`` are its parts."""
 
     acceptance: RatioTest = RatioTest()
-    correction: ResidualCorrection = ResidualCorrection()
+    correction: Correction = ResidualCorrection()
     bonus: SampledBonus = SampledBonus()
     discard: Discard = Discard()
     name: str = "token-wise"
 
-    def verify(self, state, rows, drafted, stream: Stream) -> Verdict:
+    def verify(self, state, rows, drafted, stream: Draws) -> Verdict:
         """The verification of ``drafted`` after ``state`` (SPEC sections 4.2-4.4): its
         decisions (:meth:`decide`), then what follows them (:meth:`conclude`). Raises
         ``ValueError`` when the correction is undefined (a residual of zero mass)."""
         return self.conclude(state, rows, drafted, self.decide(state, rows, drafted, stream), stream)
 
-    def decide(self, state, rows, drafted, stream: Stream) -> Decisions:
+    def decide(self, state, rows, drafted, stream: Draws) -> Decisions:
         """SPEC section 4.2: test each proposal against the target row of its context, in
         order, with a draw each; stop at the first rejection or after an accepted EOS."""
         cfg = state.config
         vocab, eos, target = cfg.vocab, cfg.eos, rows.target
-        acceptance = self.acceptance
-        uses_draw, accepts_, ratio = acceptance.uses_draw, acceptance.accepts, acceptance.ratio
+        test, ratio = self.acceptance.test, self.acceptance.ratio
         records: list[dict] = []
         accepted: list[int] = []
         context = drafted.last
-        d = None
         for i, (token, q) in enumerate(drafted.each()):
             p = target(context)
-            d = stream.take() if uses_draw(p, q, token) else None
-            ok = accepts_(d, p, q, token)  # type: ignore[arg-type]  # d is None only where uses_draw says the test reads none
+            ok, d = test(stream, p, q, token)
             records.append({
                 "index": i + 1,
                 "context": None if context is None else vocab[context],
@@ -262,21 +269,21 @@ class TokenWise:
                 "accepted": ok,
             })
             if not ok:
-                return Decisions(records, accepted, i, d)
+                return Decisions(records, accepted, i)
             accepted.append(token)
             if token == eos:
                 break
             context = token
-        return Decisions(records, accepted, None, d)
+        return Decisions(records, accepted, None)
 
-    def conclude(self, state, rows, drafted, decisions: Decisions, stream: Stream) -> Verdict:
+    def conclude(self, state, rows, drafted, decisions: Decisions, stream: Draws) -> Verdict:
         """What SPEC sections 4.3-4.4 make of ``decisions``: after a rejection the correction
         and the discard, otherwise the bonus unless :meth:`SampledBonus.missing` gives a reason.
         The grader's checks call it with a submission's own decisions."""
-        records, accepted, at, last_draw = decisions
+        records, accepted, at = decisions
         correction, discarded, rejected = None, [], None
         if at is not None:
-            correction = self.correct(state, rows, drafted, at, stream, last_draw)
+            correction = self.correct(state, rows, drafted, at, stream)
             discarded = self.discard.listed(drafted.tokens[at + 1:])
             rejected = drafted.tokens[at]
         bonus = self.bonus
@@ -284,35 +291,39 @@ class TokenWise:
         extension = None
         if reason is None:
             extension = bonus.add(rows, accepted[-1] if accepted else drafted.last, state.config.vocab, stream)
-        return Verdict(records, correction, discarded, extension, reason, rejected)
+        return Verdict(records, correction, discarded, extension, reason, rejected, self.extra(decisions))
 
-    def correct(self, state, rows, drafted, at: int, stream: Stream, last_draw: Optional[Draw]) -> dict:
+    def extra(self, decisions: Decisions) -> Optional[dict]:
+        """The block keys this verifier records beside its verification: none (``None``)."""
+        return None
+
+    def correct(self, state, rows, drafted, at: int, stream: Draws) -> dict:
         """SPEC section 4.3: the correction record after proposal ``at`` (0-based) was rejected."""
         rule, vocab = self.correction, state.config.vocab
         context = drafted.tokens[at - 1] if at else drafted.last
         r = rule.row(rows.target(context), drafted.rows[at])
-        d = rule.take(stream, last_draw)
+        token, d = rule.token(r, stream)
         return {
             "index": at + 1,
             "context": None if context is None else vocab[context],
             "distribution": rule.record(r),
             "draw": None if d is None else d.to_json(),
-            "token": vocab[rule.choose(r, d)],  # type: ignore[arg-type]  # a take without a draw comes with a choose that reads none
+            "token": vocab[token],
         }
 
     # -- reading a block record (the engine's own, or a submission's)
 
     def commits(self, block: dict) -> list:
         """The labels a token-wise block record commits: the accepted prefix of its
-        verification, then its correction, bonus or sample token (the first present); after a
-        correction, the later proposals the discard keeps (none, SPEC 4.3)."""
+        verification, then its correction, bonus or sample token (the first present; SPEC 4.3:
+        nothing after a correction)."""
         verification = block["verification"]
         lead = accepted_prefix(verification)
         commit = [v["token"] for v in verification[:lead]]
         correction = block["correction"]
         if correction is not None:
             commit.append(correction["token"])
-            return commit + self.discard.kept(block["proposal"]["tokens"][lead + 1:])
+            return commit
         end = block["bonus"]
         if end is None:
             end = block["sample"]

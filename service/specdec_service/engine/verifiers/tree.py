@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional, Sequence
 
-from ..distributions import Dist, accepts, exact_string, residual, sample, to_float
+from ..distributions import Dist, accepts, exact_string, residual, sample_next, to_float
 from ..work import charge
-from ..draws import Stream
+from ..draws import Draws
 from ..state import Counters
 from .tokenwise import SampledBonus, Verdict
 
@@ -50,7 +50,7 @@ def exact_strings(row: Dist) -> list[str]:
     return [exact_string(Fraction(w, row.total)) for w in row.weights]
 
 
-def conclude(bonus: SampledBonus, state, rows, stream: Stream, walked: tuple, discarded: list) -> Verdict:
+def conclude(bonus: SampledBonus, state, rows, stream: Draws, walked: tuple, discarded: list) -> Verdict:
     """The end of a tree's verification (SPEC 11.3-11.4, 12.2): ``walked`` is ``(accepted,
     context, correction, records)`` (the accepted tokens, the last context, the correction record
     or ``None``, the test records); the bonus when due (SPEC 4.4), and the :class:`Verdict` with the
@@ -63,12 +63,12 @@ def conclude(bonus: SampledBonus, state, rows, stream: Stream, walked: tuple, di
     return Verdict(records, correction, discarded, extension, reason, rejected)
 
 
-def correction_record(vocab: Sequence[str], depth: int, context: Optional[int], r: Dist, stream: Stream) -> dict:
+def correction_record(vocab: Sequence[str], depth: int, context: Optional[int], r: Dist, stream: Draws) -> dict:
     """SPEC 11.3 and 12.2: the correction ``sample(r, draw(n))`` after ``depth`` (0-based) accepted
     tokens, as a trace records it: ``{"index", "context", "distribution", "draw", "token"}``."""
-    d = stream.take()
+    token, d = sample_next(r, stream)
     return {"index": depth + 1, "context": None if context is None else vocab[context],
-            "distribution": r.to_json(), "draw": d.to_json(), "token": vocab[sample(r, d)]}
+            "distribution": r.to_json(), "draw": d.to_json(), "token": vocab[token]}
 
 
 @dataclass(frozen=True)
@@ -112,8 +112,8 @@ class TreeVerifier:
 
     # -- the verification
 
-    def verify(self, state, rows, drafted, stream: Stream) -> Verdict:
-        """SPEC 11.2-11.4 on ``drafted`` (a :class:`~..chains_proposal.DraftedTree`) after ``state``:
+    def verify(self, state, rows, drafted, stream: Draws) -> Verdict:
+        """SPEC 11.2-11.4 on ``drafted`` (a class:`~..chains_proposal.DraftedTree`) after ``state``:
         the test records (one per candidate tested, in order), the correction or the bonus,
         the discarded drafted tokens."""
         cfg = state.config
@@ -137,7 +137,7 @@ class TreeVerifier:
         return conclude(self.bonus, state, rows, stream, (accepted, context, correction, records),
                         self._discarded(chains, records))
 
-    def _depth(self, cfg, rows, chains, tested, accepted, context, stream: Stream, records: list):
+    def _depth(self, cfg, rows, chains, tested, accepted, context, stream: Draws, records: list):
         """SPEC 11.2, one depth's tests in order: ``(token, r, alive)``: the accepted token (``None``: all
         rejected), the last residual r, the chains alive at the next depth."""
         depth, vocab = len(accepted), cfg.vocab
@@ -165,7 +165,7 @@ class TreeVerifier:
             r = self.after_rejection(r, p, q)
         return None, r, []
 
-    def _correct(self, cfg, depth: int, context: Optional[int], r: Dist, stream: Stream) -> dict:
+    def _correct(self, cfg, depth: int, context: Optional[int], r: Dist, stream: Draws) -> dict:
         """SPEC 11.3: the correction ``sample(r, draw(n))`` at ``depth`` (0-based)."""
         return correction_record(cfg.vocab, depth, context, r, stream)
 

@@ -21,16 +21,14 @@ rejection (``null`` on acceptance).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Optional
 
-from ..distributions import Dist, accepts, residual, to_float
-from ..draws import Stream
+from ..distributions import Dist, accepts, residual
+from ..draws import Draws
 from ..shapes.nodes import DraftNode
 from .tree import exact_strings
 from .walk import NodeOutcome
 
-_TWO_53 = 2**53
 
 
 @dataclass(frozen=True)
@@ -40,7 +38,7 @@ class ResidualNode:
 
     name: str = "residual"
 
-    def choose(self, node: DraftNode, p: Dist, stream: Stream, config, records: list) -> NodeOutcome:
+    def choose(self, node: DraftNode, p: Dist, stream: Draws, config, records: list) -> NodeOutcome:
         """Test ``node``'s children (each with its proposal law) against r, starting at ``p``;
         the accepted child, or the last r for the correction."""
         vocab, r = config.vocab, p
@@ -55,7 +53,7 @@ class ResidualNode:
                 "context": None if child.context is None else vocab[child.context], "token": vocab[y],
                 "p": p.to_json(), "law": s.to_json(), "r": r.to_json(), "r_exact": exact_strings(r),
                 "s_token": s.floats[y], "r_token": r.floats[y],
-                "u_s": to_float(Fraction(d.mantissa, _TWO_53) * s.probability(y)),
+                "u_s": d.scaled(s.probability(y)),
                 "draw": d.to_json(), "accepted": ok,
                 "residual": None if after is None else after.to_json(),
                 "residual_exact": None if after is None else exact_strings(after),

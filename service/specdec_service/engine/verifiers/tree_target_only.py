@@ -24,15 +24,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Optional
+from typing import Any, Optional
 
 from ..distributions import Dist, exact_string, to_float
-from ..draws import Stream
+from ..draws import Draws, Uniform
 from ..shapes.nodes import DraftNode
 from ..tree_settings import TreeSetting
 from .walk import NodeOutcome
 
-_TWO_53 = 2**53
 
 
 def outside(p: Dist, tokens) -> Dist:
@@ -42,6 +41,24 @@ def outside(p: Dist, tokens) -> Dist:
     return Dist.of_weights(0 if i in drop else w for i, w in enumerate(p.weights))
 
 
+class ScaledDraw:
+    """``u * scale`` (``scale >= 0``) for the comparisons of SPEC 12.4 with an exact value ``a``:
+    ``<`` and ``<=`` ask the draw (``u < a / scale``, ``u <= a / scale``), so no rule reads ``u``."""
+
+    __slots__ = ("draw", "scale")
+
+    def __init__(self, draw: Uniform, scale: Fraction) -> None:
+        self.draw, self.scale = draw, scale
+
+    def __lt__(self, value: Fraction) -> bool:
+        """``u * scale < value``."""
+        return self.draw.below(value.numerator * self.scale.denominator, value.denominator * self.scale.numerator)
+
+    def __le__(self, value: Fraction) -> bool:
+        """``u * scale <= value``."""
+        return self.draw.at_most(value.numerator * self.scale.denominator, value.denominator * self.scale.numerator)
+
+
 @dataclass(frozen=True)
 class TargetOnlyNode:
     """SPEC 12.4: one draw a node against the target's cumulative probability of the children
@@ -49,13 +66,13 @@ class TargetOnlyNode:
 
     name: str = "target_only"
 
-    def choose(self, node: DraftNode, p: Dist, stream: Stream, config, records: list) -> NodeOutcome:
+    def choose(self, node: DraftNode, p: Dist, stream: Draws, config, records: list) -> NodeOutcome:
         """Test ``node``'s children in order with one draw; the accepted child, or the
         correction's distribution p without the children."""
         setting = config.tree if config.tree is not None else TreeSetting(verify="target_only")
         single, scale = setting.threshold_single, setting.threshold_acc
         vocab, d = config.vocab, stream.take()
-        u_acc = Fraction(d.mantissa, _TWO_53) * scale
+        u_acc = ScaledDraw(d, scale)
         acc = Fraction(0)
         for child in self.tested(node):
             y = child.token
@@ -67,7 +84,7 @@ class TargetOnlyNode:
                 "depth": child.depth, "node": child.id, "parent": node.id,
                 "context": None if child.context is None else vocab[child.context], "token": vocab[y],
                 "p": p.to_json(), "p_token": p.floats[y], "acc": to_float(acc), "acc_exact": exact_string(acc),
-                "u_acc": to_float(u_acc), "threshold_acc": to_float(scale), "threshold_single": to_float(single),
+                "u_acc": d.scaled(scale), "threshold_acc": to_float(scale), "threshold_single": to_float(single),
                 "draw": d.to_json(), "accepted": by is not None, "by": by,
             })
             if by is not None:
@@ -78,7 +95,7 @@ class TargetOnlyNode:
         """The children tested, in order: each once."""
         return node.children
 
-    def accepted_by(self, u_acc: Fraction, acc: Fraction, py: Fraction, single: Fraction) -> Optional[str]:
+    def accepted_by(self, u_acc: Any, acc: Fraction, py: Fraction, single: Fraction) -> Optional[str]:
         """Which test accepts a child of probability ``py`` with ``acc`` = acc_j and ``u_acc`` =
         u * threshold_acc (SPEC 12.4): ``"acc"`` iff p(y_j) > 0 and u * threshold_acc < acc_j,
         else ``"single"`` iff p(y_j) > 0 and p(y_j) >= threshold_single, else ``None``."""

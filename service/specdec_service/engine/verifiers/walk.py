@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, Optional, Protocol
 
 from ..distributions import Dist
-from ..draws import Stream
+from ..draws import Draws
 from ..proposals import Drafted
 from ..shapes.nodes import DraftedNodes, DraftNode
 from .tokenwise import SampledBonus, Verdict
@@ -42,7 +42,7 @@ class NodeVerifier(Protocol):
     def name(self) -> str:
         """The verifier's name in the setting ``tree.verify``."""
 
-    def choose(self, node: DraftNode, p: Dist, stream: Stream, config: "Config", records: list) -> NodeOutcome:
+    def choose(self, node: DraftNode, p: Dist, stream: Draws, config: "Config", records: list) -> NodeOutcome:
         """Test ``node``'s children in order against the target row ``p`` at its context,
         taking the draws the rule orders from ``stream`` and appending one record per child
         tested to ``records``; the accepted child, or the correction's distribution."""
@@ -58,7 +58,7 @@ class TreeWalk(TreeVerifier):
     name: str = "tree-walk"
     rule: Optional[NodeVerifier] = None
 
-    def verify(self, state, rows, drafted: Drafted, stream: Stream) -> Verdict:
+    def verify(self, state, rows, drafted: Drafted, stream: Draws) -> Verdict:
         """SPEC 12.2 on ``drafted`` (a :class:`~..shapes.nodes.DraftedNodes`) after ``state``: the
         test records in order, the correction or the bonus, the discarded drafted tokens. Raises
         ``TypeError`` for a drafted block that is not a tree."""
