@@ -618,6 +618,21 @@ def _number_problem(text: str, exact: bool) -> Optional[ApiProblem]:
     return None
 
 
+def _first_number_fault(data: bytes) -> Optional[ApiProblem]:
+    """:func:`_number_problem` of the :data:`FLOAT64` reading of ``data``, a body the fast reading
+    did not vouch for, before its exact reading: the problem of its first number literal beyond
+    float64 or beyond the bound, or ``None`` (none, or the body is not UTF-8 JSON up to it: then
+    the exact reading names the fault). One regular-expression pass on a body without such a
+    literal; a body with one is refused for about a plain ``json`` reading instead of the exact
+    one, which calls Python for every number (8 MiB of traces whose last entry is ``1e400``)."""
+    if data[:3] == BOM:
+        return None
+    try:
+        return _number_problem(data.decode("utf-8"), exact=False)
+    except UnicodeDecodeError:
+        return None
+
+
 def _quotes(text: str, start: int, end: int) -> int:
     """How many unescaped ``"`` ``text[start:end]`` holds (``start`` outside an escape)."""
     part = text[start:end]
@@ -809,6 +824,9 @@ def _read_float64(data: bytes, exact_at: Optional[Callable[[Any], list[tuple]]])
             if exact_at is None or _literals_carried(data, written):
                 return value  # no literal is rounded: the exact parts read the same
             return _exact_where_rounded(data, value, exact_at, _rounded_values(data))
+    problem = _first_number_fault(data)
+    if problem is not None:  # refused before the reading that calls Python for each number
+        raise problem
     rounded: list = []
     value = _parse(data, exact=False, rounded=rounded)
     if not rounded or exact_at is None:
