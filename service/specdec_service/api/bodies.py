@@ -316,7 +316,7 @@ def _parse(data: bytes, exact: bool, rounded: Optional[list] = None) -> Any:
         decoder = _DECIMAL if exact else _FLOAT64 if rounded is None else _float64_noting(rounded)
         value = decoder.decode(text)
     except (_OutOfRange, _Beyond):
-        raise _number_problem(text, exact) or _located_problem(text, exact) from None
+        raise _number_problem(data, text, exact) or _located_problem(text, exact) from None
     except _DuplicateKey:
         raise _located_problem(text, exact) from None
     except RecursionError:
@@ -581,38 +581,51 @@ def _repeated_or_beyond(node: Any) -> Optional[tuple[tuple, str]]:
 _SUSPECT_NUMBER = re.compile(r"-?[0-9][0-9.]*[eE][-+]?[0-9]{3,}|-?[0-9][0-9.]{299,}(?:[eE][-+]?[0-9]+)?")
 """A number literal that may be beyond float64 or beyond the bound of :mod:`.structure`: an
 exponent of three digits or more, or 300 digits and points or more (no shorter literal is)."""
+_SUSPECT_SHAPE = bytes(ord("d") if b in b"0123456789." else ord("e") if b in b"eE" else ord("s") if b in b"+-"
+                       else ord("_") for b in range(256))
+"""Digits and points as ``d``, ``e``/``E`` as ``e``, signs as ``s``, every other byte as ``_``: a
+suspect literal (:data:`_SUSPECT_NUMBER`) shows as ``eddd``, ``esddd`` or 300 ``d``."""
+_SUSPECT_SHAPES = (b"eddd", b"esddd", b"d" * 300)
 _SKIP_ANY = json.JSONDecoder(parse_int=str)
 """Plain ``json`` that also passes over an integer of any length (``int`` refuses 4,300 digits)."""
 
 
-def _number_problem(text: str, exact: bool) -> Optional[ApiProblem]:
-    """The problem of the first number literal of ``text`` (a body whose reading met one) beyond
-    float64 (422; only when not ``exact``) or beyond the bound of :mod:`.structure` (400), named by
-    its JSON Pointer, found without reading the body's values in Python: one regular-expression
-    pass finds the suspect literals (:data:`_SUSPECT_NUMBER`) in order, the first outside a string
-    that its reading refuses is the fault, and :func:`_path_at` names its place. ``None`` when it
-    cannot say (then :func:`_located_problem`, the walk of the whole document, names the fault).
-    Costs about a plain ``json`` reading of the body twice over, at most (an 8 MiB body of traces
-    whose every row entry is ``1e400`` was refused in 5 s by the walk)."""
+def _number_problem(data: bytes, text: str, exact: bool) -> Optional[ApiProblem]:
+    """The problem of the first number literal of ``text`` (``data`` decoded) beyond float64
+    (422; only when not ``exact``) or beyond the bound of :mod:`.structure` (400), named by its
+    JSON Pointer, found without reading the body's values in Python: the bytes' shape
+    (:data:`_SUSPECT_SHAPE`, in C) says where the first suspect literal may be, a
+    regular-expression pass from there finds the suspects (:data:`_SUSPECT_NUMBER`) in order, the
+    first outside a string that its reading refuses is the fault, and :func:`_path_at` names its
+    place. ``None`` when there is none or it cannot say (then the reading, or
+    :func:`_located_problem`, the walk of the whole document, names the fault). Costs about a
+    plain ``json`` reading of the body twice over, at most (an 8 MiB body of traces whose every
+    row entry is ``1e400`` was refused in 5 s by the walk)."""
+    shape = data.translate(_SUSPECT_SHAPE)
+    first = min((found for found in map(shape.find, _SUSPECT_SHAPES) if found >= 0), default=-1)
+    if first < 0:
+        return None
+    start = max(0, len(data[:first].decode("utf-8")) - MAX_NUMBER_CHARS - 10)  # before its literal
+    while start and text[start - 1] == "\\":
+        start -= 1  # a run of backslashes is counted whole
     read = parse_decimal if exact else parse_float64
-    quotes, scanned = 0, 0
-    for match in _SUSPECT_NUMBER.finditer(text):
-        start = match.start()
-        quotes += _quotes(text, scanned, start)
-        scanned = start
-        if quotes % 2:
-            continue  # inside a string
-        literal = match.group()
+    quotes, scanned, fine = _quotes(text, 0, start), start, set()
+    for match in _SUSPECT_NUMBER.finditer(text, start):
+        quotes += _quotes(text, scanned, match.start())
+        scanned, literal = match.start(), match.group()
+        if quotes % 2 or literal in fine:
+            continue  # inside a string, or read before
         try:
             read(literal)
+            fine.add(literal)
             continue
         except _OutOfRange:
             beyond = False
         except _Beyond:
             beyond = True
         try:
-            path = _path_at(text, start)
-        except (ValueError, IndexError):  # not JSON after the fault: the walk says so
+            path = _path_at(text, scanned)
+        except (ValueError, IndexError):  # not JSON before the fault: the reading says so
             return None
         return None if path is None else _number_fault(pointer(path), beyond)
     return None
@@ -628,7 +641,7 @@ def _first_number_fault(data: bytes) -> Optional[ApiProblem]:
     if data[:3] == BOM:
         return None
     try:
-        return _number_problem(data.decode("utf-8"), exact=False)
+        return _number_problem(data, data.decode("utf-8"), exact=False)
     except UnicodeDecodeError:
         return None
 
