@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache, partial
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public in json.decoder, untyped in typeshed
-from typing import Any, Callable, Optional, TypeVar, Union
+from typing import Any, Callable, Iterator, Optional, TypeVar, Union
 from urllib.parse import unquote_to_bytes
 
 from flask import request
@@ -578,7 +578,7 @@ def _repeated_or_beyond(node: Any) -> Optional[tuple[tuple, str]]:
     return None
 
 
-_SUSPECT_NUMBER = re.compile(r"-?[0-9][0-9.]*[eE][-+]?[0-9]{3,}|-?[0-9][0-9.]{299,}(?:[eE][-+]?[0-9]+)?")
+_SUSPECT_NUMBER = re.compile(rb"-?[0-9][0-9.]*[eE][-+]?[0-9]{3,}|-?[0-9][0-9.]{299,}(?:[eE][-+]?[0-9]+)?")
 """A number literal that may be beyond float64 or beyond the bound of :mod:`.structure`: an
 exponent of three digits or more, or 300 digits and points or more (no shorter literal is)."""
 _SUSPECT_SHAPE = bytes(ord("d") if b in b"0123456789." else ord("e") if b in b"eE" else ord("s") if b in b"+-"
@@ -591,32 +591,24 @@ _SKIP_ANY = json.JSONDecoder(parse_int=str)
 
 
 def _number_problem(data: bytes, text: str, exact: bool) -> Optional[ApiProblem]:
-    """The problem of the first number literal of ``text`` (``data`` decoded) beyond float64
+    """The problem of the first number literal of ``data`` (``text`` decoded) beyond float64
     (422; only when not ``exact``) or beyond the bound of :mod:`.structure` (400), named by its
     JSON Pointer, found without reading the body's values in Python: the bytes' shape
-    (:data:`_SUSPECT_SHAPE`, in C) says where the first suspect literal may be, a
-    regular-expression pass from there finds the suspects (:data:`_SUSPECT_NUMBER`) in order, the
-    first outside a string that its reading refuses is the fault, and :func:`_path_at` names its
-    place. ``None`` when there is none or it cannot say (then the reading, or
-    :func:`_located_problem`, the walk of the whole document, names the fault). Costs about a
-    plain ``json`` reading of the body twice over, at most (an 8 MiB body of traces whose every
-    row entry is ``1e400`` was refused in 5 s by the walk)."""
-    shape = data.translate(_SUSPECT_SHAPE)
-    first = min((found for found in map(shape.find, _SUSPECT_SHAPES) if found >= 0), default=-1)
-    if first < 0:
-        return None
-    start = max(0, len(data[:first].decode("utf-8")) - MAX_NUMBER_CHARS - 10)  # before its literal
-    while start and text[start - 1] == "\\":
-        start -= 1  # a run of backslashes is counted whole
+    (:data:`_SUSPECT_SHAPE`, in C) says where suspect literals may be (:func:`_suspects`), each
+    distinct one outside a string is read, the first its reading refuses is the fault, and
+    :func:`_path_at` names its place. ``None`` when there is none or it cannot say (then the
+    reading, or :func:`_located_problem`, the walk of the whole document, names the fault).
+    Costs a translate and about a plain ``json`` reading of the body twice over, at most (an 8
+    MiB body of traces whose every row entry is ``1e400`` was refused in 5 s by the walk)."""
     read = parse_decimal if exact else parse_float64
-    quotes, scanned, fine = _quotes(text, 0, start), start, set()
-    for match in _SUSPECT_NUMBER.finditer(text, start):
-        quotes += _quotes(text, scanned, match.start())
-        scanned, literal = match.start(), match.group()
+    quotes, scanned, fine = 0, 0, set()
+    for start, literal in _suspects(data):
+        quotes += _quotes(data, scanned, start)
+        scanned = start
         if quotes % 2 or literal in fine:
             continue  # inside a string, or read before
         try:
-            read(literal)
+            read(literal.decode("ascii"))
             fine.add(literal)
             continue
         except _OutOfRange:
@@ -624,11 +616,45 @@ def _number_problem(data: bytes, text: str, exact: bool) -> Optional[ApiProblem]
         except _Beyond:
             beyond = True
         try:
-            path = _path_at(text, scanned)
+            path = _path_at(text, len(data[:start].decode("utf-8")))
         except (ValueError, IndexError):  # not JSON before the fault: the reading says so
             return None
         return None if path is None else _number_fault(pointer(path), beyond)
     return None
+
+
+def _suspects(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """``(offset, literal)`` of each suspect literal of ``data`` (:data:`_SUSPECT_NUMBER`, strings
+    included) in order: the regular expression runs only near where the shape shows one (a run
+    of 300 digits or an exponent of three digits starts within the bound of its literal's start),
+    each shape's next place found once, in C."""
+    shape = data.translate(_SUSPECT_SHAPE)
+    following = {suspect: shape.find(suspect) for suspect in _SUSPECT_SHAPES}
+    position = 0
+    while True:
+        for suspect, found in following.items():
+            if 0 <= found < position:
+                following[suspect] = shape.find(suspect, position)
+        places = [found for found in following.values() if found >= 0]
+        if not places:
+            return
+        start = max(position, min(places) - MAX_NUMBER_CHARS - 10)
+        while start > position and data[start - 1:start] == b"\\":
+            start -= 1  # a run of backslashes is counted whole
+        match = _SUSPECT_NUMBER.search(data, start)
+        if match is None:
+            return
+        yield match.start(), match.group()
+        position = match.end()
+
+
+def _quotes(data: bytes, start: int, end: int) -> int:
+    """How many unescaped ``"`` ``data[start:end]`` holds (``start`` outside an escape)."""
+    part = data[start:end]
+    if b"\\" not in part:
+        return part.count(b'"')
+    unescaped = part.replace(b"\\\\", b"")
+    return unescaped.count(b'"') - unescaped.count(b'\\"')
 
 
 def _first_number_fault(data: bytes) -> Optional[ApiProblem]:
@@ -644,15 +670,6 @@ def _first_number_fault(data: bytes) -> Optional[ApiProblem]:
         return _number_problem(data, data.decode("utf-8"), exact=False)
     except UnicodeDecodeError:
         return None
-
-
-def _quotes(text: str, start: int, end: int) -> int:
-    """How many unescaped ``"`` ``text[start:end]`` holds (``start`` outside an escape)."""
-    part = text[start:end]
-    if "\\" not in part:
-        return part.count('"')
-    unescaped = part.replace("\\\\", "")
-    return unescaped.count('"') - unescaped.count('\\"')
 
 
 def _path_at(text: str, offset: int) -> Optional[tuple]:
