@@ -676,7 +676,8 @@ def _path_at(text: str, offset: int) -> Optional[tuple]:
     """The path of the value starting at ``offset`` of the JSON text ``text``: from the top, each
     container's members are passed over by ``json``'s C scanner (:data:`_SKIP_ANY`) until the one
     holding ``offset``. ``None`` if no value starts there."""
-    index, path = _SPACE.match(text, 0).end(), ()  # type: ignore[union-attr]  # matches the empty string
+    path: tuple = ()
+    index = _SPACE.match(text, 0).end()  # type: ignore[union-attr]  # matches the empty string
     while index != offset:
         opening = text[index]
         if opening not in "{[":
