@@ -638,12 +638,16 @@ def _suspects(data: bytes) -> Iterator[tuple[int, bytes]]:
         places = [found for found in following.values() if found >= 0]
         if not places:
             return
-        start = max(position, min(places) - MAX_NUMBER_CHARS - 10)
+        first = min(places)
+        start = max(position, first - MAX_NUMBER_CHARS - 10)
         while start > position and data[start - 1:start] == b"\\":
             start -= 1  # a run of backslashes is counted whole
-        match = _SUSPECT_NUMBER.search(data, start)
+        # within a window (a literal cut by its end is still beyond the bound): a shape in a
+        # string (a hex draw's "ae123") has no literal, and the next one may be megabytes on
+        match = _SUSPECT_NUMBER.search(data, start, first + 2 * MAX_NUMBER_CHARS + 10)
         if match is None:
-            return
+            position = first + 1
+            continue
         yield match.start(), match.group()
         position = match.end()
 
