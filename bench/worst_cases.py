@@ -45,7 +45,8 @@ from specdec_service.budget import BUDGETS  # noqa: E402
 from specdec_service.engine import MAX_POSITION, parse_config, run  # noqa: E402
 from specdec_service.grading import BY_ID, faulty_run  # noqa: E402
 from specdec_service.grading.distribution import MAX_CELLS, distribution_cost  # noqa: E402
-from specdec_service.grading.grader import batch_cost  # noqa: E402
+from specdec_service.budget import WORK_BUDGET  # noqa: E402
+from specdec_service.grading.grader import batch_cost, batch_work  # noqa: E402
 
 
 def one_hot(size: int, shift: int, *, labels: str = "t") -> dict:
@@ -99,13 +100,23 @@ def draws_cases() -> Iterator[Case]:
            f"&position={MAX_POSITION - 4095}&count=4096", None)
 
 
-def _fits(traces: list, budget: int) -> list:
-    """The longest prefix of ``traces`` whose cost is within ``budget``."""
+def _fits(traces: list, budget: int, failing: bool = True) -> list:
+    """The longest prefix of ``traces`` whose cost, every trace counted as failing (or, not
+    ``failing``, as passing: only the references count), is within
+    ``budget`` (block units) and within ``WORK_BUDGET`` (work units, ``grading.grader.batch_work``
+    of the distinct configs and the failing traces): the costliest batch both budgets accept."""
     configs = [parse_config(t["config"]) for t in traces]
+    keys = [json.dumps(t["config"], sort_keys=True) for t in traces]
+
+    def within(n: int) -> bool:
+        failed = list(zip(traces[:n], configs[:n])) if failing else []
+        distinct = dict(zip(keys[:n], configs[:n]))
+        return batch_cost(configs[:n], failed) <= budget and batch_work(distinct, failed) <= WORK_BUDGET
+
     low, high = 1, len(traces)
     while low < high:
         mid = (low + high + 1) // 2
-        if batch_cost(configs[:mid], list(zip(traces[:mid], configs[:mid]))) <= budget:
+        if within(mid):
             low = mid
         else:
             high = mid - 1
@@ -121,7 +132,9 @@ def _last_block_wrong(config: dict) -> dict:
 def grade_cases() -> Iterator[Case]:
     limit = BUDGETS["POST /v1/grade"].limit
     worst = _last_block_wrong({"target": one_hot(64, 1), "draft": one_hot(64, 2), "width": 16, "limit": 256, "seed": 1})
-    yield "POST /v1/grade", "one trace: 64 tokens, width 16, 256 blocks, wrong in its last block", "POST /v1/grade", worst
+    if _fits([worst], limit) == [worst] and batch_work({0: parse_config(worst["config"])},
+                                                       [(worst, parse_config(worst["config"]))]) <= WORK_BUDGET:
+        yield "POST /v1/grade", "one trace: 64 tokens, width 16, 256 blocks, wrong in its last block", "POST /v1/grade", worst
     mistake = BY_ID["no-bonus"]
     failing = []
     for seed in itertools.count():
@@ -147,7 +160,9 @@ def grade_cases() -> Iterator[Case]:
     yield ("POST /v1/grade", f"{len(batch)} traces of 256 blocks of width 16 (2 tokens), each wrong in its last block",
            "POST /v1/grade", {"traces": batch})
     correct = [json_copy(run(parse_config({"draft": "biased", "seed": s}))) for s in range(1000)]
-    yield "POST /v1/grade", "1000 correct eight-token toy traces (6.5 MB), every config distinct", "POST /v1/grade", {"traces": correct}
+    correct = _fits(correct, limit, failing=False)
+    yield ("POST /v1/grade", f"{len(correct)} correct eight-token toy traces, every config distinct", "POST /v1/grade",
+           {"traces": correct})
 
 
 def distribution_cases() -> Iterator[Case]:

@@ -284,6 +284,7 @@ def grade_many(traces: Any, *, diagnose: bool = True) -> dict:
         faults.raise_any()
         budget.check(_batch_cost(distinct, []), pointer="#/traces")
         SESSION_WORK.check(batch_work(distinct, []), pointer=_work_pointer(configs), record=False)  # the references' exact work
+    _raise_schema_faults(traces, faults)
     # Within the budget of the references: run each distinct one once. A trace equal to its
     # reference (of the schema's types) passes, as in grade(); any other is validated (all faults
     # are raised before any grading) and compared.
@@ -348,6 +349,19 @@ class _BatchFaults(dict):
         """Raise :class:`InvalidInput` with the faults of the malformed traces, in batch order."""
         if self:
             raise InvalidInput.joined(self[i] for i in sorted(self))
+
+
+def _raise_schema_faults(traces: list, faults: _BatchFaults) -> None:
+    """Raise :class:`InvalidInput` with ``faults`` and those of every trace outside the grading
+    schema (as :func:`validate_trace` lists them), if any, before any reference is run: such a
+    trace never equals its reference, and :func:`schema_valid` is one check in Rust a trace, so
+    a batch refused for its traces' values does no exact work (SPEC 1's rows, docs/service.md)."""
+    for i, trace in enumerate(traces):
+        if faults.full:
+            break
+        if i not in faults and not schema_valid(trace):
+            _validate_at(trace, i, faults)
+    faults.raise_any()
 
 
 def _validate_at(trace: dict, i: int, faults: _BatchFaults) -> bool:
