@@ -181,3 +181,48 @@ def test_a_bad_literal_anywhere_is_named_where_it_is(client, literal, trace_at, 
     where = ("traces", trace_at, "blocks", row % len(blocks), "proposal", "steps",
              len(block["proposal"]["steps"]) - 1, "q", entry)
     assert_refused(response, units, status, pointer_of(where))
+
+
+def _list_paths(value: object, path: tuple = ()) -> list:
+    """The path of every list inside ``value``."""
+    found = [path] if isinstance(value, list) else []
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, inner in items:
+        found += _list_paths(inner, path + (key,))
+    return found
+
+
+TREE_TRACE = run(parse_config({"target": "toy", "draft": "biased", "mode": "tree", "width": 2, "drafts": 2,
+                               "seed": 16, "limit": 8, "tree": {"shape": "distinct"}}))
+
+
+@pytest.mark.parametrize("trace", [TRACE, TREE_TRACE], ids=["speculative", "tree-distinct"])
+@pytest.mark.parametrize("item", [1, "A"], ids=["wrong-items", "labels"])
+def test_a_huge_list_anywhere_in_a_block_is_refused_where_it_is(trace, item):
+    """Every list of a block (proposal steps, rows, nodes, tokens, discarded...) replaced by
+    100,000 items is refused with a fault inside that list or naming the object that holds it,
+    before any engine work, and a message that gives a list's length gives its real one."""
+    from specdec_service.engine.errors import InvalidInput
+    from specdec_service.grading.validate import validate_trace
+
+    block = trace["blocks"][0]
+    for path in _list_paths(block):
+        copy = json.loads(json.dumps(trace))
+        part = copy["blocks"][0]
+        for key in path[:-1]:
+            part = part[key]
+        if path:
+            part[path[-1]] = [item] * 100_000
+        else:
+            copy["blocks"][0] = [item] * 100_000
+        with counting() as work, pytest.raises(InvalidInput) as refused:
+            validate_trace(copy)
+        assert work.units == 0
+        first = refused.value.faults[0]
+        # in the list or the object holding it; a tree's proposal (one of two forms, SPEC 4.1 and
+        # 12.1) may be named by its other form's first fault, so only its top field is promised
+        depth = 1 + len(path) if trace is TRACE else 3
+        assert first.path[:depth] == (("blocks", 0) + path)[:depth], (path, refused.value.faults[:3])
+        for fault in refused.value.faults:
+            if "a list of" in fault.message and fault.path == ("blocks", 0) + path:
+                assert "a list of 100000 items" in fault.message, fault.message

@@ -120,6 +120,7 @@ def _validator():
     top["properties"]["blocks"] = {k: v for k, v in blocks_schema.items() if k != "items"}
     outer = jsonschema_rs.Draft202012Validator(top)
     block = jsonschema_rs.Draft202012Validator({"$defs": schema["$defs"], **blocks_schema["items"]})
+    clip = _largest_max_items(schema) + 1
 
     def errors(instance):
         try:
@@ -135,13 +136,62 @@ def _validator():
                 if len(found) >= MAX_ERRORS:
                     count += 1  # not searched: at least one fault
                     continue
-                more = [(("blocks", i) + path, message) for path, message in (_rs_fault(e, item) for e in block.iter_errors(item))]
+                more = [(("blocks", i) + path, message) for path, message in _block_faults(block, item, clip)]
                 found += more
                 count += len(more)
             return found, count
         except UnicodeEncodeError:
             return _all(python(instance))
     return errors
+
+
+def _block_faults(validator, item: Any, clip: int) -> list:
+    """``validator``'s faults of one block as (path, message) pairs, with every list longer than
+    ``clip`` (one more than the schema's largest ``maxItems``) cut to ``clip`` items first: the
+    cut list still breaks its bound, and ``jsonschema_rs``, which finds every fault of a list
+    before the first is read, does not spend seconds on the items past it (a list of 200,000
+    wrong items took 5 s). The items past the cut are not searched, so the count is a lower
+    bound, as for the blocks after :data:`MAX_ERRORS` (:func:`validate_trace` gives a message
+    the list's real length)."""
+    clipped = _clipped(item, clip)
+    return [_rs_fault(e, clipped) for e in validator.iter_errors(clipped)]
+
+
+def _clipped(value: Any, clip: int) -> Any:
+    """``value`` with each list longer than ``clip`` cut to ``clip`` items."""
+    if isinstance(value, list):
+        return [_clipped(v, clip) for v in value[:clip]]
+    if isinstance(value, dict):
+        return {k: _clipped(v, clip) for k, v in value.items()}
+    return value
+
+
+def _real_lengths(trace: Any, errors: list) -> list:
+    """``errors`` (path, message) with a message that gives a list's length (``a list of N
+    items``, said of a copy cut to a bound) giving the length of that list in ``trace``."""
+    fixed = []
+    for path, message in errors:
+        value = trace
+        for key in path:
+            try:
+                value = value[key]
+            except (KeyError, IndexError, TypeError):
+                value = None
+                break
+        if isinstance(value, list) and message.startswith("a list of "):
+            message = f"a list of {len(value)} items" + message.split(" items", 1)[1]
+        fixed.append((path, message))
+    return fixed
+
+
+def _largest_max_items(schema: Any) -> int:
+    """The largest ``maxItems`` anywhere in ``schema`` (0 when none)."""
+    if isinstance(schema, dict):
+        own = schema.get("maxItems", 0)
+        return max([own if isinstance(own, int) else 0] + [_largest_max_items(v) for v in schema.values()])
+    if isinstance(schema, list):
+        return max([0] + [_largest_max_items(v) for v in schema])
+    return 0
 
 
 def _all(faults: list) -> tuple[list, int]:
@@ -269,12 +319,11 @@ def validate_trace(trace: Any) -> None:
             raise InvalidInput(Fault(path, message) for path, message in errors[:MAX_ERRORS])
         return
     bounded = within_bounds(grading_schema(), trace, TRACE_SIZES)
-    trace = bounded.value
-    errors = _non_finite(trace)
+    errors = _non_finite(bounded.value)
     count = len(errors)
     if not errors:
-        errors, count = _validator()(trace)
-    errors = [(f.path, f.message) for f in bounded.faults] + errors
+        errors, count = _validator()(bounded.value)
+    errors = [(f.path, f.message) for f in bounded.faults] + _real_lengths(trace, errors)
     count += len(bounded.faults) + bounded.more
     if errors:
         errors.sort(key=lambda e: (len(e[0]), list(map(str, e[0]))))
