@@ -34,7 +34,8 @@ from math import lcm
 from typing import Optional, Sequence
 
 from .distributions import Dist, exact_string, residual, to_float
-from .decoders import MODE_RULES, RuleSet, TokenWise, at_limit, room
+from .decoders import MODE_RULES, RuleSet, TokenWise, at_limit
+from .proposals import room
 from .state import COUNTER_NAMES, Config
 
 
@@ -88,7 +89,7 @@ class BlockRules:
     bonus_rule: object
 
     def room(self, length: int) -> int:
-        """Proposals a block drafts after ``length`` committed tokens (:func:`.decoders.room`)."""
+        """Proposals a block drafts after ``length`` committed tokens (:func:`.proposals.room`)."""
         return room(self, length)
 
     def bonus_allowed(self, length: int, k: int) -> bool:

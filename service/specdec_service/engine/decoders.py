@@ -40,7 +40,7 @@ from .draws import Draws
 from .proposals import Drafted
 from .state import Counters
 
-from .proposals import ArgmaxProposal, NoProposal, SampledProposal, point_mass, room  # noqa: F401
+from .proposals import ArgmaxProposal, NoProposal, SampledProposal, point_mass  # noqa: F401
 from .chains_proposal import ChainsProposal
 from .rows import ConfigRows, ModelRows, RowReader  # noqa: F401
 from .verifiers.block import BlockVerifier, LastPassing, ScaledResidual  # noqa: F401
